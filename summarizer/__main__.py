@@ -1,0 +1,159 @@
+"""Summarise an article from the command line with the shipped model.
+
+  python -m summarizer data/samples/sport.txt
+  cat article.txt | python -m summarizer -
+  python -m summarizer --text "Heavy rain closed ..." --stream
+  python -m summarizer article.txt --json --model runs/tiny
+"""
+
+import argparse
+import json
+import os
+import sys
+
+from summarizer.errors import SummarizerError
+
+EPILOG = """examples:
+  python -m summarizer data/samples/sport.txt          summary of a file
+  cat story.txt | python -m summarizer -               ... of standard input
+  python -m summarizer --text "..." --stream           print tokens as they come
+  python -m summarizer story.txt --json                [{"summary_text": ...}]
+  python -m summarizer story.txt --method greedy       the course's decoder (slow)
+  python -m summarizer story.txt --temperature 0.8 --top-k 40 --seed 1
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+  """An argument parser whose errors are one line, not usage plus a line."""
+
+  def error(self, message):
+    self.exit(2, f'error: {message} (see --help)\n')
+
+
+def read_article(path=None, text=None, stdin=None):
+  """Returns the article from ``--text``, a file, or standard input ('-').
+
+  Raises:
+    SummarizerError: naming the problem (missing, a directory, binary, not
+      UTF-8, empty).
+  """
+  if text is not None and path is not None:
+    raise SummarizerError('give a FILE or --text, not both')
+  if text is None:
+    if path is None or path == '-':
+      stream = stdin if stdin is not None else sys.stdin
+      if path is None and stream.isatty():
+        raise SummarizerError("no article: give a FILE, '-' for standard input, or --text")
+      raw = stream.buffer.read() if hasattr(stream, 'buffer') else stream.read()
+      where = 'standard input'
+    else:
+      if not os.path.exists(path):
+        raise SummarizerError(f'{path}: no such file')
+      if os.path.isdir(path):
+        raise SummarizerError(f'{path}: is a directory, not a text file')
+      try:
+        with open(path, 'rb') as f:
+          raw = f.read()
+      except OSError as e:
+        raise SummarizerError(f'{path}: cannot read ({e.strerror})') from None
+      where = path
+    if isinstance(raw, bytes):
+      if b'\x00' in raw:
+        raise SummarizerError(f'{where}: binary data, not text')
+      try:
+        raw = raw.decode('utf-8')
+      except UnicodeDecodeError:
+        raise SummarizerError(f'{where}: not UTF-8 text') from None
+    text = raw
+  else:
+    where = '--text'
+  if not text.strip():
+    raise SummarizerError(f'{where}: the article is empty')
+  return text
+
+
+def parse_args(argv=None):
+  p = _Parser(prog='python -m summarizer', description=__doc__.split('\n')[0],
+              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+  p.add_argument('file', nargs='?', default=None,
+                 help="the article: a UTF-8 text file, or '-' for standard input")
+  p.add_argument('--text', default=None, help='the article as a string')
+  p.add_argument('--model', default=None,
+                 help='a model directory (default: the shipped data/model)')
+  p.add_argument('--vocab', default=None,
+                 help="a vocabulary to use instead of the model's own")
+  p.add_argument('--max-length', type=int, default=64,
+                 help='most summary tokens (default: 64)')
+  p.add_argument('--method', choices=('fast', 'greedy'), default='fast',
+                 help='fast (cached, default) or greedy (the course decoder)')
+  p.add_argument('--temperature', type=float, default=0.0,
+                 help='0 (default) for the most likely summary; above 0 samples')
+  p.add_argument('--top-k', type=int, default=None,
+                 help='sample among the k most likely tokens')
+  p.add_argument('--seed', type=int, default=0, help='seed of the sampling')
+  p.add_argument('--stream', action='store_true',
+                 help='print the summary as it is generated')
+  p.add_argument('--json', action='store_true',
+                 help='print [{"summary_text": ...}]')
+  args = p.parse_args(argv)
+  if args.max_length < 1:
+    p.error('argument --max-length: must be at least 1')
+  if args.temperature < 0:
+    p.error('argument --temperature: must not be negative')
+  if args.top_k is not None and args.top_k < 1:
+    p.error('argument --top-k: must be at least 1')
+  if args.stream and args.json:
+    p.error('--stream and --json exclude each other')
+  return args
+
+
+def run(args, stdin=None, out=None, err=None):
+  """Summarises as ``args`` say; returns the exit status."""
+  out = out or sys.stdout
+  err = err or sys.stderr
+  article = read_article(args.file, args.text, stdin)
+  # Imported on use: the decoder's modules are not needed to read input.
+  from summarizer import data, decoding  # pylint: disable=g-import-not-at-top
+
+  def warn_cut(kept, total):
+    print(f'warning: article cut to its first {kept} of {total} tokens to fit '
+          'the model', file=err)
+
+  tokens = decoding.summarize_tokens(
+      article, args.model, args.max_length, args.method, args.temperature,
+      args.top_k, args.seed, on_cut=warn_cut, vocab_file=args.vocab)
+  vocab_file = None
+  ids, shown = [], ''
+  for token in tokens:
+    ids.append(token)
+    if args.stream:
+      vocab_file = vocab_file or decoding.load(args.model, args.vocab).vocab_file
+      text = data.detokenize(ids, vocab_file)
+      if text.startswith(shown):  # A subword may still change a word's end.
+        out.write(text[len(shown):])
+        out.flush()
+        shown = text
+  vocab_file = decoding.load(args.model, args.vocab).vocab_file
+  summary = data.detokenize(ids, vocab_file).strip()
+  if args.stream:
+    out.write('\n')
+  elif args.json:
+    out.write(json.dumps([{'summary_text': summary}]) + '\n')
+  else:
+    out.write(summary + '\n')
+  return 0
+
+
+def main(argv=None):
+  args = parse_args(argv)
+  try:
+    return run(args)
+  except SummarizerError as e:
+    print(f'error: {e}', file=sys.stderr)
+    return 2
+  except KeyboardInterrupt:
+    return 130
+
+
+if __name__ == '__main__':
+  sys.exit(main())

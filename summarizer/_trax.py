@@ -1,0 +1,187 @@
+"""The one place the package imports Trax: quickly, and without library noise.
+
+Every other module writes ``from summarizer._trax import tl, fastmath, jnp``.
+
+Why this module exists:
+
+* Speed. Importing ``trax`` runs about ninety ``@assert_shape`` decorators,
+  each of which calls ``inspect.stack()``. That builds a ``FrameInfo`` for every
+  frame on the stack, and each one reads source files and walks
+  ``sys.modules``; it is where nearly all of the ~22 s of ``import trax`` goes.
+  Trax only keeps the file name and line number of the caller, so while Trax
+  imports we swap in versions of ``inspect.stack`` and ``inspect.getframeinfo``
+  that give exactly those without touching the file system, then put the real
+  functions back.
+* Quiet. TensorFlow's C++ logging, gym's notice about NumPy 2 and a few jax
+  deprecation warnings are printed on every import and mean nothing to a user.
+  Standard error is captured while Trax imports and only lines that are not
+  known noise are written back, so a real error still shows.
+"""
+
+import contextlib
+import inspect
+import io
+import os
+import re
+import sys
+import tempfile
+import warnings
+
+# Read by TensorFlow's C++ runtime when it loads: 3 keeps only fatal messages.
+os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
+os.environ.setdefault('TF_ENABLE_ONEDNN_OPTS', '0')
+
+# Lines of standard error that imports print and that carry no information.
+_NOISE = re.compile('|'.join([
+    r'All log messages before absl::InitializeLog',
+    r'oneDNN custom operations',
+    r'cudart_stub|Could not find cuda drivers|Unable to register cu(DNN|FFT|BLAS)',
+    r'TF-TRT Warning|computation placer already registered',
+    r'This TensorFlow binary is optimized',
+    r'rebuild TensorFlow with the appropriate compiler flags',
+    r'Gym has been unmaintained|upgrade to Gymnasium|Users of this version of Gym'
+    r'|migration guide at https://gymnasium',
+    r'^\s*$',
+]))
+
+# Python warnings raised by Trax's old calls into jax, TF and gym.
+_WARNING_MODULES = r'(trax|jax|tensorflow|tensorflow_datasets|gym|gin|keras)(\.|$)'
+
+
+def _light_stack(context=1):
+  """Return the caller's stack as ``inspect.stack`` does, minus source lines."""
+  del context  # Source lines are what make the real one slow; Trax never reads them.
+  frame = sys._getframe(1)  # pylint: disable=protected-access
+  infos = []
+  while frame is not None:
+    infos.append(inspect.FrameInfo(frame, frame.f_code.co_filename,
+                                   frame.f_lineno, frame.f_code.co_name,
+                                   None, None))
+    frame = frame.f_back
+  return infos
+
+
+def _light_getframeinfo(frame, context=1):
+  """Return file, line and function of ``frame`` without reading the source."""
+  del context
+  if inspect.istraceback(frame):
+    frame = frame.tb_frame
+  return inspect.Traceback(frame.f_code.co_filename, frame.f_lineno,
+                           frame.f_code.co_name, None, None)
+
+
+@contextlib.contextmanager
+def _cheap_introspection():
+  """Make ``inspect.stack``/``getframeinfo`` cheap for the duration."""
+  saved = inspect.stack, inspect.getframeinfo
+  inspect.stack, inspect.getframeinfo = _light_stack, _light_getframeinfo
+  try:
+    yield
+  finally:
+    inspect.stack, inspect.getframeinfo = saved
+
+
+def _write_kept(text):
+  """Writes the lines of ``text`` that are not known noise to standard error."""
+  kept = [line for line in text.splitlines() if not _NOISE.search(line)]
+  if kept:
+    sys.stderr.write('\n'.join(kept) + '\n')
+
+
+@contextlib.contextmanager
+def _filtered_stderr():
+  """Captures standard error (Python's and file descriptor 2), keeps non-noise.
+
+  C++ logging writes to the descriptor; Python code writes to ``sys.stderr``,
+  which in Jupyter is not the descriptor at all, so both are captured.
+  """
+  sys.stderr.flush()
+  saved_fd = os.dup(2)
+  python_level = io.StringIO()
+  with tempfile.TemporaryFile(mode='w+b') as captured:
+    os.dup2(captured.fileno(), 2)
+    try:
+      with contextlib.redirect_stderr(python_level):
+        yield
+    finally:
+      os.dup2(saved_fd, 2)
+      os.close(saved_fd)
+      captured.seek(0)
+      _write_kept(captured.read().decode('utf-8', 'replace'))
+      _write_kept(python_level.getvalue())
+
+
+def _silence_warnings():
+  """Hide deprecation chatter that comes from the libraries, not the user."""
+  for category in (DeprecationWarning, FutureWarning, PendingDeprecationWarning,
+                   UserWarning):
+    warnings.filterwarnings('ignore', category=category, module=_WARNING_MODULES)
+  warnings.filterwarnings('ignore', message=r'.*jax\.(tree|xla|interpreters).*')
+  warnings.filterwarnings('ignore', message=r'jax\.\S+ has been renamed')
+
+
+def _pmap_with_resharding(fun, *args, axis_name=None, **kwargs):
+  """``jax.pmap`` that first moves each per-device input to the mesh it needs.
+
+  Since jax 0.10, pmap runs through ``jit`` with fixed input shardings and
+  refuses an array committed to one device, which is what Trax's replicated
+  weights and optimizer slots are. Placing such arrays on the pmap's mesh
+  before the call is all the old pmap did implicitly.
+  """
+  import jax  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  mapped = jax.pmap(fun, *args, axis_name=axis_name, **kwargs)
+  devices = jax.local_devices()
+  mesh = jax.sharding.Mesh(np.array(devices), (axis_name or 'devices',))
+  sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(mesh.axis_names[0]))
+
+  def place(x):
+    if (isinstance(x, jax.Array) and x.ndim and x.shape[0] == len(devices)
+        and len(x.sharding.device_set) == 1):
+      return jax.device_put(x, sharding)
+    return x
+
+  def call(*call_args, **call_kwargs):
+    call_args, call_kwargs = jax.tree_util.tree_map(place, (call_args, call_kwargs))
+    return mapped(*call_args, **call_kwargs)
+  return call
+
+
+def _restore_removed_jax_apis(trax):
+  """Makes Trax's multi-device training work on jax 0.10.
+
+  ``jax.device_put_replicated`` left jax's namespace (it still exists
+  inside), and pmap became strict about where its inputs live; Trax uses
+  both to train data-parallel.
+  """
+  import jax  # pylint: disable=g-import-not-at-top
+  from jax._src import api  # pylint: disable=g-import-not-at-top
+  try:
+    jax.device_put_replicated  # pylint: disable=pointless-statement
+  except AttributeError:
+    jax.device_put_replicated = api.device_put_replicated
+  trax.fastmath.jax.JAX_BACKEND['pmap'] = _pmap_with_resharding
+
+
+def _import_trax():
+  """Import Trax fast and quietly; return the module."""
+  _silence_warnings()
+  with _filtered_stderr(), _cheap_introspection():
+    import trax  # pylint: disable=g-import-not-at-top
+    import trax.layers  # pylint: disable=g-import-not-at-top,unused-import
+  # TensorFlow's Python logger would otherwise warn on first use of tf.data.
+  import absl.logging  # pylint: disable=g-import-not-at-top
+  absl.logging.set_verbosity(absl.logging.ERROR)
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  tf.get_logger().setLevel('ERROR')
+  _restore_removed_jax_apis(trax)
+  return trax
+
+
+trax = _import_trax()
+
+from trax import fastmath  # pylint: disable=g-import-not-at-top,wrong-import-position
+from trax import layers as tl  # pylint: disable=g-import-not-at-top,wrong-import-position
+from trax.fastmath import numpy as jnp  # pylint: disable=g-import-not-at-top,wrong-import-position
+
+__all__ = ['trax', 'tl', 'fastmath', 'jnp']

@@ -1,0 +1,152 @@
+"""Model directories: checkpoints that survive a kill, and loading them back.
+
+A model directory holds ``config.json`` (the preset values and the data it
+was trained on), the vocabulary and Trax ``Loop`` checkpoint files::
+
+  model.pkl.gz            step, state, history, input signature
+  model.weights.npy.gz    the weights
+  model.opt_slots0.npy.gz Adam's moments (training only; not shipped)
+
+Trax writes each file under a temporary name and renames it, but a kill
+between two files can still pair new weights with an old pickle. So a
+checkpoint is first written whole under another basename, then marked
+complete, then renamed into place; ``recover`` finishes or discards a save
+that a kill interrupted.
+"""
+
+import glob
+import gzip
+import os
+import pickle
+import shutil
+
+from summarizer import data
+from summarizer._trax import trax
+from summarizer.config import DEFAULT_MODEL_DIR, load_config, save_config
+from summarizer.errors import SummarizerError
+from summarizer.model import TransformerLM
+
+BASENAME = 'model'              # Trax Loop's checkpoint name.
+STAGED = 'model.staged'         # Where a checkpoint is written first.
+COMPLETE = 'model.staged.done'  # Marker: the staged checkpoint is whole.
+VOCAB_NAME = 'vocab.subwords'   # A model directory's copy of its vocabulary.
+
+
+def checkpoint_files(directory, basename=BASENAME):
+  """Returns the checkpoint files of ``basename``, the pickle last."""
+  prefix = os.path.join(directory, basename)
+  files = sorted(glob.glob(glob.escape(prefix) + '.opt_slots*.npy.gz'))
+  files += [p for p in (prefix + '.weights.npy.gz', prefix + '.pkl.gz')
+            if os.path.exists(p)]
+  return files
+
+
+def has_checkpoint(directory):
+  """Tells whether ``directory`` holds a loadable Loop checkpoint."""
+  return os.path.exists(os.path.join(directory, BASENAME + '.pkl.gz'))
+
+
+def _publish(directory):
+  """Renames a complete staged checkpoint into place, then drops the marker."""
+  for staged in checkpoint_files(directory, STAGED):
+    final = os.path.join(directory, BASENAME + os.path.basename(staged)[len(STAGED):])
+    os.replace(staged, final)
+  os.remove(os.path.join(directory, COMPLETE))
+
+
+def recover(directory):
+  """Finishes a save that was marked complete, or discards a partial one."""
+  if os.path.exists(os.path.join(directory, COMPLETE)):
+    _publish(directory)
+    return
+  for partial in checkpoint_files(directory, STAGED):
+    os.remove(partial)
+  for leftover in glob.glob(os.path.join(glob.escape(directory), '*._tmp_')):
+    os.remove(leftover)
+
+
+def save_atomically(write, directory):
+  """Saves a checkpoint so that a kill at any moment leaves a loadable one.
+
+  Args:
+    write: A function of a basename that writes the checkpoint files (Trax's
+      ``Loop.save_checkpoint``).
+    directory: The model directory.
+  """
+  recover(directory)
+  write(STAGED)
+  marker = os.path.join(directory, COMPLETE)
+  with open(marker, 'w', encoding='utf-8') as f:
+    f.write('complete\n')
+    f.flush()
+    os.fsync(f.fileno())
+  _publish(directory)
+
+
+def export(run_dir, model_dir):
+  """Copies what inference needs (config, vocabulary, weights) to ``model_dir``.
+
+  Optimizer slots are left behind: they triple the size and serve only
+  training.
+  """
+  if not has_checkpoint(run_dir):
+    raise SummarizerError(f'{run_dir}: no checkpoint to export')
+  os.makedirs(model_dir, exist_ok=True)
+  for name in (VOCAB_NAME, BASENAME + '.pkl.gz', BASENAME + '.weights.npy.gz'):
+    shutil.copyfile(os.path.join(run_dir, name), os.path.join(model_dir, name))
+  config, values = load_config(run_dir)
+  extra = {k: v for k, v in values.items() if k not in config.to_dict()}
+  extra['trained_steps'] = saved_step(run_dir)
+  save_config(config, model_dir, **extra)
+
+
+def saved_step(directory):
+  """Returns the training step of the checkpoint in ``directory``."""
+  with gzip.open(os.path.join(directory, BASENAME + '.pkl.gz'), 'rb') as f:
+    return int(pickle.load(f)['step'])
+
+
+def model_vocab_file(model_dir, values):
+  """Returns the vocabulary file a model directory names in its config."""
+  name = values.get('vocab_file') or VOCAB_NAME
+  path = name if os.path.isabs(name) else os.path.join(model_dir, name)
+  if not os.path.isfile(path):
+    raise SummarizerError(f'{model_dir}: vocabulary {name} not found')
+  return path
+
+
+def load_model(model_dir=None, mode='eval', vocab_file=None):
+  """Builds the model a directory describes and loads its weights.
+
+  Args:
+    model_dir: A model directory; default: the shipped model.
+    mode: 'eval' (whole sequences) or 'predict' (cached, batch of one).
+    vocab_file: A vocabulary to use instead of the model's own; it must have
+      no more ids than the model.
+
+  Returns:
+    (model, config, vocab_file).
+  """
+  model_dir = model_dir or DEFAULT_MODEL_DIR
+  if not os.path.isdir(model_dir):
+    raise SummarizerError(f'{model_dir}: model directory not found')
+  config, values = load_config(model_dir)
+  vocab_file = vocab_file or model_vocab_file(model_dir, values)
+  n_ids = data.vocab_size(vocab_file)
+  if n_ids > config.vocab_size:
+    raise SummarizerError(
+        f'{vocab_file}: vocabulary has {n_ids} ids but the model in '
+        f'{model_dir} knows only {config.vocab_size}: they do not match')
+  pkl = os.path.join(model_dir, BASENAME + '.pkl.gz')
+  if not os.path.exists(pkl):
+    raise SummarizerError(f'{model_dir}: no weights ({BASENAME}.pkl.gz missing)')
+  model = TransformerLM(**config.model_kwargs(), mode=mode)
+  signature = trax.shapes.ShapeDtype((1, 1), 'int32')
+  try:
+    model.init_from_file(pkl, weights_only=True, input_signature=signature)
+  except Exception as e:  # pylint: disable=broad-except
+    # Truncated gzip, a pickle of something else, weights of another shape:
+    # the file cannot serve this config, whatever the library's reason.
+    raise SummarizerError(f'{model_dir}: cannot load the weights '
+                          f'({type(e).__name__}: {str(e)[:120]})') from None
+  return model, config, vocab_file

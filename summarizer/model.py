@@ -1,0 +1,111 @@
+"""The GPT-2-style Transformer decoder of the course: a language model.
+
+Read top to bottom: the embedding with positions, one decoder block (attention
+then feed-forward, each a pre-norm residual), and the full ``TransformerLM``.
+It is trained on ``article + [EOS, SEP] + summary + [EOS]`` and summarises by
+continuing a text after the separator.
+"""
+
+from summarizer._trax import tl
+from summarizer.attention import CausalAttention
+
+
+def PositionalEncoder(vocab_size, d_model, dropout, max_len, mode):
+  """Token embedding, dropout and positional encoding.
+
+  Args:
+    vocab_size: Number of token ids.
+    d_model: Width of the embedding.
+    dropout: Dropout rate (train mode only).
+    max_len: Number of positions encoded.
+    mode: 'train', 'eval' or 'predict'.
+
+  Returns:
+    A list of layers mapping token ids (B, L) to activations (B, L, d_model).
+  """
+  return [
+      tl.Embedding(vocab_size, d_model),
+      tl.Dropout(rate=dropout, mode=mode),
+      tl.PositionalEncoding(max_len=max_len, mode=mode),
+  ]
+
+
+def FeedForward(d_model, d_ff, dropout, mode, ff_activation):
+  """The position-wise feed-forward network, with its layer norm and dropouts.
+
+  Args:
+    d_model: Width of the input and output.
+    d_ff: Width of the hidden layer.
+    dropout: Dropout rate (train mode only).
+    mode: 'train', 'eval' or 'predict'.
+    ff_activation: Activation layer class, such as ``tl.Relu``.
+
+  Returns:
+    A list of layers mapping (B, L, d_model) to (B, L, d_model).
+  """
+  return [
+      tl.LayerNorm(),
+      tl.Dense(d_ff),
+      ff_activation(),
+      tl.Dropout(rate=dropout, mode=mode),
+      tl.Dense(d_model),
+      tl.Dropout(rate=dropout, mode=mode),
+  ]
+
+
+def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation,
+                 max_len=4096):
+  """One decoder block: causal attention, then feed-forward, both residual.
+
+  Args:
+    d_model: Width of the residual stream.
+    d_ff: Width of the feed-forward hidden layer.
+    n_heads: Number of attention heads.
+    dropout: Dropout rate (train mode only).
+    mode: 'train', 'eval' or 'predict'.
+    ff_activation: Activation layer class, such as ``tl.Relu``.
+    max_len: Longest sequence the predict-mode attention cache holds.
+
+  Returns:
+    A list of two residual layers mapping (B, L, d_model) to (B, L, d_model).
+  """
+  return [
+      tl.Residual(
+          tl.LayerNorm(),
+          CausalAttention(d_model, n_heads=n_heads, mode=mode, max_len=max_len),
+          tl.Dropout(rate=dropout, mode=mode),
+      ),
+      tl.Residual(FeedForward(d_model, d_ff, dropout, mode, ff_activation)),
+  ]
+
+
+def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6,
+                  n_heads=8, dropout=0.1, max_len=4096, mode='train',
+                  ff_activation=tl.Relu):
+  """A Transformer language model that returns log-probabilities.
+
+  Args:
+    vocab_size: Number of token ids.
+    d_model: Width of the residual stream.
+    d_ff: Width of the feed-forward hidden layers.
+    n_layers: Number of decoder blocks.
+    n_heads: Number of attention heads.
+    dropout: Dropout rate (train mode only).
+    max_len: Longest sequence (positional encoding, predict-mode cache).
+    mode: 'train', 'eval' or 'predict' (one token or span per call, cached).
+    ff_activation: Activation layer class of the feed-forward layers.
+
+  Returns:
+    A layer mapping token ids (B, L) to log-probabilities (B, L, vocab_size)
+    of the token at each position given the tokens before it.
+  """
+  return tl.Serial(
+      tl.ShiftRight(mode=mode),  # Position i predicts token i from tokens < i.
+      PositionalEncoder(vocab_size, d_model, dropout, max_len, mode),
+      [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation,
+                    max_len=max_len)
+       for _ in range(n_layers)],
+      tl.LayerNorm(),
+      tl.Dense(vocab_size),
+      tl.LogSoftmax(),
+  )

@@ -1,0 +1,464 @@
+"""Train the summarizer as the course does: TrainTask, EvalTask and Loop.
+
+  python -m summarizer.train                       # tiny model on the news corpus
+  python -m summarizer.train --preset course --data tfds:cnn_dailymail
+  python -m summarizer.train --output-dir runs/tiny --resume --max-steps 4000
+
+A run writes into ``--output-dir``: ``config.json``, the vocabulary, the
+checkpoint, Trax's metric logs (``train/``, ``eval/``, readable by
+TensorBoard), ``train.log`` and a ``loss.png`` learning curve. An existing
+checkpoint is resumed only with ``--resume``; Ctrl-C saves and exits (130).
+"""
+
+import argparse
+import contextlib
+import dataclasses
+import glob
+import os
+import shutil
+import signal
+import sys
+import time
+
+import jax
+import numpy as np
+
+from summarizer import checkpoint
+from summarizer import data
+from summarizer._trax import tl, trax
+from summarizer.config import get_preset, load_config, save_config
+from summarizer.errors import SummarizerError
+from summarizer.model import TransformerLM
+
+training = trax.supervised.training
+
+# Config entries that fix the architecture: a checkpoint resumes only into
+# a model that agrees on all of them.
+ARCHITECTURE = ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'n_heads', 'max_len')
+# What --overwrite-output-dir may delete: files a run writes, nothing else.
+RUN_FILES = ('config.json', checkpoint.VOCAB_NAME, 'train.log', 'loss.png',
+             'data_counters*', 'model.*', 'train', 'eval')
+
+
+@dataclasses.dataclass
+class TrainArgs:
+  """What a training run is asked to do (the command line's flags)."""
+  data: str = 'news'
+  data_dir: str = None
+  vocab: str = None
+  preset: str = 'tiny'
+  max_steps: int = 1000
+  eval_steps: int = 200
+  save_steps: int = 200
+  eval_batches: int = 8
+  learning_rate: float = None
+  warmup_steps: int = None
+  seed: int = 0
+  output_dir: str = 'runs/tiny'
+  resume: bool = False
+  overwrite_output_dir: bool = False
+  article_loss_weight: float = 0.0
+  copy_fraction: float = 0.0
+  truncate: bool = True
+  progress: bool = True
+  export_to: str = None
+
+
+class _Interrupted(Exception):
+  """Raised between two steps after Ctrl-C, so the step count is whole."""
+
+
+def _tree_unflatten(flat, tree, copy_from_tree=None):
+  """Trax's ``fastmath.tree_unflatten`` with a membership test jax 0.10 allows.
+
+  Trax 1.4.1 tests ``tree in [None, ()]`` while restoring optimizer slots;
+  with current jax that compares an array with a tuple and raises, so Loop
+  cannot resume any checkpoint. The markers are only ever None or (), so
+  they are matched by identity and type here instead.
+  """
+  if copy_from_tree is not None and any(
+      tree is marker or (type(tree) is tuple and type(marker) is tuple
+                         and tree == marker) for marker in copy_from_tree):
+    return tree, flat
+  if isinstance(tree, (list, tuple)):
+    new_tree, rest = [], flat
+    for subtree in tree:
+      new_subtree, rest = _tree_unflatten(rest, subtree, copy_from_tree)
+      new_tree.append(new_subtree)
+    return (tuple(new_tree) if isinstance(tree, tuple) else new_tree), rest
+  if isinstance(tree, dict):
+    new_tree, rest = {}, flat
+    for key in tree:
+      new_tree[key], rest = _tree_unflatten(rest, tree[key], copy_from_tree)
+    return new_tree, rest
+  return flat[0], flat[1:]
+
+
+class _Loop(training.Loop):
+  """Trax's Loop with atomic checkpoints, working resume and a step hook."""
+
+  def __init__(self, *args, on_step=None, **kwargs):
+    self._on_step = on_step
+    super().__init__(*args, **kwargs)
+
+  def load_checkpoint(self, directory=None, filename=None):
+    original = trax.fastmath.tree_unflatten
+    trax.fastmath.tree_unflatten = _tree_unflatten
+    try:
+      return super().load_checkpoint(directory, filename)
+    finally:
+      trax.fastmath.tree_unflatten = original
+
+  def save_checkpoint(self, basename):
+    if basename != checkpoint.BASENAME:
+      return super().save_checkpoint(basename)
+    checkpoint.save_atomically(super().save_checkpoint, self._output_dir)
+
+  def _run_one_step(self, task_index, task_changed):
+    loss, metrics = super()._run_one_step(task_index, task_changed)
+    if self._on_step is not None:
+      self._on_step(self.step, loss)
+    return loss, metrics
+
+
+def resolve_config(args):
+  """Returns the Config of a run: the preset with the flags' overrides."""
+  config = get_preset(args.preset)
+  overrides = {}
+  if args.learning_rate is not None:
+    overrides['learning_rate'] = args.learning_rate
+  if args.warmup_steps is not None:
+    overrides['warmup_steps'] = args.warmup_steps
+  n_ids = data.vocab_size(args.vocab)
+  if n_ids > config.vocab_size:  # Round up to a multiple of 128 for speed.
+    overrides['vocab_size'] = -(-n_ids // 128) * 128
+  return dataclasses.replace(config, **overrides)
+
+
+def _run_files(directory):
+  """Lists the files and folders in ``directory`` that a run writes."""
+  found = []
+  for pattern in RUN_FILES:
+    found += glob.glob(os.path.join(glob.escape(directory), pattern))
+  return found
+
+
+def prepare_output_dir(args, config):
+  """Checks the output directory against --resume / --overwrite-output-dir.
+
+  Returns:
+    True if a checkpoint is to be resumed.
+  """
+  out = args.output_dir
+  if args.resume and args.overwrite_output_dir:
+    raise SummarizerError('--resume and --overwrite-output-dir exclude each other')
+  if os.path.exists(out) and not os.path.isdir(out):
+    raise SummarizerError(f'--output-dir {out}: exists and is not a directory')
+  os.makedirs(out, exist_ok=True)
+  checkpoint.recover(out)
+  if args.overwrite_output_dir:
+    for path in _run_files(out):
+      if os.path.isdir(path):
+        shutil.rmtree(path)
+      else:
+        os.remove(path)
+    return False
+  if args.resume:
+    if not checkpoint.has_checkpoint(out):
+      raise SummarizerError(f'--resume: no checkpoint in {out}')
+    saved, _ = load_config(out)
+    differences = [f'{key} {getattr(saved, key)} in the checkpoint, '
+                   f'{getattr(config, key)} requested'
+                   for key in ARCHITECTURE if getattr(saved, key) != getattr(config, key)]
+    if differences:
+      raise SummarizerError(f'{out}: checkpoint does not match the requested '
+                            'model: ' + '; '.join(differences))
+    return True
+  if os.listdir(out):
+    raise SummarizerError(f'--output-dir {out} is not empty: pass --resume to '
+                          'continue its checkpoint or --overwrite-output-dir '
+                          'to start over')
+  return False
+
+
+@contextlib.contextmanager
+def _quiet_loop_log(log_path):
+  """Sends Trax Loop's own progress prints to ``train.log`` instead of stdout."""
+  log = open(log_path, 'a', encoding='utf-8')  # pylint: disable=consider-using-with
+  original = training._log  # pylint: disable=protected-access
+
+  def to_file(message, stdout=True):
+    del stdout
+    log.write(f'{message}\n')
+    log.flush()
+
+  training._log = to_file  # pylint: disable=protected-access
+  try:
+    yield log
+  finally:
+    training._log = original  # pylint: disable=protected-access
+    log.close()
+
+
+@contextlib.contextmanager
+def _interrupt_flag():
+  """Turns Ctrl-C into a flag checked between steps; yields the flag.
+
+  A second Ctrl-C raises KeyboardInterrupt at once (for a long evaluation).
+  """
+  flag = {'set': False}
+
+  def handler(signum, frame):
+    del signum, frame
+    if flag['set']:  # A second Ctrl-C: stop now; checkpoints stay loadable.
+      raise KeyboardInterrupt
+    flag['set'] = True
+    print('\nstopping after this step (Ctrl-C again to stop at once)',
+          file=sys.stderr, flush=True)
+
+  previous = signal.signal(signal.SIGINT, handler)
+  try:
+    yield flag
+  finally:
+    signal.signal(signal.SIGINT, previous)
+
+
+def _counted(stream, counter):
+  """Passes batches through, adding their non-padding tokens to ``counter``."""
+  for batch in stream:
+    counter['tokens'] += int(np.count_nonzero(batch[0]))
+    yield batch
+
+
+def plot_losses(train_losses, eval_losses, path):
+  """Writes the learning curve: train loss per step (smoothed) and eval loss."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use('Agg')
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  fig, ax = plt.subplots(figsize=(7, 4))
+  if train_losses:
+    steps, values = zip(*train_losses)
+    window = max(1, len(values) // 50)
+    smooth = np.convolve(values, np.ones(window) / window, mode='valid')
+    ax.plot(steps[window - 1:], smooth, label='train (weighted cross-entropy)')
+  if eval_losses:
+    steps, values = zip(*eval_losses)
+    ax.plot(steps, values, 'o-', label='eval')
+  ax.set_xlabel('step')
+  ax.set_ylabel('loss')
+  ax.legend()
+  ax.grid(alpha=0.3)
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)
+
+
+def train(args):
+  """Runs (or resumes) a training run; returns a summary dict.
+
+  Args:
+    args: A ``TrainArgs``.
+
+  Returns:
+    dict with 'step', 'train_loss', 'eval_loss', 'eval_accuracy', 'seconds',
+    'tokens_per_second', 'interrupted', 'output_dir'.
+  """
+  config = resolve_config(args)
+  resuming = prepare_output_dir(args, config)
+  out = args.output_dir
+  vocab_src = data.vocab_path(args.vocab)
+  vocab_copy = os.path.join(out, checkpoint.VOCAB_NAME)
+  if not resuming:
+    shutil.copyfile(vocab_src, vocab_copy)
+  n_devices = trax.fastmath.local_device_count()
+
+  def stream(split, shuffle, copy_fraction=0.0):
+    return data.batches(
+        args.data, split, vocab_file=vocab_copy, data_dir=args.data_dir,
+        boundaries=config.boundaries, batch_sizes=config.batch_sizes,
+        max_joint_length=config.max_joint_length, truncate=args.truncate,
+        article_loss_weight=args.article_loss_weight, repeat=True,
+        shuffle=shuffle, n_devices=n_devices, seed=args.seed,
+        copy_fraction=copy_fraction)
+
+  counter = {'tokens': 0}
+  train_task = training.TrainTask(
+      labeled_data=_counted(stream('train', True, args.copy_fraction), counter),
+      loss_layer=tl.CrossEntropyLoss(),
+      optimizer=trax.optimizers.Adam(config.learning_rate),
+      lr_schedule=trax.lr.warmup_and_rsqrt_decay(config.warmup_steps,
+                                                 config.learning_rate),
+      n_steps_per_checkpoint=args.save_steps)
+  eval_task = training.EvalTask(
+      labeled_data=stream('validation', False),
+      metrics=[tl.CrossEntropyLoss(), tl.Accuracy()],
+      n_eval_batches=args.eval_batches)
+
+  train_losses = []
+  bar = None
+  started = time.time()
+
+  def on_step(step, loss):
+    loss = float(np.mean(loss))  # One value per device when data-parallel.
+    train_losses.append((step, loss))
+    if bar is not None:
+      bar.update(1)
+      elapsed = max(time.time() - started, 1e-9)
+      bar.set_postfix(loss=f'{loss:.3f}', tok_s=f'{counter["tokens"] / elapsed:.0f}')
+    if flag['set']:
+      raise _Interrupted()
+
+  save_config(config, out, data=args.data, vocab_file=checkpoint.VOCAB_NAME,
+              max_steps=args.max_steps, seed=args.seed,
+              article_loss_weight=args.article_loss_weight,
+              copy_fraction=args.copy_fraction)
+  interrupted = False
+  with _quiet_loop_log(os.path.join(out, 'train.log')) as log, \
+       _interrupt_flag() as flag:
+    loop = _Loop(
+        TransformerLM(**config.model_kwargs(), mode='train'), [train_task],
+        eval_model=TransformerLM(**config.model_kwargs(), mode='eval'),
+        eval_tasks=[eval_task], output_dir=out,
+        eval_at=lambda step: step % args.eval_steps == 0 or step == args.max_steps,
+        random_seed=args.seed, on_step=on_step)
+    first = loop.step
+    print(f'{"resuming" if resuming else "training"} {config.preset} '
+          f'({_count_weights(loop)/1e6:.1f}M parameters) on {args.data} '
+          f'from step {first} to {args.max_steps}, {n_devices} device(s), '
+          f'output in {out}', flush=True)
+    print('config: ' + ', '.join(f'{k}={v}' for k, v in config.to_dict().items()),
+          flush=True)
+    if args.progress:
+      from tqdm import tqdm  # pylint: disable=g-import-not-at-top
+      bar = tqdm(total=args.max_steps, initial=first, unit='step',
+                 dynamic_ncols=True, file=sys.stderr)
+    last_reported = None
+    try:
+      while loop.step < args.max_steps:
+        # Run up to the next evaluation, then report it as one grep-able line.
+        target = min(args.max_steps,
+                     (loop.step // args.eval_steps + 1) * args.eval_steps)
+        loop.run(target - loop.step)
+        line = _eval_line(loop, train_losses)
+        if line and line != last_reported:
+          (bar.write if bar else print)(line)
+          log.write(line + '\n')
+          last_reported = line
+    except _Interrupted:
+      interrupted = True
+      loop.save_checkpoint(checkpoint.BASENAME)
+    finally:
+      if bar is not None:
+        bar.close()
+    if not interrupted and loop.step % args.save_steps:
+      loop.save_checkpoint(checkpoint.BASENAME)
+
+  eval_losses = loop.history.get('eval', 'metrics/CrossEntropyLoss')
+  plot_losses(train_losses, eval_losses, os.path.join(out, 'loss.png'))
+  seconds = time.time() - started
+  accuracy = loop.history.get('eval', 'metrics/Accuracy')
+  summary = {
+      'step': loop.step,
+      'train_loss': _mean_tail(train_losses),
+      'eval_loss': eval_losses[-1][1] if eval_losses else None,
+      'eval_accuracy': accuracy[-1][1] if accuracy else None,
+      'seconds': round(seconds, 1),
+      'tokens_per_second': round(counter['tokens'] / max(seconds, 1e-9)),
+      'interrupted': interrupted,
+      'output_dir': out,
+  }
+  if args.export_to:
+    checkpoint.export(out, args.export_to)
+    summary['exported_to'] = args.export_to
+  if interrupted:
+    print(f'interrupted: checkpoint of step {loop.step} saved in {out}; '
+          'continue with --resume', file=sys.stderr)
+  return summary
+
+
+def _count_weights(loop):
+  return sum(int(np.prod(w.shape)) for w in jax.tree_util.tree_leaves(loop.model.weights))
+
+
+def _mean_tail(losses, n=50):
+  """Mean of the last ``n`` step losses (one step's loss is noisy)."""
+  if not losses:
+    return None
+  return float(np.mean([loss for _, loss in losses[-n:]]))
+
+
+def _eval_line(loop, train_losses):
+  """Formats 'step N: train loss X, eval loss Y, eval accuracy Z'."""
+  evals = loop.history.get('eval', 'metrics/CrossEntropyLoss')
+  accuracy = loop.history.get('eval', 'metrics/Accuracy')
+  if not evals or evals[-1][0] != loop.step:
+    return None
+  return (f'step {loop.step}: train loss {_mean_tail(train_losses):.4f}, '
+          f'eval loss {evals[-1][1]:.4f}, eval accuracy {accuracy[-1][1]:.4f}')
+
+
+def parse_args(argv=None):
+  """Parses the command line into a ``TrainArgs``."""
+  defaults = TrainArgs()
+  p = argparse.ArgumentParser(
+      prog='python -m summarizer.train', description=__doc__,
+      formatter_class=argparse.RawDescriptionHelpFormatter)
+  p.add_argument('--data', default=defaults.data,
+                 help='news (default), tfds:cnn_dailymail[:VERSION], a folder '
+                      'of .story files or archives, or JSONL/CSV files')
+  p.add_argument('--data-dir', default=None, help='TFDS data directory')
+  p.add_argument('--vocab', default=None,
+                 help='a .subwords vocabulary (default: data/news.subwords)')
+  p.add_argument('--preset', default=defaults.preset, help='tiny or course')
+  p.add_argument('--max-steps', type=int, default=defaults.max_steps)
+  p.add_argument('--eval-steps', type=int, default=defaults.eval_steps,
+                 help='evaluate every N steps')
+  p.add_argument('--save-steps', type=int, default=defaults.save_steps,
+                 help='checkpoint every N steps')
+  p.add_argument('--eval-batches', type=int, default=defaults.eval_batches)
+  p.add_argument('--learning-rate', type=float, default=None,
+                 help="peak learning rate (default: the preset's)")
+  p.add_argument('--warmup-steps', type=int, default=None,
+                 help="warmup steps (default: the preset's)")
+  p.add_argument('--seed', type=int, default=defaults.seed)
+  p.add_argument('--output-dir', default=defaults.output_dir)
+  p.add_argument('--resume', action='store_true',
+                 help='continue the checkpoint in --output-dir')
+  p.add_argument('--overwrite-output-dir', action='store_true',
+                 help="delete a previous run's files in --output-dir first")
+  p.add_argument('--article-loss-weight', type=float,
+                 default=defaults.article_loss_weight,
+                 help='loss weight of article tokens (course: 0)')
+  p.add_argument('--copy-fraction', type=float, default=defaults.copy_fraction,
+                 help='share of training examples whose summary is a sentence '
+                      'copied from the article (teaches copying names)')
+  p.add_argument('--no-truncate', dest='truncate', action='store_false',
+                 help='drop over-long examples instead of cutting the article')
+  p.add_argument('--no-progress', dest='progress', action='store_false')
+  p.add_argument('--export-to', default=None,
+                 help='afterwards, copy config, vocabulary and weights (no '
+                      'optimizer state) to this model directory')
+  ns = p.parse_args(argv)
+  for name in ('max_steps', 'eval_steps', 'save_steps', 'eval_batches'):
+    if getattr(ns, name) < 1:
+      p.error(f'--{name.replace("_", "-")} must be at least 1')
+  return TrainArgs(**vars(ns))
+
+
+def main(argv=None):
+  args = parse_args(argv)
+  try:
+    summary = train(args)
+  except SummarizerError as e:
+    print(f'error: {e}', file=sys.stderr)
+    return 2
+  except KeyboardInterrupt:
+    print(f'stopped: the last checkpoint in {args.output_dir} is kept; '
+          'continue with --resume', file=sys.stderr)
+    return 130
+  print('done: ' + ', '.join(f'{k}={v}' for k, v in summary.items()))
+  return 130 if summary['interrupted'] else 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())

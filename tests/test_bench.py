@@ -1,0 +1,22 @@
+"""The benchmark command runs and reports; its numbers are not asserted here."""
+
+from summarizer import bench
+
+
+def test_decode_benchmark_checks_identical_output(random_model_dir):
+  result = bench.bench_decode(random_model_dir, article_tokens=128, summary_tokens=8)
+  assert result['identical'] and result['greedy_s'] > 0 and result['fast_s'] > 0
+  assert 'decoding 128+8 tokens' in bench.table({'decode': result})
+
+
+def test_table_states_each_goal():
+  text = bench.table({'import': {'summarizer_s': 5.0, 'trax_s': 20.0, 'ratio': 0.25},
+                      'cli': {'memory_mb': 1300, 'seconds': 9.0}})
+  assert 'meets goal ≤ 0.3' in text and 'MISSES goal ≤ 1200' in text
+  assert 'meets goal ≤ 10' in text
+
+
+def test_unknown_section_is_one_line(capsys):
+  assert bench.main(['--only', 'import,warp']) == 2
+  assert capsys.readouterr().err == ('error: unknown section(s) warp; choose from '
+                                     'import, train, decode, data, cli\n')

@@ -1,0 +1,25 @@
+"""The model that ships in data/model: loads by default, decodes consistently."""
+
+import itertools
+
+from summarizer import data, decoding, news, summarize
+from summarizer.config import DEFAULT_MODEL_DIR, EOS, SEP, load_config
+
+
+def test_shipped_model_is_the_default_and_self_describing():
+  config, values = load_config(DEFAULT_MODEL_DIR)
+  assert config.preset == 'tiny' and values['data'] == 'news'
+  model, decoder, loaded, vocab = decoding.load()
+  assert loaded == config
+  assert data.vocab_size(vocab) <= config.vocab_size
+  summary = summarize(news.story('test', 0).article)
+  assert isinstance(summary, str) and summary and '<EOS>' not in summary
+
+
+def test_fast_decoder_matches_greedy_decode_on_twenty_test_articles():
+  model, decoder, _, vocab = decoding.load()
+  for story in itertools.islice(news.stories('test'), 20):
+    prefix = data.tokenize(story.article, vocab)[:-1] + [EOS, SEP]
+    greedy = list(decoding.greedy_tokens(prefix, model, max_length=40))
+    fast = list(decoder.generate(prefix, max_length=40))
+    assert fast == greedy, story.article[:60]

@@ -1,0 +1,189 @@
+"""Training: the course's Loop, resume rules, Ctrl-C, kills, two devices."""
+
+import dataclasses
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from summarizer import checkpoint, config as config_module, train
+from summarizer.errors import SummarizerError
+from conftest import SMALL_CONFIG
+
+MICRO = dataclasses.replace(SMALL_CONFIG, preset='micro', max_len=256,
+                            max_joint_length=256, boundaries=(256,),
+                            batch_sizes=(2, 1))
+
+
+@pytest.fixture(autouse=True)
+def micro_preset(monkeypatch):
+  monkeypatch.setitem(config_module.PRESETS, 'micro', MICRO)
+
+
+def micro_args(output_dir, **changes):
+  base = train.TrainArgs(preset='micro', max_steps=4, eval_steps=2, save_steps=2,
+                         eval_batches=1, output_dir=str(output_dir), progress=False)
+  return dataclasses.replace(base, **changes)
+
+
+def test_train_writes_a_self_describing_run(tmp_path):
+  out = tmp_path / 'run'
+  summary = train.train(micro_args(out))
+  assert summary['step'] == 4 and not summary['interrupted']
+  assert summary['eval_loss'] is not None and summary['tokens_per_second'] > 0
+  for name in ('config.json', 'vocab.subwords', 'model.pkl.gz',
+               'model.weights.npy.gz', 'model.opt_slots0.npy.gz', 'loss.png',
+               'train.log'):
+    assert (out / name).exists(), name
+  values = json.loads((out / 'config.json').read_text())
+  assert values['preset'] == 'micro' and values['d_model'] == 32
+  assert values['data'] == 'news' and values['vocab_file'] == 'vocab.subwords'
+  assert 'step 4: train loss' in (out / 'train.log').read_text()
+  model, config, _ = checkpoint.load_model(str(out))
+  assert config == MICRO
+  resumed = train.train(micro_args(out, resume=True, max_steps=4,
+                                   export_to=str(tmp_path / 'shipped')))
+  assert resumed['exported_to'] == str(tmp_path / 'shipped')
+  assert sorted(p.name for p in (tmp_path / 'shipped').iterdir()) == [
+      'config.json', 'model.pkl.gz', 'model.weights.npy.gz', 'vocab.subwords']
+  exported = json.loads((tmp_path / 'shipped' / 'config.json').read_text())
+  assert exported['trained_steps'] == 4 and exported['d_model'] == 32
+  assert checkpoint.load_model(str(tmp_path / 'shipped'))[1] == MICRO
+
+
+def test_output_dir_rules(tmp_path):
+  out = tmp_path / 'run'
+  train.train(micro_args(out, max_steps=2))
+  with pytest.raises(SummarizerError, match='--resume.*--overwrite-output-dir'):
+    train.train(micro_args(out))
+  other = dataclasses.replace(MICRO, d_model=64)
+  config_module.PRESETS['other'] = other
+  try:
+    with pytest.raises(SummarizerError, match='d_model 32 in the checkpoint, 64 requested'):
+      train.train(micro_args(out, preset='other', resume=True))
+  finally:
+    del config_module.PRESETS['other']
+  with pytest.raises(SummarizerError, match='no checkpoint'):
+    train.train(micro_args(tmp_path / 'empty', resume=True))
+  resumed = train.train(micro_args(out, resume=True, max_steps=4))
+  assert resumed['step'] == 4
+  (out / 'notes.txt').write_text('mine')
+  fresh = train.train(micro_args(out, overwrite_output_dir=True, max_steps=2))
+  assert fresh['step'] == 2
+  assert (out / 'notes.txt').read_text() == 'mine'  # Not a run file: kept.
+
+
+def test_cli_refuses_with_one_line(tmp_path, capsys):
+  (tmp_path / 'x').write_text('x')
+  assert train.main(['--output-dir', str(tmp_path), '--preset', 'micro',
+                     '--no-progress']) == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and 'not empty' in err
+
+
+def test_interrupted_save_is_finished_or_discarded(tmp_path):
+  out = tmp_path / 'run'
+  train.train(micro_args(out, max_steps=2))
+  before = [(out / f).read_bytes() for f in ('model.pkl.gz', 'model.weights.npy.gz')]
+
+  def dies_while_writing(basename):
+    (out / f'{basename}.weights.npy.gz').write_bytes(b'half a file')
+    raise KeyboardInterrupt
+
+  with pytest.raises(KeyboardInterrupt):
+    checkpoint.save_atomically(dies_while_writing, str(out))
+  checkpoint.recover(str(out))
+  after = [(out / f).read_bytes() for f in ('model.pkl.gz', 'model.weights.npy.gz')]
+  assert after == before and not list(out.glob('model.staged*'))
+  # A save marked complete but only half renamed is finished on recovery.
+  for name in ('pkl.gz', 'weights.npy.gz', 'opt_slots0.npy.gz'):
+    (out / f'model.staged.{name}').write_bytes((out / f'model.{name}').read_bytes())
+  (out / 'model.staged.done').write_text('complete\n')
+  os.replace(out / 'model.staged.opt_slots0.npy.gz', out / 'model.opt_slots0.npy.gz')
+  checkpoint.recover(str(out))
+  assert not list(out.glob('model.staged*'))
+  checkpoint.load_model(str(out))
+
+
+RUNNER = textwrap.dedent('''
+    import sys
+    sys.path.insert(0, {tests!r})
+    from conftest import SMALL_CONFIG
+    import dataclasses
+    from summarizer import config, train
+    config.PRESETS['micro'] = dataclasses.replace(
+        SMALL_CONFIG, preset='micro', max_len=256, max_joint_length=256,
+        boundaries=(256,), batch_sizes=(2, 1))
+    sys.exit(train.main(sys.argv[1:]))
+''')
+
+
+def start_training(out, *extra, env=None):
+  code = RUNNER.format(tests=os.path.dirname(__file__))
+  argv = [sys.executable, '-c', code, '--preset', 'micro', '--output-dir',
+          str(out), '--eval-batches', '1', '--no-progress', *extra]
+  return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True, env=env)
+
+
+def wait_for(path, process, timeout=120):
+  deadline = time.time() + timeout
+  while not os.path.exists(path):
+    assert process.poll() is None, process.communicate()
+    assert time.time() < deadline, 'timed out'
+    time.sleep(0.05)
+
+
+def test_ctrl_c_saves_and_exits_130_then_resumes(tmp_path):
+  out = tmp_path / 'run'
+  process = start_training(out, '--max-steps', '100000', '--save-steps', '100000',
+                           '--eval-steps', '100000')
+  wait_for(out / 'train.log', process)
+  time.sleep(3)
+  process.send_signal(signal.SIGINT)
+  _, err = process.communicate(timeout=120)
+  assert process.returncode == 130, err
+  assert 'interrupted: checkpoint of step' in err
+  checkpoint.load_model(str(out))
+  step = _saved_step(out)
+  assert step > 0
+  resumed = start_training(out, '--resume', '--max-steps', str(step + 2),
+                           '--eval-steps', '1000')
+  stdout, err = resumed.communicate(timeout=180)
+  assert resumed.returncode == 0, err
+  assert f'from step {step} to {step + 2}' in stdout
+
+
+def _saved_step(out):
+  return checkpoint.saved_step(str(out))
+
+
+def test_killed_while_saving_every_step_still_resumes(tmp_path):
+  out = tmp_path / 'run'
+  process = start_training(out, '--max-steps', '100000', '--save-steps', '1',
+                           '--eval-steps', '100000')
+  wait_for(out / 'model.pkl.gz', process)
+  time.sleep(2.5)  # Saving every step: a kill now most likely lands mid-save.
+  process.kill()
+  process.communicate()
+  resumed = start_training(out, '--resume', '--max-steps', '1',
+                           '--eval-steps', '1000')
+  stdout, err = resumed.communicate(timeout=180)
+  assert resumed.returncode == 0, err
+  assert not list(out.glob('model.staged*'))
+  checkpoint.load_model(str(out))
+
+
+def test_data_parallel_over_two_cpu_devices(tmp_path):
+  env = dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=2')
+  process = start_training(tmp_path / 'run', '--max-steps', '2',
+                           '--eval-steps', '2', env=env)
+  stdout, err = process.communicate(timeout=180)
+  assert process.returncode == 0, err
+  assert '2 device(s)' in stdout
+  assert 'step 2: train loss' in stdout
