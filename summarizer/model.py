@@ -6,8 +6,14 @@ It is trained on ``article + [EOS, SEP] + summary + [EOS]`` and summarises by
 continuing a text after the separator.
 """
 
-from summarizer._trax import tl
-from summarizer.attention import CausalAttention
+import numpy as np
+
+from summarizer._trax import fastmath, jnp, tl
+from summarizer.attention import CausalAttention, DotProductAttention, causal_mask
+
+# Layers of TransformerLM before its first decoder block: ShiftRight,
+# Embedding, Dropout, PositionalEncoding.
+_LAYERS_BEFORE_BLOCKS = 4
 
 
 def PositionalEncoder(vocab_size, d_model, dropout, max_len, mode):
@@ -109,3 +115,40 @@ def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6,
       tl.Dense(vocab_size),
       tl.LogSoftmax(),
   )
+
+
+def attention_weights(model, tokens, block=-1):
+  """Returns the attention weights of one decoder block of a trained model.
+
+  The layers before the block run as they do in the model; the block's
+  queries and keys then go through ``DotProductAttention`` with the identity
+  matrix as values, which returns the softmax weights themselves.
+
+  Args:
+    model: A ``TransformerLM`` in 'eval' mode, with weights.
+    tokens: Token ids (B, L), as the model reads them (it shifts them right:
+      query position p sees the tokens before p, at positions 1..p).
+    block: Which decoder block, counted from 0 (negative: from the end).
+
+  Returns:
+    A numpy array (B, n_heads, L, L): row p is what position p attends to.
+  """
+  layers = model.sublayers
+  n_blocks = (len(layers) - _LAYERS_BEFORE_BLOCKS - 3) // 2  # 2 residuals a block.
+  if not -n_blocks <= block < n_blocks:
+    raise IndexError(f'block {block} of a model with {n_blocks} blocks')
+  attention_index = _LAYERS_BEFORE_BLOCKS + 2 * (block % n_blocks)
+  # An explicit rng: a layer's own may be left over from a jitted call.
+  rng = fastmath.random.get_prng(0)
+  x = np.asarray(tokens, np.int32)                        # (B, L)
+  for layer in layers[:attention_index]:
+    x = layer(x, rng=rng)                                 # (B, L, d_model)
+  # Residual = Serial[Branch[Select, Parallel[None, Serial[LayerNorm, CausalAttention,
+  # Dropout]]], Add]: the attention's own path is the Parallel's second branch.
+  residual_path = layers[attention_index].sublayers[0].sublayers[1].sublayers[1]
+  norm, attention = residual_path.sublayers[:2]
+  queries, keys, _ = attention.sublayers[0](norm(x, rng=rng), rng=rng)  # each (B*H, L, Dh)
+  length = queries.shape[1]
+  identity = jnp.eye(length, dtype=jnp.float32)[None]     # (1, L, L)
+  weights = DotProductAttention(queries, keys, identity, causal_mask(length))  # (B*H, L, L)
+  return np.asarray(weights).reshape(x.shape[0], -1, length, length)  # (B, H, L, L)

@@ -62,6 +62,7 @@ class TrainArgs:
   truncate: bool = True
   progress: bool = True
   export_to: str = None
+  init_from: str = None
 
 
 class _Interrupted(Exception):
@@ -135,6 +136,28 @@ def resolve_config(args):
   return dataclasses.replace(config, **overrides)
 
 
+def architecture_differences(saved, config, where):
+  """Describes how two configs' architectures differ ('' if they agree)."""
+  return '; '.join(f'{key} {getattr(saved, key)} in {where}, '
+                   f'{getattr(config, key)} requested'
+                   for key in ARCHITECTURE if getattr(saved, key) != getattr(config, key))
+
+
+def initial_weights(model_dir, config):
+  """Returns the weights of a model directory, checked to fit ``config``.
+
+  A fresh run may start from a trained model (fine-tuning) instead of a
+  random one; the optimizer and the learning-rate schedule start afresh.
+  """
+  saved, _ = load_config(model_dir)
+  differences = architecture_differences(saved, config, model_dir)
+  if differences:
+    raise SummarizerError(f'--init-from {model_dir}: the model does not match '
+                          'the requested one: ' + differences)
+  model, _, _ = checkpoint.load_model(model_dir, mode='eval')
+  return model.weights
+
+
 def _run_files(directory):
   """Lists the files and folders in ``directory`` that a run writes."""
   found = []
@@ -167,12 +190,10 @@ def prepare_output_dir(args, config):
     if not checkpoint.has_checkpoint(out):
       raise SummarizerError(f'--resume: no checkpoint in {out}')
     saved, _ = load_config(out)
-    differences = [f'{key} {getattr(saved, key)} in the checkpoint, '
-                   f'{getattr(config, key)} requested'
-                   for key in ARCHITECTURE if getattr(saved, key) != getattr(config, key)]
+    differences = architecture_differences(saved, config, 'the checkpoint')
     if differences:
       raise SummarizerError(f'{out}: checkpoint does not match the requested '
-                            'model: ' + '; '.join(differences))
+                            'model: ' + differences)
     return True
   if os.listdir(out):
     raise SummarizerError(f'--output-dir {out} is not empty: pass --resume to '
@@ -264,10 +285,14 @@ def train(args):
     'tokens_per_second', 'interrupted', 'output_dir'.
   """
   config = resolve_config(args)
+  if args.init_from and args.resume:
+    raise SummarizerError('--init-from starts a new run; it cannot be '
+                          'combined with --resume')
   resuming = prepare_output_dir(args, config)
   out = args.output_dir
   vocab_src = data.vocab_path(args.vocab)
   vocab_copy = os.path.join(out, checkpoint.VOCAB_NAME)
+  start_weights = initial_weights(args.init_from, config) if args.init_from else None
   if not resuming:
     shutil.copyfile(vocab_src, vocab_copy)
   n_devices = trax.fastmath.local_device_count()
@@ -311,7 +336,7 @@ def train(args):
   save_config(config, out, data=args.data, vocab_file=checkpoint.VOCAB_NAME,
               max_steps=args.max_steps, seed=args.seed,
               article_loss_weight=args.article_loss_weight,
-              copy_fraction=args.copy_fraction)
+              copy_fraction=args.copy_fraction, init_from=args.init_from)
   interrupted = False
   with _quiet_loop_log(os.path.join(out, 'train.log')) as log, \
        _interrupt_flag() as flag:
@@ -321,6 +346,8 @@ def train(args):
         eval_tasks=[eval_task], output_dir=out,
         eval_at=lambda step: step % args.eval_steps == 0 or step == args.max_steps,
         random_seed=args.seed, on_step=on_step)
+    if start_weights is not None:
+      loop.update_weights_and_state(weights=start_weights)
     first = loop.step
     print(f'{"resuming" if resuming else "training"} {config.preset} '
           f'({_count_weights(loop)/1e6:.1f}M parameters) on {args.data} '
@@ -438,6 +465,9 @@ def parse_args(argv=None):
   p.add_argument('--export-to', default=None,
                  help='afterwards, copy config, vocabulary and weights (no '
                       'optimizer state) to this model directory')
+  p.add_argument('--init-from', default=None, metavar='MODEL_DIR',
+                 help='start from the weights of a model directory of the same '
+                      'architecture (e.g. data/model) instead of random ones')
   ns = p.parse_args(argv)
   for name in ('max_steps', 'eval_steps', 'save_steps', 'eval_batches'):
     if getattr(ns, name) < 1:

@@ -9,6 +9,8 @@ import sys
 import textwrap
 import time
 
+import jax
+import numpy as np
 import pytest
 
 from summarizer import checkpoint, config as config_module, train
@@ -54,6 +56,38 @@ def test_train_writes_a_self_describing_run(tmp_path):
   exported = json.loads((tmp_path / 'shipped' / 'config.json').read_text())
   assert exported['trained_steps'] == 4 and exported['d_model'] == 32
   assert checkpoint.load_model(str(tmp_path / 'shipped'))[1] == MICRO
+
+
+def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
+  source = tmp_path / 'source'
+  train.train(micro_args(source, max_steps=2))
+  trained, _, _ = checkpoint.load_model(str(source))
+  # A zero learning rate keeps the weights as they were loaded (but for
+  # Adam's weight decay, a factor 1 - 1e-5 a step).
+  out = tmp_path / 'tuned'
+  summary = train.train(micro_args(out, max_steps=2, learning_rate=0.0,
+                                   init_from=str(source)))
+  assert summary['step'] == 2  # A new run: steps count from 0.
+  tuned, _, _ = checkpoint.load_model(str(out))
+  for a, b in zip(jax.tree_util.tree_leaves(trained.weights),
+                  jax.tree_util.tree_leaves(tuned.weights)):
+    np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4, atol=0)
+  assert json.loads((out / 'config.json').read_text())['init_from'] == str(source)
+  # Without it, a fresh run does not start from those weights.
+  fresh = tmp_path / 'fresh'
+  train.train(micro_args(fresh, max_steps=2, learning_rate=0.0))
+  first = jax.tree_util.tree_leaves(checkpoint.load_model(str(fresh))[0].weights)[0]
+  assert not np.allclose(np.asarray(first), rtol=1e-4, atol=0,
+                         b=np.asarray(jax.tree_util.tree_leaves(trained.weights)[0]))
+  other = dataclasses.replace(MICRO, d_model=64)
+  config_module.PRESETS['other'] = other
+  try:
+    with pytest.raises(SummarizerError, match='d_model 32 in .*, 64 requested'):
+      train.train(micro_args(tmp_path / 'x', preset='other', init_from=str(source)))
+  finally:
+    del config_module.PRESETS['other']
+  with pytest.raises(SummarizerError, match='--init-from.*--resume'):
+    train.train(micro_args(out, resume=True, init_from=str(source)))
 
 
 def test_output_dir_rules(tmp_path):
