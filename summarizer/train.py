@@ -333,10 +333,12 @@ def train(args):
     if flag['set']:
       raise _Interrupted()
 
+  # A resumed run keeps the record of the weights it first started from.
+  init_from = load_config(out)[1].get('init_from') if resuming else args.init_from
   save_config(config, out, data=args.data, vocab_file=checkpoint.VOCAB_NAME,
               max_steps=args.max_steps, seed=args.seed,
               article_loss_weight=args.article_loss_weight,
-              copy_fraction=args.copy_fraction, init_from=args.init_from)
+              copy_fraction=args.copy_fraction, init_from=init_from)
   interrupted = False
   with _quiet_loop_log(os.path.join(out, 'train.log')) as log, \
        _interrupt_flag() as flag:

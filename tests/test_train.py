@@ -73,6 +73,8 @@ def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
                   jax.tree_util.tree_leaves(tuned.weights)):
     np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4, atol=0)
   assert json.loads((out / 'config.json').read_text())['init_from'] == str(source)
+  train.train(micro_args(out, max_steps=3, resume=True))
+  assert json.loads((out / 'config.json').read_text())['init_from'] == str(source)
   # Without it, a fresh run does not start from those weights.
   fresh = tmp_path / 'fresh'
   train.train(micro_args(fresh, max_steps=2, learning_rate=0.0))
