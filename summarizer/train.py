@@ -288,11 +288,13 @@ def train(args):
   if args.init_from and args.resume:
     raise SummarizerError('--init-from starts a new run; it cannot be '
                           'combined with --resume')
+  # Loaded before the output directory is prepared: --overwrite-output-dir
+  # must not delete the weights a run was asked to start from.
+  start_weights = initial_weights(args.init_from, config) if args.init_from else None
   resuming = prepare_output_dir(args, config)
   out = args.output_dir
   vocab_src = data.vocab_path(args.vocab)
   vocab_copy = os.path.join(out, checkpoint.VOCAB_NAME)
-  start_weights = initial_weights(args.init_from, config) if args.init_from else None
   if not resuming:
     shutil.copyfile(vocab_src, vocab_copy)
   n_devices = trax.fastmath.local_device_count()
