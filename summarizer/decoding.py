@@ -10,11 +10,12 @@ through once, then each new token is one small jitted call.
 
 import functools
 
+import jax
 import numpy as np
 
 from summarizer import checkpoint
 from summarizer import data
-from summarizer._trax import fastmath, jnp, trax
+from summarizer._trax import fastmath
 from summarizer.config import EOS, SEP
 from summarizer.errors import SummarizerError
 from summarizer.model import TransformerLM
@@ -86,48 +87,55 @@ def greedy_tokens(prefix, model, max_length=MAX_SUMMARY_TOKENS,
       return
 
 
-def _next_power_of_two(n):
-  return 1 << max(0, int(n) - 1).bit_length()
+# The prefill pads the article to a multiple of this many tokens: few shapes
+# to compile, little padding to compute.
+PREFILL_BLOCK = 64
 
 
 class FastDecoder:
   """Greedy or sampled decoding with a key/value cache, one jitted call a token.
 
   Args:
-    model: A predict-mode ``TransformerLM`` (batch of one).
+    model: A predict-mode ``TransformerLM`` (batch of one) with its weights.
     max_len: The model's ``max_len`` (size of its caches).
   """
 
   def __init__(self, model, max_len):
-    self._model = model
     self._max_len = max_len
     self.weights = model.weights
     self._empty_state = model.state
-    self._forward = fastmath.jit(model.pure_fn)
-    self._rng = fastmath.random.get_prng(0)
+    self._rng = fastmath.random.get_prng(0)  # Unused: no dropout in predict mode.
+    forward = model.pure_fn
 
-  def _run(self, tokens, state):
-    """Feeds tokens (1, L); returns log-probs (1, L, V) and the new state."""
-    return self._forward(tokens, self.weights, state, self._rng)
+    def prefill(tokens, length, weights, state, rng):
+      """Feeds tokens (1, P) of which ``length`` are real; returns the log-probs
+      (V,) after the last real one and the state."""
+      log_probs, state = forward(tokens, weights, state, rng)  # (1, P, V)
+      # The pad slots of the caches will be overwritten by the tokens that
+      # follow (until then, causal masking hides them): the position
+      # counters go back to the real length.
+      state = fastmath.nested_map(
+          lambda s: length.astype(s.dtype) if s.ndim == 0 else s, state)
+      return fastmath.dynamic_slice_in_dim(log_probs[0], length - 1, 1)[0], state
 
-  def _prefill(self, prefix):
-    """Feeds the shifted prefix at once; returns the next log-probs and state.
+    def step(token, weights, state, rng):
+      """Feeds one token (1, 1); returns the next log-probs (V,) and the state."""
+      log_probs, state = forward(token, weights, state, rng)  # (1, 1, V)
+      return log_probs[0, -1], state
 
-    The prefix is padded to a power of two so that few shapes get compiled;
-    the position counters are then set back to the real length, so the pad
-    slots of the cache are overwritten by the tokens that follow (until
-    then, causal masking hides them).
-    """
+    self._prefill = jax.jit(prefill)
+    # The caches are updated in place: the state passed in is given up.
+    self._step = jax.jit(step, donate_argnums=(2,))
+
+  def _start(self, prefix):
+    """Feeds the shifted prefix in one call; returns the next log-probs and state."""
     shifted = [0] + list(prefix)  # Predict mode does not shift by itself.
     length = len(shifted)
-    padded_length = min(_next_power_of_two(length), self._max_len)
+    padded_length = min(-(-length // PREFILL_BLOCK) * PREFILL_BLOCK, self._max_len)
     padded = np.zeros((1, padded_length), np.int32)  # (1, P)
     padded[0, :length] = shifted
-    log_probs, state = self._run(padded, self._empty_state)
-    position = jnp.asarray(length, jnp.int32)
-    state = fastmath.nested_map(
-        lambda s: position if getattr(s, 'ndim', None) == 0 else s, state)
-    return log_probs[0, length - 1], state
+    return self._prefill(padded, np.int32(length), self.weights,
+                         self._empty_state, self._rng)
 
   def generate(self, prefix, max_length=MAX_SUMMARY_TOKENS, temperature=0.0,
                top_k=None, seed=0, stop_at_eos=True):
@@ -148,14 +156,14 @@ class FastDecoder:
           f'{len(prefix)} article tokens + {max_length} summary tokens do not '
           f'fit the model context of {self._max_len}')
     rng = np.random.default_rng(seed)
-    log_probs, state = self._prefill(prefix)
+    log_probs, state = self._start(prefix)
     for _ in range(max_length):
       token = _choose(np.asarray(log_probs), temperature, top_k, rng)
       yield token
       if token == EOS and stop_at_eos:
         return
-      output, state = self._run(np.array([[token]], np.int32), state)
-      log_probs = output[0, -1]
+      log_probs, state = self._step(np.array([[token]], np.int32), self.weights,
+                                    state, self._rng)
 
 
 def _choose(log_probs, temperature, top_k, rng):
@@ -187,17 +195,22 @@ class LoadedModel:
   def model(self):
     """The eval-mode ``TransformerLM`` with the decoder's weights."""
     model = TransformerLM(**self.config.model_kwargs(), mode='eval')
-    model.init(trax.shapes.ShapeDtype((1, 1), np.int32))
-    model.weights = self.decoder.weights
+    checkpoint.set_weights(model, self.decoder.weights)
     return model
 
   def __iter__(self):
     return iter((self.model, self.decoder, self.config, self.vocab_file))
 
 
-@functools.lru_cache(maxsize=4)
 def load(model_dir=None, vocab_file=None):
   """Loads a model directory once per process; returns a ``LoadedModel``."""
+  return _load(model_dir, vocab_file)
+
+
+@functools.lru_cache(maxsize=4)
+def _load(model_dir, vocab_file):
+  # Arguments always passed by position: ``load()`` and ``load(None, None)``
+  # must share one entry (a cache keyed by how it was called loads twice).
   return LoadedModel(model_dir, vocab_file)
 
 

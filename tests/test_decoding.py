@@ -108,3 +108,29 @@ def test_long_article_is_cut_to_fit(random_model_dir):
   assert len(ids) <= 5
   (kept, total), = cuts
   assert kept == 512 - 5 - 3 and total > kept
+
+
+@pytest.mark.parametrize('length', [62, 63, 64, 127])
+def test_fast_decoder_matches_greedy_across_prefill_blocks(random_model_dir, length):
+  # The prefill pads to a multiple of PREFILL_BLOCK: lengths either side of it.
+  model, decoder, _, _ = decoding.load(random_model_dir)
+  prefix = [(7 * i) % 500 + 2 for i in range(length - 2)] + [1, 0]
+  assert decoding.PREFILL_BLOCK == 64
+  greedy = list(decoding.greedy_tokens(prefix, model, max_length=6, stop_at_eos=False))
+  assert list(decoder.generate(prefix, 6, stop_at_eos=False)) == greedy
+
+
+def test_fast_generators_do_not_share_their_caches(random_model_dir):
+  # Each step gives up (donates) its cache: two summaries made in turn must
+  # each keep their own.
+  _, decoder, _, vocab = decoding.load(random_model_dir)
+  from summarizer import data
+  prefixes = [data.tokenize(article, vocab) + [0] for article in ARTICLES[:2]]
+  alone = [list(decoder.generate(p, 8, stop_at_eos=False)) for p in prefixes]
+  first, second = (decoder.generate(p, 8, stop_at_eos=False) for p in prefixes)
+  interleaved = [[], []]
+  for _ in range(8):
+    interleaved[0].append(next(first))
+    interleaved[1].append(next(second))
+  assert interleaved == alone
+  assert alone[0] != alone[1]

@@ -1,0 +1,79 @@
+"""Loading a model directory: the same model Trax's own loader gives, faster."""
+
+import json
+import os
+
+import jax
+import numpy as np
+import pytest
+
+from summarizer import checkpoint, decoding
+from summarizer._trax import tl, trax
+from summarizer.errors import SummarizerError
+from summarizer.model import TransformerLM
+from conftest import SMALL_CONFIG, write_model_dir
+
+
+def trax_loaded(model_dir, mode):
+  """The model as Trax's init_from_file loads it (random init, then the file)."""
+  model = TransformerLM(**SMALL_CONFIG.model_kwargs(), mode=mode)
+  model.init_from_file(os.path.join(model_dir, 'model.pkl.gz'), weights_only=True,
+                       input_signature=trax.shapes.ShapeDtype((1, 1), np.int32))
+  return model
+
+
+@pytest.mark.parametrize('mode', ['eval', 'predict'])
+def test_load_model_gives_what_trax_init_from_file_gives(random_model_dir, mode):
+  ours, _, _ = checkpoint.load_model(random_model_dir, mode=mode)
+  theirs = trax_loaded(random_model_dir, mode)
+  for mine, reference in ((ours.weights, theirs.weights), (ours.state, theirs.state)):
+    assert (jax.tree_util.tree_structure(mine)
+            == jax.tree_util.tree_structure(reference))
+    for a, b in zip(jax.tree_util.tree_leaves(mine), jax.tree_util.tree_leaves(reference)):
+      assert a.shape == b.shape and a.dtype == b.dtype
+      np.testing.assert_array_equal(a, b)
+  x = np.array([[5, 9, 2, 1, 0, 7]], np.int32)  # (1, 6)
+  if mode == 'eval':
+    np.testing.assert_allclose(ours(x), theirs(x), atol=1e-6)
+  else:  # The caches fill and the next token's log-probs agree.
+    rng = trax.fastmath.random.get_prng(0)
+    np.testing.assert_allclose(ours(x, rng=rng), theirs(x, rng=rng), atol=1e-6)
+    np.testing.assert_allclose(ours(x[:, :1], rng=rng), theirs(x[:, :1], rng=rng),
+                               atol=1e-6)
+
+
+def test_set_weights_takes_another_models_tree(random_model_dir):
+  source, _, _ = checkpoint.load_model(random_model_dir, mode='predict')
+  target = TransformerLM(**SMALL_CONFIG.model_kwargs(), mode='eval')
+  checkpoint.set_weights(target, source.weights)
+  flat_source, _ = tl.flatten_weights_and_state(source.weights, ())
+  flat_target, _ = tl.flatten_weights_and_state(target.weights, ())
+  assert all(a is b for a, b in zip(flat_source, flat_target))
+
+
+@pytest.mark.parametrize('change,fragment', [
+    ({'d_model': 64, 'd_ff': 128}, 'a weight of shape'),
+    ({'n_layers': 3}, 'weight arrays where the model has'),
+])
+def test_weights_of_another_architecture_are_refused(tmp_path, change, fragment):
+  model_dir = write_model_dir(tmp_path / 'model')
+  config_path = os.path.join(model_dir, 'config.json')
+  with open(config_path, encoding='utf-8') as f:
+    values = json.load(f)
+  values.update(change)
+  with open(config_path, 'w', encoding='utf-8') as f:
+    json.dump(values, f)
+  with pytest.raises(SummarizerError, match=f'cannot load the weights.*{fragment}'):
+    checkpoint.load_model(model_dir)
+
+
+def test_missing_weights_file_is_named(tmp_path):
+  model_dir = write_model_dir(tmp_path / 'model')
+  os.remove(os.path.join(model_dir, 'model.weights.npy.gz'))
+  with pytest.raises(SummarizerError, match='model.weights.npy.gz'):
+    checkpoint.load_model(model_dir)
+
+
+def test_a_model_directory_is_loaded_once(random_model_dir):
+  assert decoding.load(random_model_dir) is decoding.load(random_model_dir, None)
+  assert decoding.load(random_model_dir) is decoding.load(model_dir=random_model_dir)
