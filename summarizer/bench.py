@@ -69,19 +69,21 @@ def _seconds_per_pass(model, loss_layer, batches, rounds):
   """Trains ``model`` on ``batches`` (after one warm pass); returns seconds per pass."""
   import jax  # pylint: disable=g-import-not-at-top
   from summarizer._trax import trax  # pylint: disable=g-import-not-at-top
+  from summarizer.train import quiet_loop_log  # pylint: disable=g-import-not-at-top
   training = trax.supervised.training
   task = training.TrainTask(labeled_data=itertools.cycle(batches),
                             loss_layer=loss_layer,
                             optimizer=trax.optimizers.Adam(1e-3))
-  loop = training.Loop(model, [task], random_seed=0)
-  loop.run(len(batches))  # Compiles every batch shape.
-  jax.block_until_ready(loop.model.weights)
-  times = []
-  for _ in range(rounds):
-    start = time.perf_counter()
-    loop.run(len(batches))
+  with quiet_loop_log():  # The Loop prints that it has no output_dir.
+    loop = training.Loop(model, [task], random_seed=0)
+    loop.run(len(batches))  # Compiles every batch shape.
     jax.block_until_ready(loop.model.weights)
-    times.append(time.perf_counter() - start)
+    times = []
+    for _ in range(rounds):
+      start = time.perf_counter()
+      loop.run(len(batches))
+      jax.block_until_ready(loop.model.weights)
+      times.append(time.perf_counter() - start)
   return min(times)
 
 

@@ -203,9 +203,13 @@ def prepare_output_dir(args, config):
 
 
 @contextlib.contextmanager
-def _quiet_loop_log(log_path):
-  """Sends Trax Loop's own progress prints to ``train.log`` instead of stdout."""
-  log = open(log_path, 'a', encoding='utf-8')  # pylint: disable=consider-using-with
+def quiet_loop_log(log_path=None):
+  """Sends Trax Loop's own progress prints to a log file instead of stdout.
+
+  Args:
+    log_path: The file to append them to (``train.log``); None drops them.
+  """
+  log = open(log_path or os.devnull, 'a', encoding='utf-8')  # pylint: disable=consider-using-with
   original = training._log  # pylint: disable=protected-access
 
   def to_file(message, stdout=True):
@@ -342,7 +346,7 @@ def train(args):
               article_loss_weight=args.article_loss_weight,
               copy_fraction=args.copy_fraction, init_from=init_from)
   interrupted = False
-  with _quiet_loop_log(os.path.join(out, 'train.log')) as log, \
+  with quiet_loop_log(os.path.join(out, 'train.log')) as log, \
        _interrupt_flag() as flag:
     loop = _Loop(
         TransformerLM(**config.model_kwargs(), mode='train'), [train_task],

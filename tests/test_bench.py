@@ -20,3 +20,17 @@ def test_unknown_section_is_one_line(capsys):
   assert bench.main(['--only', 'import,warp']) == 2
   assert capsys.readouterr().err == ('error: unknown section(s) warp; choose from '
                                      'import, train, decode, data, cli\n')
+
+
+def test_training_benchmark_keeps_trax_loop_quiet(capfd):
+  import numpy as np
+  from summarizer._trax import tl
+  from summarizer.model import TransformerLM
+  x = np.ones((2, 8), np.int32)
+  model = TransformerLM(vocab_size=16, d_model=8, d_ff=16, n_layers=1, n_heads=2,
+                        dropout=0.0, max_len=16, mode='train')
+  seconds = bench._seconds_per_pass(model, tl.CrossEntropyLoss(),
+                                    [(x, x, np.ones_like(x, np.float32))], rounds=1)
+  assert seconds > 0
+  out, err = capfd.readouterr()
+  assert out == '' and 'output_dir' not in err
