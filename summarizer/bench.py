@@ -11,7 +11,8 @@ Each line compares two things measured in the same run and states its goal:
   train     tokens/s of our TransformerLM vs trax.models.TransformerLM
   decode    the fast cached decoder vs the course's greedy_decode
   data      examples/s the pipeline delivers vs examples/s training consumes
-  cli       peak memory and wall time of `python -m summarizer` on a sample
+  cli       peak memory and wall time of `python -m summarizer` on a sample,
+            and where that time goes (import, load, first token, the rest)
 """
 
 import argparse
@@ -177,7 +178,39 @@ def bench_cli(model_dir=None):
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     seconds = time.perf_counter() - start
     peak_kb = int(report.read().strip().splitlines()[-1])
-  return {'memory_mb': round(peak_kb / 1024), 'seconds': round(seconds, 2)}
+  return {'memory_mb': round(peak_kb / 1024), 'seconds': round(seconds, 2),
+          'stages': bench_stages(samples[0], model_dir)}
+
+
+# Run in a fresh interpreter by bench_stages: the summarize command's steps, timed.
+_STAGES_SCRIPT = """
+import json, sys, time
+start = time.perf_counter()
+from summarizer import decoding
+imported = time.perf_counter()
+decoding.load(sys.argv[2] or None)
+loaded = time.perf_counter()
+tokens = decoding.summarize_tokens(open(sys.argv[1], encoding='utf-8').read(), sys.argv[2] or None)
+next(tokens)
+first = time.perf_counter()
+rest = sum(1 for _ in tokens)
+done = time.perf_counter()
+print(json.dumps({'import_s': imported - start, 'load_s': loaded - imported,
+                  'first_token_s': first - loaded, 'other_tokens_s': done - first,
+                  'other_tokens': rest}))
+"""
+
+
+def bench_stages(sample, model_dir=None):
+  """Where the summarize command's time goes: import, load, first token, the rest.
+
+  The first token includes compiling the prefill, the second compiling the
+  one-token step; both are paid once per process.
+  """
+  output = subprocess.run([sys.executable, '-c', _STAGES_SCRIPT, sample, model_dir or ''],
+                          check=True, capture_output=True, text=True).stdout
+  stages = json.loads(output.strip().splitlines()[-1])
+  return {k: round(v, 2) if k.endswith('_s') else v for k, v in stages.items()}
 
 
 def _verdict(name, value):
@@ -232,6 +265,12 @@ def table(results):
                  _verdict('cli_memory_mb', r['memory_mb'])))
     rows.append(('python -m summarizer: wall time', f'{r["seconds"]} s', '',
                  _verdict('cli_seconds', r['seconds'])))
+    if 'stages' in r:
+      t = r['stages']
+      rows.append(('... of which (separate run)',
+                   f'import {t["import_s"]} s, load {t["load_s"]} s, first token '
+                   f'{t["first_token_s"]} s, {t["other_tokens"]} more '
+                   f'{t["other_tokens_s"]} s', '', 'where the time goes'))
   header = ('measure', 'measured', 'ratio', 'goal')
   widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(4)]
   lines = ['| ' + ' | '.join(str(c).ljust(w) for c, w in zip(header, widths)) + ' |',

@@ -34,3 +34,16 @@ def test_training_benchmark_keeps_trax_loop_quiet(capfd):
   assert seconds > 0
   out, err = capfd.readouterr()
   assert out == '' and 'output_dir' not in err
+
+
+def test_stages_of_the_summarize_command_are_timed(random_model_dir, tmp_path):
+  sample = tmp_path / 'story.txt'
+  sample.write_text('Heavy rain closed the coast road on Monday, officials said.\n',
+                    encoding='utf-8')
+  stages = bench.bench_stages(str(sample), random_model_dir)
+  assert set(stages) == {'import_s', 'load_s', 'first_token_s', 'other_tokens_s',
+                         'other_tokens'}
+  assert all(stages[k] >= 0 for k in stages) and stages['import_s'] > 0
+  assert 0 <= stages['other_tokens'] < 64  # The first token is counted apart.
+  row = bench.table({'cli': {'memory_mb': 900, 'seconds': 7.0, 'stages': stages}})
+  assert f'import {stages["import_s"]} s' in row
