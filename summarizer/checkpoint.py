@@ -23,7 +23,7 @@ import shutil
 import numpy as np
 
 from summarizer import data
-from summarizer._trax import fastmath, tl, trax
+from summarizer._trax import fastmath, jnp, tl, trax
 from summarizer.config import DEFAULT_MODEL_DIR, load_config, save_config
 from summarizer.errors import SummarizerError
 from summarizer.model import TransformerLM
@@ -196,6 +196,9 @@ def set_weights(model, weights):
     if tuple(array.shape) != tuple(wanted.shape):
       raise ValueError(f'a weight of shape {tuple(array.shape)} where the model '
                        f'has {tuple(wanted.shape)}')
+  # On the device once: numpy arrays would be copied there again at every call
+  # (for the fast decoder, 15 MB a token: three quarters of its time).
+  flat = [jnp.asarray(array) for array in flat]
   model.weights, _ = tl.unflatten_weights_and_state(
       flat, (), (weights_signature, state_signature), weights_only=True)
   model.state = fastmath.nested_map(

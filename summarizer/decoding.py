@@ -214,6 +214,16 @@ def _load(model_dir, vocab_file):
   return LoadedModel(model_dir, vocab_file)
 
 
+def clean_article(text):
+  """Returns the article as the model saw articles in training.
+
+  A text file ends in a newline and may have Windows line ends; the training
+  articles have neither. Left in, a final newline alone becomes a subword the
+  model never saw before ``[EOS, SEP]``, enough to change the whole summary.
+  """
+  return text.replace('\r\n', '\n').replace('\r', '\n').strip()
+
+
 def fit_article(article_ids, config, max_length):
   """Cuts article ids (EOS excluded) so article, EOS, SEP and summary fit.
 
@@ -252,7 +262,7 @@ def summarize_tokens(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
   if method == 'greedy' and temperature > 0:
     raise SummarizerError("sampling (temperature > 0) needs method='fast'")
   loaded = load(model_dir, vocab_file)
-  article_ids = data.tokenize(text, loaded.vocab_file)[:-1]
+  article_ids = data.tokenize(clean_article(text), loaded.vocab_file)[:-1]
   kept, cut = fit_article(article_ids, loaded.config, max_length)
   if cut and on_cut is not None:
     on_cut(len(kept), len(article_ids))

@@ -51,6 +51,13 @@ def test_set_weights_takes_another_models_tree(random_model_dir):
   assert all(a is b for a, b in zip(flat_source, flat_target))
 
 
+def test_loaded_weights_are_on_the_device(random_model_dir):
+  # Weights left as numpy arrays would be copied to the device at every call.
+  model, _, _ = checkpoint.load_model(random_model_dir, mode='predict')
+  leaves = jax.tree_util.tree_leaves(model.weights)
+  assert leaves and all(isinstance(leaf, jax.Array) for leaf in leaves)
+
+
 @pytest.mark.parametrize('change,fragment', [
     ({'d_model': 64, 'd_ff': 128}, 'a weight of shape'),
     ({'n_layers': 3}, 'weight arrays where the model has'),

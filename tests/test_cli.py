@@ -90,3 +90,29 @@ def test_real_process_help_and_error(tmp_path):
       capture_output=True, text=True, env=env, check=False)
   assert failed.returncode == 2
   assert failed.stderr == f'error: {tmp_path / "nope.txt"}: no such file\n'
+
+
+def test_real_process_prints_the_summary_and_exits_0(random_model_dir, capsys):
+  # The command leaves through os._exit: what it printed must still arrive.
+  env = dict(os.environ, PYTHONWARNINGS='ignore')
+  done = subprocess.run(
+      [sys.executable, '-m', 'summarizer', '--text', ARTICLE, '--model', random_model_dir,
+       '--max-length', '6', '--json'],
+      capture_output=True, text=True, env=env, check=False)
+  assert done.returncode == 0 and done.stderr == ''
+  assert main(['--text', ARTICLE, '--model', random_model_dir, '--max-length', '6',
+               '--json']) == 0
+  assert json.loads(done.stdout) == json.loads(capsys.readouterr().out)
+
+
+def test_a_reader_that_leaves_is_not_an_error(random_model_dir, monkeypatch):
+  class ClosedPipe:
+    def write(self, text):
+      raise BrokenPipeError(32, 'Broken pipe')
+
+    def flush(self):
+      pass
+
+  monkeypatch.setattr(sys, 'stdout', ClosedPipe())
+  assert main(['--text', ARTICLE, '--model', random_model_dir, '--max-length', '4',
+               '--stream']) == 0

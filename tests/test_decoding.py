@@ -134,3 +134,22 @@ def test_fast_generators_do_not_share_their_caches(random_model_dir):
     interleaved[1].append(next(second))
   assert interleaved == alone
   assert alone[0] != alone[1]
+
+
+def test_clean_article_drops_what_training_articles_never_have():
+  assert decoding.clean_article('  One.\r\n\r\nTwo.\rThree.\n\n') == 'One.\n\nTwo.\nThree.'
+
+
+def test_a_final_newline_does_not_reach_the_model(random_model_dir, monkeypatch):
+  from summarizer import data
+  tokenized, tokenize = [], data.tokenize
+
+  def recording_tokenize(text, vocab_file=None):
+    tokenized.append(text)
+    return tokenize(text, vocab_file)
+
+  monkeypatch.setattr(decoding.data, 'tokenize', recording_tokenize)
+  summaries = [list(decoding.summarize_tokens(ARTICLES[0] + end, random_model_dir, 4))
+               for end in ('', '\n', '\r\n')]
+  assert tokenized == [ARTICLES[0]] * 3
+  assert summaries[0] == summaries[1] == summaries[2]

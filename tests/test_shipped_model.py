@@ -1,9 +1,12 @@
 """The model that ships in data/model: loads by default, decodes consistently."""
 
+import glob
 import itertools
+import os
+import re
 
 from summarizer import data, decoding, news, summarize
-from summarizer.config import DEFAULT_MODEL_DIR, EOS, SEP, load_config
+from summarizer.config import DATA_DIR, DEFAULT_MODEL_DIR, EOS, SEP, load_config
 
 
 def test_shipped_model_is_the_default_and_self_describing():
@@ -23,3 +26,18 @@ def test_fast_decoder_matches_greedy_decode_on_twenty_test_articles():
     greedy = list(decoding.greedy_tokens(prefix, model, max_length=40))
     fast = list(decoder.generate(prefix, max_length=40))
     assert fast == greedy, story.article[:60]
+
+
+def test_sample_files_are_summarised_not_copied():
+  # The README's first command. A file's final newline once made the model
+  # answer two of the three samples with one filler sentence of the article.
+  samples = sorted(glob.glob(os.path.join(DATA_DIR, 'samples', '*.txt')))
+  assert len(samples) == 3
+  for path in samples:
+    with open(path, encoding='utf-8') as f:
+      text = f.read()
+    summary = summarize(text)
+    assert summary == summarize(text.strip()), path
+    assert summary not in text, (path, summary)
+    numbers = set(re.findall(r'\d[\d,.]*\d|\d', text))
+    assert any(n in summary for n in numbers), (path, summary)
