@@ -66,8 +66,8 @@ def _fixed_batches(config, n):
   return list(itertools.islice(stream, n))
 
 
-def _seconds_per_pass(model, loss_layer, batches, rounds):
-  """Trains ``model`` on ``batches`` (after one warm pass); returns seconds per pass."""
+def _warm_loop(model, loss_layer, batches):
+  """Returns a Trax ``Loop`` training ``model`` on ``batches``, every shape compiled."""
   import jax  # pylint: disable=g-import-not-at-top
   from summarizer._trax import trax  # pylint: disable=g-import-not-at-top
   from summarizer.train import quiet_loop_log  # pylint: disable=g-import-not-at-top
@@ -77,18 +77,32 @@ def _seconds_per_pass(model, loss_layer, batches, rounds):
                             optimizer=trax.optimizers.Adam(1e-3))
   with quiet_loop_log():  # The Loop prints that it has no output_dir.
     loop = training.Loop(model, [task], random_seed=0)
-    loop.run(len(batches))  # Compiles every batch shape.
+    loop.run(len(batches))
     jax.block_until_ready(loop.model.weights)
-    times = []
-    for _ in range(rounds):
-      start = time.perf_counter()
-      loop.run(len(batches))
-      jax.block_until_ready(loop.model.weights)
-      times.append(time.perf_counter() - start)
-  return min(times)
+  return loop
 
 
-def bench_train(preset='tiny', n_batches=6, rounds=2):
+def _seconds_per_pass(loops, n_batches, rounds):
+  """Times passes of each loop in turn, alternating which goes first.
+
+  Alternating spreads the machine's drift (other processes, clock speed) over
+  both sides; the fastest pass of each is returned, in the loops' order.
+  """
+  import jax  # pylint: disable=g-import-not-at-top
+  from summarizer.train import quiet_loop_log  # pylint: disable=g-import-not-at-top
+  best = [float('inf')] * len(loops)
+  with quiet_loop_log():
+    for round_ in range(rounds):
+      order = range(len(loops)) if round_ % 2 == 0 else reversed(range(len(loops)))
+      for i in order:
+        start = time.perf_counter()
+        loops[i].run(n_batches)
+        jax.block_until_ready(loops[i].model.weights)
+        best[i] = min(best[i], time.perf_counter() - start)
+  return best
+
+
+def bench_train(preset='tiny', n_batches=6, rounds=4):
   """Tokens/s of our TransformerLM vs Trax's, same config and batches."""
   from summarizer._trax import tl, trax  # pylint: disable=g-import-not-at-top
   from summarizer.model import TransformerLM  # pylint: disable=g-import-not-at-top
@@ -97,10 +111,11 @@ def bench_train(preset='tiny', n_batches=6, rounds=2):
   tokens = sum(int((b[0] != 0).sum()) for b in batches)
   examples = sum(len(b[0]) for b in batches)
   kwargs = config.model_kwargs()
-  ours = _seconds_per_pass(TransformerLM(**kwargs, mode='train'),
-                           tl.CrossEntropyLoss(), batches, rounds)
-  theirs = _seconds_per_pass(trax.models.TransformerLM(**kwargs, mode='train'),
-                             tl.CrossEntropyLossWithLogSoftmax(), batches, rounds)
+  loops = [_warm_loop(TransformerLM(**kwargs, mode='train'), tl.CrossEntropyLoss(),
+                      batches),
+           _warm_loop(trax.models.TransformerLM(**kwargs, mode='train'),
+                      tl.CrossEntropyLossWithLogSoftmax(), batches)]
+  ours, theirs = _seconds_per_pass(loops, len(batches), rounds)
   return {'preset': preset, 'ours_tokens_s': round(tokens / ours),
           'trax_tokens_s': round(tokens / theirs), 'ratio': round(theirs / ours, 3),
           'examples_per_s': examples / ours}
