@@ -197,7 +197,7 @@ def set_weights(model, weights):
       raise ValueError(f'a weight of shape {tuple(array.shape)} where the model '
                        f'has {tuple(wanted.shape)}')
   # On the device once: numpy arrays would be copied there again at every call
-  # (for the fast decoder, 15 MB a token: three quarters of its time).
+  # (for the shipped model, 15 MB a token: a decoding step took 2.0 ms, not 1.3).
   flat = [jnp.asarray(array) for array in flat]
   model.weights, _ = tl.unflatten_weights_and_state(
       flat, (), (weights_signature, state_signature), weights_only=True)
