@@ -166,6 +166,39 @@ def MixCopyExamples(fraction, seed=0):  # pylint: disable=invalid-name
   return mix
 
 
+def _key_words(highlights, article):
+  """Names and numbers of ``highlights``: words with a digit, or capitalised
+  words the article never writes in lower case (so 'The' is not one)."""
+  lower = set(re.findall(r'[a-z]\w*', article))
+  words = set(re.findall(r'[\w$%]*\d[\w,.$%]*\d|\d', highlights))
+  words |= {w for w in re.findall(r'[A-Z]\w+', highlights) if w.lower() not in lower}
+  return words
+
+
+def MixShortExamples(fraction, keep_other=0.15, seed=0):  # pylint: disable=invalid-name
+  """Returns a stream function that shortens some articles to their facts.
+
+  With probability ``fraction`` an article keeps only the sentences that name
+  something its highlights name (a name or a number) and, with probability
+  ``keep_other`` each, some of the others; the highlights stay. Trained only
+  on full-length stories, a model takes a short text for the start of an
+  article and goes on writing one instead of a summary.
+  """
+  rng = random.Random(seed)
+
+  def mix(stream):
+    for article, highlights in stream:
+      if fraction > 0 and rng.random() < fraction:
+        keys = _key_words(highlights, article)
+        spans = sentences(article)
+        facts = [any(k in s for k in keys) for s in spans]
+        if any(facts):
+          article = ' '.join(s for s, fact in zip(spans, facts)
+                             if fact or rng.random() < keep_other)
+      yield article, highlights
+  return mix
+
+
 def device_batch_sizes(batch_sizes, n_devices):
   """Rounds each batch size up to a multiple of ``n_devices``."""
   return [-(-size // n_devices) * n_devices for size in batch_sizes]
@@ -186,7 +219,7 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
             boundaries=BOUNDARIES, batch_sizes=BATCH_SIZES,
             max_joint_length=MAX_JOINT_LENGTH, truncate=False,
             article_loss_weight=0.0, repeat=None, shuffle=None,
-            n_devices=None, seed=0, copy_fraction=0.0):
+            n_devices=None, seed=0, copy_fraction=0.0, short_fraction=0.0):
   """Yields ``(inputs, targets, weights)`` batches of one split of a source.
 
   Args:
@@ -206,6 +239,8 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
     seed: Seed of the shuffle.
     copy_fraction: Share of examples turned into copy lessons (training
       only; see ``MixCopyExamples``).
+    short_fraction: Share of articles cut down to their facts (training
+      only; see ``MixShortExamples``).
 
   Yields:
     Tuples of numpy arrays: inputs and targets (B, L) int32, equal; weights
@@ -224,6 +259,7 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
             else examples(source, split, data_dir=data_dir))
   steps = [
       MixCopyExamples(copy_fraction, seed),
+      MixShortExamples(short_fraction, seed=seed),
       trax.data.Tokenize(keys=[0, 1], vocab_type='subword',
                          vocab_dir=os.path.dirname(path),
                          vocab_file=os.path.basename(path)),

@@ -59,6 +59,7 @@ class TrainArgs:
   overwrite_output_dir: bool = False
   article_loss_weight: float = 0.0
   copy_fraction: float = 0.0
+  short_fraction: float = 0.0
   truncate: bool = True
   progress: bool = True
   export_to: str = None
@@ -303,18 +304,19 @@ def train(args):
     shutil.copyfile(vocab_src, vocab_copy)
   n_devices = trax.fastmath.local_device_count()
 
-  def stream(split, shuffle, copy_fraction=0.0):
+  def stream(split, shuffle, copy_fraction=0.0, short_fraction=0.0):
     return data.batches(
         args.data, split, vocab_file=vocab_copy, data_dir=args.data_dir,
         boundaries=config.boundaries, batch_sizes=config.batch_sizes,
         max_joint_length=config.max_joint_length, truncate=args.truncate,
         article_loss_weight=args.article_loss_weight, repeat=True,
         shuffle=shuffle, n_devices=n_devices, seed=args.seed,
-        copy_fraction=copy_fraction)
+        copy_fraction=copy_fraction, short_fraction=short_fraction)
 
   counter = {'tokens': 0}
   train_task = training.TrainTask(
-      labeled_data=_counted(stream('train', True, args.copy_fraction), counter),
+      labeled_data=_counted(
+          stream('train', True, args.copy_fraction, args.short_fraction), counter),
       loss_layer=tl.CrossEntropyLoss(),
       optimizer=trax.optimizers.Adam(config.learning_rate),
       lr_schedule=trax.lr.warmup_and_rsqrt_decay(config.warmup_steps,
@@ -344,7 +346,8 @@ def train(args):
   save_config(config, out, data=args.data, vocab_file=checkpoint.VOCAB_NAME,
               max_steps=args.max_steps, seed=args.seed,
               article_loss_weight=args.article_loss_weight,
-              copy_fraction=args.copy_fraction, init_from=init_from)
+              copy_fraction=args.copy_fraction, short_fraction=args.short_fraction,
+              init_from=init_from)
   interrupted = False
   with quiet_loop_log(os.path.join(out, 'train.log')) as log, \
        _interrupt_flag() as flag:
@@ -467,6 +470,9 @@ def parse_args(argv=None):
   p.add_argument('--copy-fraction', type=float, default=defaults.copy_fraction,
                  help='share of training examples whose summary is a sentence '
                       'copied from the article (teaches copying names)')
+  p.add_argument('--short-fraction', type=float, default=defaults.short_fraction,
+                 help='share of training articles cut down to the sentences '
+                      'with their facts (teaches summarising short texts)')
   p.add_argument('--no-truncate', dest='truncate', action='store_false',
                  help='drop over-long examples instead of cutting the article')
   p.add_argument('--no-progress', dest='progress', action='store_false')

@@ -82,6 +82,20 @@ def test_copy_lessons_copy_article_sentences():
     assert all(line in data.sentences(article) for line in highlights.split('\n'))
 
 
+def test_short_lessons_keep_the_sentences_with_the_highlights_facts():
+  article = ('The day was long. Rain fell on Marmofield for 3 days. Officials said '
+             'little. Kaisie Garmoez of the agency issued a warning. Nobody knew why.')
+  highlights = 'Marmofield soaked for 3 days.\nGarmoez warns residents.'
+  (short, kept), = data.MixShortExamples(1.0, keep_other=0.0)(iter([(article, highlights)]))
+  assert short == ('Rain fell on Marmofield for 3 days. Kaisie Garmoez of the agency '
+                   'issued a warning.')
+  assert kept == highlights
+  # 'The' is capitalised in the highlights but no name: the article has 'the'.
+  assert data._key_words('The agency: 12,500 homes.', article) == {'12,500'}
+  untouched = list(data.MixShortExamples(0.0)(iter([(article, highlights)])))
+  assert untouched == [(article, highlights)]
+
+
 def test_vocab_builder_writes_a_loadable_vocabulary(tmp_path, capsys):
   out = tmp_path / 'small.subwords'
   assert vocab.main(['--data', 'news', '--size', '400', '--limit', '150',
