@@ -387,7 +387,7 @@ def _check_settings(limit, max_length, method, retrieval_pool):
 
 def evaluate(model_dir=None, source='news', split='test', limit=None,
              max_length=64, method='fast', data_dir=None, retrieval_pool=5000,
-             output_dir=None, progress=False):
+             output_dir=None, progress=False, facts_only=False):
   """Summarises a split with a model and scores it beside Lead-3 and retrieval.
 
   Args:
@@ -402,6 +402,8 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
     output_dir: If given, where ``eval_results.json`` and
       ``generated_predictions.txt`` are written.
     progress: Show progress bars (and notes) on standard error.
+    facts_only: Score short texts: each article cut down to the sentences
+      that name something its highlights name (``data.MixShortExamples``).
 
   Returns:
     {'model': {...}, 'lead3': {...}, 'retrieval': {...}, 'n': N}, each
@@ -417,6 +419,8 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
   pairs = list(itertools.islice(sources.examples(source, split, data_dir), limit))
   if not pairs:
     raise SummarizerError(f'{source}: no examples in the {split} split')
+  if facts_only:
+    pairs = list(data.MixShortExamples(1.0, keep_other=0.0)(iter(pairs)))
   articles = [article for article, _ in pairs]
   references = [highlights for _, highlights in pairs]
   decoding.load(model_dir, None)  # A missing model fails before the indexing.
@@ -438,6 +442,7 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
   results['n'] = len(pairs)
   if output_dir:
     settings = dict(limit=limit, max_length=max_length, method=method,
+                    facts_only=facts_only,
                     retrieval_pool=len(retriever.highlights), data_dir=data_dir,
                     articles_cut=cut, summarising_seconds=round(seconds, 2))
     write_outputs(output_dir, results, predictions, settings,
@@ -525,6 +530,9 @@ def parse_args(argv=None):
   p.add_argument('--output-dir', default=os.path.join('runs', 'eval'),
                  help=f'where {RESULTS_FILE} and {PREDICTIONS_FILE} go '
                       '(default: %(default)s)')
+  p.add_argument('--facts-only', action='store_true',
+                 help="score short texts: each article cut to the sentences "
+                      "that name its highlights' names and numbers")
   p.add_argument('--json', action='store_true',
                  help='print the scores as one JSON object instead of a table')
   return p.parse_args(argv)
@@ -535,7 +543,8 @@ def main(argv=None):
   try:
     results = evaluate(args.model, args.data, args.split, args.limit,
                        args.max_length, args.method, args.data_dir,
-                       args.retrieval_pool, args.output_dir, progress=True)
+                       args.retrieval_pool, args.output_dir, progress=True,
+                       facts_only=args.facts_only)
   except SummarizerError as e:
     print(f'error: {e}', file=sys.stderr)
     return 2

@@ -147,6 +147,28 @@ def test_evaluate_end_to_end(random_model_dir, tmp_path):
   assert saved['settings']['max_length'] == 8
 
 
+def test_facts_only_scores_the_articles_cut_to_their_facts(random_model_dir, tmp_path,
+                                                           monkeypatch):
+  from summarizer import data, news
+  summarised = []
+  summarize_articles = evaluate.summarize_articles
+
+  def recording(articles, *args):
+    summarised.extend(articles)
+    return summarize_articles(articles, *args)
+
+  monkeypatch.setattr(evaluate, 'summarize_articles', recording)
+  assert evaluate.main(['--model', random_model_dir, '--limit', '2', '--max-length', '4',
+                        '--retrieval-pool', '20', '--output-dir', str(tmp_path),
+                        '--facts-only', '--json']) == 0
+  stories = [news.story('test', i) for i in range(2)]
+  for article, story in zip(summarised, stories):
+    assert len(article) < len(story.article) / 2
+    assert set(data.sentences(article)) < set(data.sentences(story.article))
+  saved = json.loads((tmp_path / 'eval_results.json').read_text())
+  assert saved['settings']['facts_only'] is True and len(summarised) == 2
+
+
 def test_main_json_prints_one_object_only(random_model_dir, tmp_path, capsys):
   assert evaluate.main(['--model', random_model_dir, '--limit', '2',
                         '--max-length', '4', '--retrieval-pool', '20',
