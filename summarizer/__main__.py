@@ -11,7 +11,7 @@ import json
 import os
 import sys
 
-from summarizer.errors import SummarizerError
+from summarizer.errors import OneLineParser, SummarizerError
 
 EPILOG = """examples:
   python -m summarizer data/samples/sport.txt          summary of a file
@@ -21,13 +21,6 @@ EPILOG = """examples:
   python -m summarizer story.txt --method greedy       the course's decoder (slow)
   python -m summarizer story.txt --temperature 0.8 --top-k 40 --seed 1
 """
-
-
-class _Parser(argparse.ArgumentParser):
-  """An argument parser whose errors are one line, not usage plus a line."""
-
-  def error(self, message):
-    self.exit(2, f'error: {message} (see --help)\n')
 
 
 def read_article(path=None, text=None, stdin=None):
@@ -73,8 +66,8 @@ def read_article(path=None, text=None, stdin=None):
 
 
 def parse_args(argv=None):
-  p = _Parser(prog='python -m summarizer', description=__doc__.split('\n')[0],
-              epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+  p = OneLineParser(prog='python -m summarizer', description=__doc__.split('\n')[0],
+                    epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument('file', nargs='?', default=None,
                  help="the article: a UTF-8 text file, or '-' for standard input")
   p.add_argument('--text', default=None, help='the article as a string')

@@ -27,7 +27,7 @@ import tempfile
 import time
 
 from summarizer.config import DATA_DIR, EOS, SEP, get_preset
-from summarizer.errors import SummarizerError
+from summarizer.errors import OneLineParser, SummarizerError
 
 SECTIONS = ('import', 'train', 'decode', 'data', 'cli')
 GOALS = {  # name: (goal, True if higher is better)
@@ -296,8 +296,8 @@ def table(results):
 
 
 def main(argv=None):
-  p = argparse.ArgumentParser(prog='python -m summarizer.bench', description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+  p = OneLineParser(prog='python -m summarizer.bench', description=__doc__,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument('--preset', default='tiny',
                  help='preset of the training and data comparisons (default: tiny)')
   p.add_argument('--full', action='store_true', help='the same as --preset course')

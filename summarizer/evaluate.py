@@ -69,7 +69,7 @@ from summarizer import data
 from summarizer import decoding
 from summarizer import sources
 from summarizer.config import DEFAULT_MODEL_DIR
-from summarizer.errors import SummarizerError
+from summarizer.errors import OneLineParser, SummarizerError
 
 SYSTEMS = ('model', 'lead3', 'retrieval')
 ROUGE_TYPES = ('rouge1', 'rouge2', 'rougeL')
@@ -500,16 +500,9 @@ def table(results):
 # --- Command line ------------------------------------------------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-  """An argument parser whose errors are one line, as the package's other errors."""
-
-  def error(self, message):
-    self.exit(2, f'error: {message} (see --help)\n')
-
-
 def parse_args(argv=None):
   """Parses the command line of ``python -m summarizer.evaluate``."""
-  p = _Parser(prog='python -m summarizer.evaluate', description=__doc__,
+  p = OneLineParser(prog='python -m summarizer.evaluate', description=__doc__,
               formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument('--model', default=None,
                  help='model directory (default: the shipped data/model)')

@@ -27,7 +27,7 @@ from summarizer import checkpoint
 from summarizer import data
 from summarizer._trax import tl, trax
 from summarizer.config import get_preset, load_config, save_config
-from summarizer.errors import SummarizerError
+from summarizer.errors import OneLineParser, SummarizerError
 from summarizer.model import TransformerLM
 
 training = trax.supervised.training
@@ -438,7 +438,7 @@ def _eval_line(loop, train_losses):
 def parse_args(argv=None):
   """Parses the command line into a ``TrainArgs``."""
   defaults = TrainArgs()
-  p = argparse.ArgumentParser(
+  p = OneLineParser(
       prog='python -m summarizer.train', description=__doc__,
       formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument('--data', default=defaults.data,
@@ -486,6 +486,9 @@ def parse_args(argv=None):
   for name in ('max_steps', 'eval_steps', 'save_steps', 'eval_batches'):
     if getattr(ns, name) < 1:
       p.error(f'--{name.replace("_", "-")} must be at least 1')
+  for name in ('copy_fraction', 'short_fraction'):
+    if not 0 <= getattr(ns, name) <= 1:
+      p.error(f'--{name.replace("_", "-")} must be between 0 and 1')
   return TrainArgs(**vars(ns))
 
 

@@ -13,7 +13,7 @@ import os
 import sys
 
 from summarizer._trax import trax
-from summarizer.errors import SummarizerError
+from summarizer.errors import OneLineParser, SummarizerError
 from summarizer.sources import examples
 
 text_encoder = trax.data.text_encoder
@@ -73,9 +73,8 @@ def build_vocab(source='news', size=8192, out=None, data_dir=None,
 
 
 def main(argv=None):
-  p = argparse.ArgumentParser(prog='python -m summarizer.vocab',
-                              description=__doc__,
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+  p = OneLineParser(prog='python -m summarizer.vocab', description=__doc__,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument('--data', default='news', help='a data source (default: news)')
   p.add_argument('--data-dir', default=None, help='TFDS data directory')
   p.add_argument('--size', type=int, default=8192, help='target vocabulary size')

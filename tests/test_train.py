@@ -122,6 +122,16 @@ def test_cli_refuses_with_one_line(tmp_path, capsys):
   assert err.count('\n') == 1 and 'not empty' in err
 
 
+@pytest.mark.parametrize('flag', ['--copy-fraction', '--short-fraction'])
+def test_lesson_fractions_outside_0_to_1_are_refused(tmp_path, capsys, flag):
+  with pytest.raises(SystemExit) as exited:
+    train.main(['--output-dir', str(tmp_path / 'run'), flag, '1.5'])
+  assert exited.value.code == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and f'{flag} must be between 0 and 1' in err
+  assert not (tmp_path / 'run').exists()
+
+
 def test_interrupted_save_is_finished_or_discarded(tmp_path):
   out = tmp_path / 'run'
   train.train(micro_args(out, max_steps=2))
