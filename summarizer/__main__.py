@@ -1,9 +1,14 @@
-"""Summarise an article from the command line with the shipped model.
+"""Summarise articles from the command line with the shipped model.
 
   python -m summarizer data/samples/sport.txt
+  python -m summarizer a.txt b.txt --json       # one object per file, in order
   cat article.txt | python -m summarizer -
   python -m summarizer --text "Heavy rain closed ..." --stream
-  python -m summarizer article.txt --json --model runs/tiny
+  python -m summarizer article.txt --model model/  # the course's checkpoint
+
+A text far from what the model was trained on (its perplexity under the
+model far above that of the model's own validation articles) gets a
+warning on standard error; the summary is printed all the same.
 """
 
 import argparse
@@ -11,13 +16,15 @@ import json
 import os
 import sys
 
+from summarizer import __version__
 from summarizer.errors import OneLineParser, SummarizerError
 
 EPILOG = """examples:
   python -m summarizer data/samples/sport.txt          summary of a file
   cat story.txt | python -m summarizer -               ... of standard input
   python -m summarizer --text "..." --stream           print tokens as they come
-  python -m summarizer story.txt --json                [{"summary_text": ...}]
+  python -m summarizer a.txt b.txt --json             [{"summary_text": ..., ...}, ...]
+  python -m summarizer story.txt --model model/        the course's checkpoint
   python -m summarizer story.txt --method greedy       the course's decoder (slow)
   python -m summarizer story.txt --temperature 0.8 --top-k 40 --seed 1
 """
@@ -68,13 +75,19 @@ def read_article(path=None, text=None, stdin=None):
 def parse_args(argv=None):
   p = OneLineParser(prog='python -m summarizer', description=__doc__.split('\n')[0],
                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-  p.add_argument('file', nargs='?', default=None,
-                 help="the article: a UTF-8 text file, or '-' for standard input")
+  p.add_argument('files', nargs='*', metavar='FILE',
+                 help="articles: UTF-8 text files, or '-' for standard input")
   p.add_argument('--text', default=None, help='the article as a string')
+  p.add_argument('--version', action='version', version=f'summarizer {__version__}')
   p.add_argument('--model', default=None,
-                 help='a model directory (default: the shipped data/model)')
+                 help="a model directory: ours, or the course's checkpoint "
+                      '(model.pkl.gz and model.weights.npy.gz; default: the '
+                      'shipped data/model)')
   p.add_argument('--vocab', default=None,
                  help="a vocabulary to use instead of the model's own")
+  p.add_argument('--n-heads', type=int, default=None,
+                 help="attention heads of a checkpoint without config.json "
+                      "(default: the course's 8)")
   p.add_argument('--max-length', type=int, default=64,
                  help='most summary tokens (default: 64)')
   p.add_argument('--method', choices=('fast', 'greedy'), default='fast',
@@ -87,7 +100,8 @@ def parse_args(argv=None):
   p.add_argument('--stream', action='store_true',
                  help='print the summary as it is generated')
   p.add_argument('--json', action='store_true',
-                 help='print [{"summary_text": ...}]')
+                 help='print a JSON list, one object per article: summary_text, '
+                      'article_perplexity, out_of_domain')
   args = p.parse_args(argv)
   if args.max_length < 1:
     p.error('argument --max-length: must be at least 1')
@@ -95,45 +109,91 @@ def parse_args(argv=None):
     p.error('argument --temperature: must not be negative')
   if args.top_k is not None and args.top_k < 1:
     p.error('argument --top-k: must be at least 1')
+  if args.n_heads is not None and args.n_heads < 1:
+    p.error('argument --n-heads: must be at least 1')
   if args.stream and args.json:
     p.error('--stream and --json exclude each other')
+  if args.files.count('-') > 1:
+    p.error("standard input ('-') can be read once")
   return args
+
+
+def read_articles(args, stdin=None):
+  """Returns [(name, text)] for --text, the files, or standard input.
+
+  Every article is read before the model loads, so a bad file costs no wait.
+  """
+  if args.text is not None:
+    if args.files:
+      raise SummarizerError('give FILEs or --text, not both')
+    return [('--text', read_article(text=args.text))]
+  if not args.files:
+    return [('standard input', read_article(stdin=stdin))]
+  return [(path, read_article(path, stdin=stdin)) for path in args.files]
+
+
+def ood_warning(perplexity, calibration):
+  """The one line that tells a user the model does not know this kind of text."""
+  return (f'perplexity {perplexity:,.1f}, where the model\'s own validation articles '
+          f'have at most {calibration["max"]:.1f} (median {calibration["p50"]:.1f}): '
+          'the text is unlike anything it was trained on, so its summary is likely '
+          "wrong. Train on your kind of text (README: 'Train on your own text') or "
+          "use the course's model (README: 'Use the course's model')")
+
+
+def _warn_if_unknown(summary_run, loaded, where, err):
+  """Warns once the article is known to be out of the model's domain; returns True."""
+  if summary_run.out_of_domain:
+    print(f'warning: {where}' + ood_warning(summary_run.article_perplexity,
+                                            loaded.calibration), file=err)
+  return True
 
 
 def run(args, stdin=None, out=None, err=None):
   """Summarises as ``args`` say; returns the exit status."""
   out = out or sys.stdout
   err = err or sys.stderr
-  article = read_article(args.file, args.text, stdin)
+  articles = read_articles(args, stdin)
   # Imported on use: the decoder's modules are not needed to read input.
   from summarizer import data, decoding  # pylint: disable=g-import-not-at-top
+  loaded = decoding.load(args.model, args.vocab, args.n_heads)
+  several = len(articles) > 1
+  results = []
+  for number, (name, article) in enumerate(articles):
+    where = f'{name}: ' if several else ''
 
-  def warn_cut(kept, total):
-    print(f'warning: article cut to its first {kept} of {total} tokens to fit '
-          'the model', file=err)
+    def warn_cut(kept, total, where=where):
+      print(f'warning: {where}article cut to its first {kept} of {total} tokens '
+            '(the most this model reads)', file=err)
 
-  tokens = decoding.summarize_tokens(
-      article, args.model, args.max_length, args.method, args.temperature,
-      args.top_k, args.seed, on_cut=warn_cut, vocab_file=args.vocab)
-  vocab_file = None
-  ids, shown = [], ''
-  for token in tokens:
-    ids.append(token)
+    summary_run = decoding.summarize_tokens(
+        article, args.model, args.max_length, args.method, args.temperature,
+        args.top_k, args.seed, on_cut=warn_cut, vocab_file=args.vocab,
+        n_heads=args.n_heads)
+    if several and not args.json:
+      out.write(f'{"" if number == 0 else chr(10)}==> {name} <==\n')
+    ids, shown, warned = [], '', False
+    for token in summary_run:
+      warned = warned or _warn_if_unknown(summary_run, loaded, where, err)
+      ids.append(token)
+      if args.stream:
+        text = data.detokenize(ids, loaded.vocab_file)
+        if text.startswith(shown):  # A subword may still change a word's end.
+          out.write(text[len(shown):])
+          out.flush()
+          shown = text
+    details = summary_run.details()
+    if not warned:  # The summary was empty: the model has read the article all the same.
+      _warn_if_unknown(summary_run, loaded, where, err)
     if args.stream:
-      vocab_file = vocab_file or decoding.load(args.model, args.vocab).vocab_file
-      text = data.detokenize(ids, vocab_file)
-      if text.startswith(shown):  # A subword may still change a word's end.
-        out.write(text[len(shown):])
-        out.flush()
-        shown = text
-  vocab_file = decoding.load(args.model, args.vocab).vocab_file
-  summary = data.detokenize(ids, vocab_file).strip()
-  if args.stream:
-    out.write('\n')
-  elif args.json:
-    out.write(json.dumps([{'summary_text': summary}]) + '\n')
-  else:
-    out.write(summary + '\n')
+      out.write('\n')
+    elif args.json:
+      results.append({key: details[key] for key in
+                      ('summary_text', 'article_perplexity', 'out_of_domain')})
+    else:
+      out.write(details['summary_text'] + '\n')
+  if args.json:
+    out.write(json.dumps(results) + '\n')
   return 0
 
 

@@ -147,6 +147,32 @@ def _pmap_with_resharding(fun, *args, axis_name=None, **kwargs):
   return call
 
 
+def _tree_unflatten(flat, tree, copy_from_tree=None):
+  """Trax's ``fastmath.tree_unflatten`` with a membership test jax 0.10 allows.
+
+  Trax 1.4.1 tests ``tree in [None, ()]`` while restoring optimizer slots;
+  with current jax that compares an array with a tuple and raises, so Loop
+  cannot resume any checkpoint. The markers are only ever None or (), so
+  they are matched by identity and type here instead.
+  """
+  if copy_from_tree is not None and any(
+      tree is marker or (type(tree) is tuple and type(marker) is tuple
+                         and tree == marker) for marker in copy_from_tree):
+    return tree, flat
+  if isinstance(tree, (list, tuple)):
+    new_tree, rest = [], flat
+    for subtree in tree:
+      new_subtree, rest = _tree_unflatten(rest, subtree, copy_from_tree)
+      new_tree.append(new_subtree)
+    return (tuple(new_tree) if isinstance(tree, tuple) else new_tree), rest
+  if isinstance(tree, dict):
+    new_tree, rest = {}, flat
+    for key in tree:
+      new_tree[key], rest = _tree_unflatten(rest, tree[key], copy_from_tree)
+    return new_tree, rest
+  return flat[0], flat[1:]
+
+
 def _restore_removed_jax_apis(trax):
   """Makes Trax's multi-device training work on jax 0.10.
 
@@ -161,6 +187,10 @@ def _restore_removed_jax_apis(trax):
   except AttributeError:
     jax.device_put_replicated = api.device_put_replicated
   trax.fastmath.jax.JAX_BACKEND['pmap'] = _pmap_with_resharding
+  # Loop.load_checkpoint calls fastmath.tree_unflatten; the data pipeline
+  # calls it through fastmath.numpy.
+  trax.fastmath.tree_unflatten = _tree_unflatten
+  trax.fastmath.numpy.tree_unflatten = _tree_unflatten
 
 
 def _import_trax():

@@ -1,11 +1,17 @@
 """Model directories: checkpoints that survive a kill, and loading them back.
 
-A model directory holds ``config.json`` (the preset values and the data it
-was trained on), the vocabulary and Trax ``Loop`` checkpoint files::
+A model directory we write holds ``config.json`` (the preset values and the
+data it was trained on), the vocabulary and Trax ``Loop`` checkpoint files::
 
   model.pkl.gz            step, state, history, input signature
   model.weights.npy.gz    the weights
   model.opt_slots0.npy.gz Adam's moments (training only; not shipped)
+
+The course's own model, as a learner saves it from the course's lab, is
+only the two checkpoint files, with the vocabulary in ``../vocab_dir/``.
+Such a directory is read here too: its architecture comes from the shapes
+of its weights (``config_from_weights``), and everything downstream sees
+the same ``Config`` as for a directory with ``config.json``.
 
 Trax writes each file under a temporary name and renames it, but a kill
 between two files can still pair new weights with an old pickle. So a
@@ -14,17 +20,20 @@ complete, then renamed into place; ``recover`` finishes or discards a save
 that a kill interrupted.
 """
 
+import dataclasses
 import glob
 import gzip
 import os
 import pickle
 import shutil
+import zlib
 
 import numpy as np
 
 from summarizer import data
 from summarizer._trax import fastmath, jnp, tl, trax
-from summarizer.config import DEFAULT_MODEL_DIR, load_config, save_config
+from summarizer.config import (CALIBRATION_KEY, COURSE_VOCAB_FILE, COURSE_VOCAB_NAME, DEFAULT_MODEL_DIR,
+                               PRESETS, load_config, save_config)
 from summarizer.errors import SummarizerError
 from summarizer.model import TransformerLM
 
@@ -85,11 +94,13 @@ def save_atomically(write, directory):
   _publish(directory)
 
 
-def export(run_dir, model_dir):
+def export(run_dir, model_dir, calibration_articles=None):
   """Copies what inference needs (config, vocabulary, weights) to ``model_dir``.
 
   Optimizer slots are left behind: they triple the size and serve only
-  training.
+  training. A run that was not calibrated (``summarizer.calibration``) is
+  calibrated on the way, on ``calibration_articles`` validation articles
+  (default: ``calibration.CALIBRATION_ARTICLES``).
   """
   if not has_checkpoint(run_dir):
     raise SummarizerError(f'{run_dir}: no checkpoint to export')
@@ -99,7 +110,18 @@ def export(run_dir, model_dir):
   config, values = load_config(run_dir)
   extra = {k: v for k, v in values.items() if k not in config.to_dict()}
   extra['trained_steps'] = saved_step(run_dir)
+  # The lineage says where each run started; a top-level init_from naming a
+  # directory would name the exported model itself once it is overwritten.
+  extra.pop('init_from', None)
+  if extra.get('lineage'):
+    extra['lineage'][-1]['steps'] = extra['trained_steps']
+    extra['total_steps'] = sum(run.get('steps') or 0 for run in extra['lineage'])
   save_config(config, model_dir, **extra)
+  if CALIBRATION_KEY not in extra:  # A run stopped early was not calibrated.
+    from summarizer import calibration  # pylint: disable=g-import-not-at-top
+    limit = calibration_articles or calibration.CALIBRATION_ARTICLES
+    calibration.save_calibration(model_dir, calibration.calibrate(
+        model_dir, values.get('data', 'news'), limit=limit))
 
 
 def saved_step(directory):
@@ -117,40 +139,143 @@ def model_vocab_file(model_dir, values):
   return path
 
 
-def load_model(model_dir=None, mode='eval', vocab_file=None):
+def load_model(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
   """Builds the model a directory describes and loads its weights.
 
   Args:
-    model_dir: A model directory; default: the shipped model.
+    model_dir: A model directory, ours (with ``config.json``) or the
+      course's (checkpoint files only); default: the shipped model.
     mode: 'eval' (whole sequences) or 'predict' (cached, batch of one).
     vocab_file: A vocabulary to use instead of the model's own; it must have
       no more ids than the model.
+    n_heads: Attention heads of a checkpoint without ``config.json``
+      (default: the course's 8); a directory with one must agree.
 
   Returns:
     (model, config, vocab_file).
+
+  Raises:
+    SummarizerError: naming what is missing or does not fit.
   """
   model_dir = model_dir or DEFAULT_MODEL_DIR
   if not os.path.isdir(model_dir):
     raise SummarizerError(f'{model_dir}: model directory not found')
-  config, values = load_config(model_dir)
-  vocab_file = vocab_file or model_vocab_file(model_dir, values)
+  pkl = os.path.join(model_dir, BASENAME + '.pkl.gz')
+  weights = None
+  if os.path.exists(os.path.join(model_dir, 'config.json')):
+    config, values = load_config(model_dir)
+    if n_heads is not None and n_heads != config.n_heads:
+      raise SummarizerError(f'{model_dir}: its config.json says n_heads '
+                            f'{config.n_heads}, not {n_heads}')
+    vocab_file = vocab_file or model_vocab_file(model_dir, values)
+  elif os.path.exists(pkl):  # The course's layout: the architecture is in the shapes.
+    weights = _read_checked(model_dir, pkl)
+    config = config_from_weights(weights, n_heads, model_dir)
+    vocab_file = vocab_file or course_vocab_file(model_dir)
+  else:
+    raise SummarizerError(f'{model_dir}: not a model directory (no config.json '
+                          f'and no {BASENAME}.pkl.gz)')
   n_ids = data.vocab_size(vocab_file)
   if n_ids > config.vocab_size:
     raise SummarizerError(
         f'{vocab_file}: vocabulary has {n_ids} ids but the model in '
         f'{model_dir} knows only {config.vocab_size}: they do not match')
-  pkl = os.path.join(model_dir, BASENAME + '.pkl.gz')
   if not os.path.exists(pkl):
     raise SummarizerError(f'{model_dir}: no weights ({BASENAME}.pkl.gz missing)')
+  if weights is None:
+    weights = _read_checked(model_dir, pkl)
   model = TransformerLM(**config.model_kwargs(), mode=mode)
   try:
-    set_weights(model, read_weights(pkl))
+    set_weights(model, weights)
+  except ValueError as e:
+    raise SummarizerError(f'{model_dir}: cannot load the weights ({e})') from None
+  return model, config, vocab_file
+
+
+def model_values(model_dir=None):
+  """Returns what a model directory's config.json records ({} if it has none)."""
+  model_dir = model_dir or DEFAULT_MODEL_DIR
+  if not os.path.exists(os.path.join(model_dir, 'config.json')):
+    return {}
+  return load_config(model_dir)[1]
+
+
+def model_vocab(model_dir):
+  """Returns the vocabulary file a model directory uses, ours or the course's."""
+  if os.path.exists(os.path.join(model_dir, 'config.json')):
+    return model_vocab_file(model_dir, load_config(model_dir)[1])
+  return course_vocab_file(model_dir)
+
+
+def course_vocab_file(model_dir):
+  """Returns the vocabulary of a course checkpoint without ``config.json``.
+
+  The course's lab keeps it in ``vocab_dir/`` beside the model directory;
+  otherwise the copy of the course's vocabulary in ``data/`` serves.
+  """
+  beside = os.path.join(os.path.dirname(os.path.abspath(model_dir)), 'vocab_dir',
+                        COURSE_VOCAB_NAME)
+  return beside if os.path.isfile(beside) else COURSE_VOCAB_FILE
+
+
+# A TransformerLM's weights, flattened: the embedding (V, d) and positions
+# (max_len, d); 16 arrays a block (layer norm, q, k, v and output, layer
+# norm, two dense layers, the first (d, d_ff)); a final layer norm and the
+# projection to the vocabulary.
+_BEFORE_BLOCKS, _PER_BLOCK, _AFTER_BLOCKS = 2, 16, 4
+_FIRST_FF_KERNEL = _BEFORE_BLOCKS + 12
+
+
+def config_from_weights(weights, n_heads=None, where='the checkpoint'):
+  """Reads a ``TransformerLM``'s architecture off its flat weights.
+
+  Args:
+    weights: The flat list of weight arrays of a Loop checkpoint.
+    n_heads: Attention heads (the shapes do not tell); default: the
+      course's 8.
+    where: What to name in errors.
+
+  Returns:
+    The ``course`` preset with the vocabulary size, widths, number of
+    blocks and ``max_len`` of the weights.
+
+  Raises:
+    SummarizerError: if the shapes fit no ``TransformerLM`` or ``n_heads``
+      does not divide the width.
+  """
+  shapes = [tuple(np.shape(w)) for w in weights]
+  n_blocks, extra = divmod(len(shapes) - _BEFORE_BLOCKS - _AFTER_BLOCKS, _PER_BLOCK)
+  if (extra or n_blocks < 1 or len(shapes[0]) != 2 or len(shapes[1]) != 2
+      or len(shapes[_FIRST_FF_KERNEL]) != 2):
+    raise SummarizerError(f'{where}: {len(shapes)} weight arrays of shapes that fit '
+                          'no TransformerLM')
+  vocab_size, d_model = shapes[0]
+  course = PRESETS['course']
+  n_heads = course.n_heads if n_heads is None else n_heads
+  if n_heads < 1 or d_model % n_heads:
+    raise SummarizerError(f'{where}: --n-heads {n_heads} does not divide the '
+                          f'model width {d_model}')
+  return dataclasses.replace(
+      course, vocab_size=vocab_size, d_model=d_model,
+      d_ff=shapes[_FIRST_FF_KERNEL][1], n_layers=n_blocks, n_heads=n_heads,
+      max_len=shapes[1][0])
+
+
+def _read_checked(model_dir, pkl):
+  """``read_weights`` with every way a file can be broken as one SummarizerError."""
+  try:
+    return read_weights(pkl)
+  except FileNotFoundError as e:
+    raise SummarizerError(f'{model_dir}: cannot load the weights ({e.filename or e} '
+                          'missing)') from None
+  except (EOFError, gzip.BadGzipFile, zlib.error) as e:
+    raise SummarizerError(f'{model_dir}: cannot load the weights (a file is truncated '
+                          f'or not gzip: {e})') from None
   except Exception as e:  # pylint: disable=broad-except
-    # Truncated gzip, a pickle of something else, weights of another shape:
-    # the file cannot serve this config, whatever the library's reason.
+    # A truncated gzip, a pickle of something else: the file cannot serve,
+    # whatever the library's reason.
     raise SummarizerError(f'{model_dir}: cannot load the weights '
                           f'({type(e).__name__}: {str(e)[:120]})') from None
-  return model, config, vocab_file
 
 
 def read_weights(pkl):
@@ -158,12 +283,26 @@ def read_weights(pkl):
   with gzip.open(pkl, 'rb') as f:
     saved = pickle.load(f)
   flat = saved['flat_weights']
-  if isinstance(flat, int):  # The arrays are beside the pickle, at this gzip level.
+  if isinstance(flat, int):  # The arrays are beside the pickle (Trax >= 1.3.8).
     arrays = pkl[:-len('pkl.gz')] + 'weights.npy.gz'
     if not os.path.exists(arrays):
-      raise FileNotFoundError(os.path.basename(arrays))
-    flat = tl.np_from_file(arrays, compresslevel=flat)
+      raise FileNotFoundError(2, 'missing', os.path.basename(arrays))
+    flat = _read_arrays(arrays)
   return flat
+
+
+def _read_arrays(path):
+  """Reads the arrays ``np.save``-d one after another into a gzip file.
+
+  Trax's own ``np_from_file`` stops quietly at the first error, so a
+  truncated file would give a model with its last layers missing; here
+  only a clean end of the file ends the list.
+  """
+  arrays = []
+  with gzip.open(path, 'rb') as f:
+    while f.peek(1):
+      arrays.append(np.load(f, allow_pickle=False))
+  return arrays
 
 
 def set_weights(model, weights):

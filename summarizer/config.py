@@ -21,10 +21,16 @@ BOUNDARIES = (128, 256, 512, 1024)
 BATCH_SIZES = (16, 8, 4, 2, 1)
 MAX_JOINT_LENGTH = 2048  # Longer examples are dropped (or their article cut).
 
+# config.json's entry for the article perplexities a model was calibrated on.
+CALIBRATION_KEY = 'perplexity_calibration'
+
 # Where the package keeps what it ships.
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 DATA_DIR = os.path.join(os.path.dirname(PACKAGE_DIR), 'data')
 DEFAULT_VOCAB_FILE = os.path.join(DATA_DIR, 'news.subwords')
+# The course's vocabulary (33,021 subwords), as its lab saves it.
+COURSE_VOCAB_NAME = 'summarize32k.subword.subwords'
+COURSE_VOCAB_FILE = os.path.join(DATA_DIR, COURSE_VOCAB_NAME)
 DEFAULT_MODEL_DIR = os.path.join(DATA_DIR, 'model')
 
 
@@ -45,6 +51,8 @@ class Config:
   learning_rate: float = 0.01   # Peak of the warmup-then-rsqrt schedule.
   warmup_steps: int = 1000      # Linear warmup before the rsqrt decay.
   max_joint_length: int = MAX_JOINT_LENGTH  # Longest article+summary kept.
+  truncate: bool = False        # Cut longer articles to fit (True), or drop
+                                # the example as the course's FilterByLength does.
   boundaries: tuple = BOUNDARIES            # Bucket edges by sequence length.
   batch_sizes: tuple = BATCH_SIZES          # One per bucket, plus the last.
 
@@ -59,13 +67,17 @@ class Config:
 
   @classmethod
   def from_dict(cls, values):
-    """Builds a Config from ``to_dict`` output, ignoring unknown keys."""
+    """Builds a Config from ``to_dict`` output, ignoring unknown keys.
+
+    A key the values lack (written before the field existed) takes the
+    value of the preset they name.
+    """
     fields = {f.name for f in dataclasses.fields(cls)}
     kept = {k: v for k, v in values.items() if k in fields}
     for key in ('boundaries', 'batch_sizes'):
       if key in kept:
         kept[key] = tuple(kept[key])
-    return cls(**kept)
+    return dataclasses.replace(PRESETS.get(kept.get('preset'), cls()), **kept)
 
 
 PRESETS = {
@@ -80,7 +92,7 @@ PRESETS = {
     'tiny': Config(preset='tiny', vocab_size=2048, d_model=256, d_ff=1024,
                    n_layers=3, n_heads=4, dropout=0.0, max_len=1024,
                    learning_rate=0.002, warmup_steps=400,
-                   max_joint_length=1024, boundaries=(256, 384, 512),
+                   max_joint_length=1024, truncate=True, boundaries=(256, 384, 512),
                    batch_sizes=(16, 8, 4, 2)),
 }
 

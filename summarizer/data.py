@@ -15,6 +15,7 @@ its own batch size, to waste little on padding.
 
 import functools
 import hashlib
+import itertools
 import os
 import random
 import re
@@ -29,6 +30,8 @@ from summarizer.sources import examples  # pylint: disable=unused-import
 
 # Examples the shuffle queue holds; bigger mixes better, costs memory.
 SHUFFLE_QUEUE = 1024
+# Over-long examples dropped one after another before a stream gives up.
+MAX_DROPPED_IN_A_ROW = 1000
 
 
 def vocab_path(vocab_file=None):
@@ -123,12 +126,20 @@ def PreprocessJoint(max_joint_length=MAX_JOINT_LENGTH, truncate=False,  # pylint
   ``truncate``, their article is cut so the whole summary still fits.
   """
   def preprocess(stream):
+    dropped = 0  # In a row: a stream where every example is too long never ends.
     for article_ids, summary_ids in stream:
       overflow = len(article_ids) + len(summary_ids) + 3 - max_joint_length
       if overflow > 0:
         if not truncate or overflow >= len(article_ids):
+          dropped += 1
+          if dropped == MAX_DROPPED_IN_A_ROW:
+            raise SummarizerError(
+                f'{dropped} examples in a row are longer than {max_joint_length} '
+                'tokens and were dropped: cut them to fit with --truncate, or '
+                'use a preset with a longer max_joint_length')
           continue
         article_ids = article_ids[:len(article_ids) - overflow]
+      dropped = 0
       joint, weights = joint_sequence(article_ids, summary_ids,
                                       article_loss_weight)
       yield joint, joint, weights
@@ -199,16 +210,57 @@ def MixShortExamples(fraction, keep_other=0.15, seed=0):  # pylint: disable=inva
   return mix
 
 
+def join_stories(pairs):
+  """Joins consecutive stories into one longer article, as a news round-up.
+
+  The articles follow one another as paragraphs. The highlights cover every
+  part: the first story's first two and the first of each later one, so a
+  summary of a longer text still names what each part is about and stays
+  short.
+
+  Args:
+    pairs: (article, highlights) pairs, two or more.
+
+  Returns:
+    (article, highlights) of the joined story.
+  """
+  articles = [article for article, _ in pairs]
+  lines = [highlights.split('\n') for _, highlights in pairs]
+  kept = lines[0][:2] + [part[0] for part in lines[1:]]
+  return '\n\n'.join(articles), '\n'.join(kept)
+
+
+def MixLongExamples(fraction, max_parts=3, seed=0):  # pylint: disable=invalid-name
+  """Returns a stream function that joins some examples into long ones.
+
+  With probability ``fraction`` an example is joined with the next one or
+  two of the stream (``join_stories``). A model that has read only
+  single stories of about 200 tokens writes word salad after that many
+  tokens; these examples teach it articles two or three times as long.
+  """
+  rng = random.Random(seed + 2)  # Not the draws of the other lessons.
+
+  def mix(stream):
+    stream = iter(stream)
+    for pair in stream:
+      if fraction > 0 and rng.random() < fraction:
+        parts = [pair] + list(itertools.islice(stream, rng.randint(1, max_parts - 1)))
+        if len(parts) > 1:
+          pair = join_stories(parts)
+      yield pair
+  return mix
+
+
 def device_batch_sizes(batch_sizes, n_devices):
   """Rounds each batch size up to a multiple of ``n_devices``."""
   return [-(-size // n_devices) * n_devices for size in batch_sizes]
 
 
-def _repeat(source, split, data_dir):
+def _repeat(source, split, data_dir, download):
   """Yields the examples of a split over and over (for training)."""
   while True:
     count = 0
-    for example in examples(source, split, data_dir=data_dir):
+    for example in examples(source, split, data_dir, download):
       count += 1
       yield example
     if count == 0:
@@ -219,7 +271,8 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
             boundaries=BOUNDARIES, batch_sizes=BATCH_SIZES,
             max_joint_length=MAX_JOINT_LENGTH, truncate=False,
             article_loss_weight=0.0, repeat=None, shuffle=None,
-            n_devices=None, seed=0, copy_fraction=0.0, short_fraction=0.0):
+            n_devices=None, seed=0, copy_fraction=0.0, short_fraction=0.0,
+            long_fraction=0.0, download=True):
   """Yields ``(inputs, targets, weights)`` batches of one split of a source.
 
   Args:
@@ -241,6 +294,10 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
       only; see ``MixCopyExamples``).
     short_fraction: Share of articles cut down to their facts (training
       only; see ``MixShortExamples``).
+    long_fraction: Share of examples joined with the next one or two into a
+      longer article (training only; see ``MixLongExamples``).
+    download: Whether a ``tfds:`` dataset missing from ``data_dir`` may be
+      downloaded.
 
   Yields:
     Tuples of numpy arrays: inputs and targets (B, L) int32, equal; weights
@@ -255,9 +312,10 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
   if len(batch_sizes) != len(boundaries) + 1:
     raise SummarizerError('batch_sizes needs one entry more than boundaries')
 
-  stream = (_repeat(source, split, data_dir) if repeat
-            else examples(source, split, data_dir=data_dir))
+  stream = (_repeat(source, split, data_dir, download) if repeat
+            else examples(source, split, data_dir, download))
   steps = [
+      MixLongExamples(long_fraction, seed=seed),
       MixCopyExamples(copy_fraction, seed),
       MixShortExamples(short_fraction, seed=seed),
       trax.data.Tokenize(keys=[0, 1], vocab_type='subword',

@@ -358,7 +358,7 @@ def build_retriever(source='news', data_dir=None, pool=5000, progress=False):
 
 
 def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
-                       progress=False):
+                       progress=False, n_heads=None):
   """Summarises articles with a model directory.
 
   Returns:
@@ -366,12 +366,13 @@ def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
     articles had to be cut to fit the model's context.
   """
   # The same arguments as summarize_tokens passes, so the cached model is shared.
-  vocab_file = decoding.load(model_dir, None).vocab_file
+  vocab_file = decoding.load(model_dir, None, n_heads).vocab_file
   summaries, cut = [], []
   for article in tqdm(articles, desc='summarising', unit='article',
                       file=sys.stderr, disable=not progress):
     ids = decoding.summarize_tokens(article, model_dir, max_length, method,
-                                    on_cut=lambda kept, total: cut.append(total))
+                                    on_cut=lambda kept, total: cut.append(total),
+                                    n_heads=n_heads)
     summaries.append(data.detokenize(list(ids), vocab_file).strip())
   return summaries, len(cut)
 
@@ -387,7 +388,8 @@ def _check_settings(limit, max_length, method, retrieval_pool):
 
 def evaluate(model_dir=None, source='news', split='test', limit=None,
              max_length=64, method='fast', data_dir=None, retrieval_pool=5000,
-             output_dir=None, progress=False, facts_only=False):
+             output_dir=None, progress=False, facts_only=False, join=1,
+             download=True, n_heads=None):
   """Summarises a split with a model and scores it beside Lead-3 and retrieval.
 
   Args:
@@ -404,6 +406,11 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
     progress: Show progress bars (and notes) on standard error.
     facts_only: Score short texts: each article cut down to the sentences
       that name something its highlights name (``data.MixShortExamples``).
+    join: Score long texts: each article made of this many consecutive
+      stories (``data.join_stories``); ``limit`` counts joined articles.
+    download: Whether a ``tfds:`` dataset missing from ``data_dir`` may be
+      downloaded.
+    n_heads: Attention heads of a checkpoint without config.json.
 
   Returns:
     {'model': {...}, 'lead3': {...}, 'retrieval': {...}, 'n': N}, each
@@ -416,18 +423,24 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
   """
   _check_settings(limit, max_length, method, retrieval_pool)
   split = sources.canonical_split(split)
-  pairs = list(itertools.islice(sources.examples(source, split, data_dir), limit))
+  if join < 1:
+    raise SummarizerError(f'join must be at least 1, not {join}')
+  stream = sources.examples(source, split, data_dir, download)
+  pairs = list(itertools.islice(stream, None if limit is None else limit * join))
   if not pairs:
     raise SummarizerError(f'{source}: no examples in the {split} split')
+  if join > 1:
+    pairs = [data.join_stories(pairs[i:i + join])
+             for i in range(0, len(pairs) - join + 1, join)]
   if facts_only:
     pairs = list(data.MixShortExamples(1.0, keep_other=0.0)(iter(pairs)))
   articles = [article for article, _ in pairs]
   references = [highlights for _, highlights in pairs]
-  decoding.load(model_dir, None)  # A missing model fails before the indexing.
+  decoding.load(model_dir, None, n_heads)  # A missing model fails before the indexing.
   retriever = build_retriever(source, data_dir, retrieval_pool, progress)
   start = time.monotonic()
   predictions, cut = summarize_articles(articles, model_dir, max_length, method,
-                                        progress)
+                                        progress, n_heads)
   seconds = time.monotonic() - start
   if cut and progress:
     print(f'note: {cut} of {len(articles)} articles were cut to fit the '
@@ -442,7 +455,7 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
   results['n'] = len(pairs)
   if output_dir:
     settings = dict(limit=limit, max_length=max_length, method=method,
-                    facts_only=facts_only,
+                    facts_only=facts_only, join=join,
                     retrieval_pool=len(retriever.highlights), data_dir=data_dir,
                     articles_cut=cut, summarising_seconds=round(seconds, 2))
     write_outputs(output_dir, results, predictions, settings,
@@ -509,7 +522,11 @@ def parse_args(argv=None):
   p.add_argument('--data', default='news',
                  help='data source: news (default), tfds:NAME, .story files, '
                       'JSONL or CSV')
-  p.add_argument('--data-dir', default=None, help='TFDS data directory')
+  p.add_argument('--data-dir', default=None,
+                 help='TFDS data directory (default: ~/tensorflow_datasets)')
+  p.add_argument('--no-download', action='store_true',
+                 help='never download a tfds: dataset; one not prepared in '
+                      '--data-dir is an error')
   p.add_argument('--split', default='test', help='split to score (default: test)')
   p.add_argument('--limit', type=int, default=None,
                  help='score only the first N articles')
@@ -526,6 +543,12 @@ def parse_args(argv=None):
   p.add_argument('--facts-only', action='store_true',
                  help="score short texts: each article cut to the sentences "
                       "that name its highlights' names and numbers")
+  p.add_argument('--join', type=int, default=1, metavar='N',
+                 help='score long texts: articles of N consecutive stories '
+                      '(default: 1)')
+  p.add_argument('--n-heads', type=int, default=None,
+                 help="attention heads of a checkpoint without config.json "
+                      "(default: the course's 8)")
   p.add_argument('--json', action='store_true',
                  help='print the scores as one JSON object instead of a table')
   return p.parse_args(argv)
@@ -537,7 +560,8 @@ def main(argv=None):
     results = evaluate(args.model, args.data, args.split, args.limit,
                        args.max_length, args.method, args.data_dir,
                        args.retrieval_pool, args.output_dir, progress=True,
-                       facts_only=args.facts_only)
+                       facts_only=args.facts_only, join=args.join,
+                       download=not args.no_download, n_heads=args.n_heads)
   except SummarizerError as e:
     print(f'error: {e}', file=sys.stderr)
     return 2

@@ -3,7 +3,8 @@
 A source is one string, the ``--data`` flag of every command:
 
   news                        the embedded generated corpus (default, offline)
-  tfds:cnn_dailymail[:3.4.0]  TensorFlow Datasets, prepared in --data-dir
+  tfds:cnn_dailymail[:3.4.0]  TensorFlow Datasets in --data-dir, downloaded
+                              and prepared there by TFDS where missing
   PATH                        .story files (a folder, searched recursively) or
                               the cnn_stories.tgz / dailymail_stories.tgz
                               archives; or .jsonl / .csv files with 'article'
@@ -21,8 +22,10 @@ import hashlib
 import itertools
 import json
 import os
+import re
 import sys
 import tarfile
+import threading
 
 from summarizer.errors import SummarizerError
 
@@ -250,31 +253,47 @@ def _table(path, split, skips):
 
 # --- TensorFlow Datasets -------------------------------------------------------
 
+DEFAULT_TFDS_DIR = '~/tensorflow_datasets'
+# Long enough for a slow proxy to answer, short enough that an offline user
+# hears so at once instead of after TFDS's 200 s of retries.
+_PROBE_SECONDS = 5
+# What a user without network can do instead (every TFDS error names it).
+_OFFLINE_WAYS = ('pass --data-dir with the dataset already prepared, or --data '
+                 'PATH to the CNN/DailyMail .story archives cnn_stories.tgz and '
+                 'dailymail_stories.tgz')
 
-def _tfds(spec, split, data_dir, skips):
-  """Reads one pass over a prepared TFDS split; never downloads.
+
+def _tfds(spec, split, data_dir, download, skips):
+  """Reads one pass over a TFDS split, downloading and preparing it if missing.
 
   The course reads CNN/DailyMail with ``trax.data.TFDS``, which shuffles,
   repeats forever and offers no test split; evaluation needs one ordered
   pass over any split, and training repeats and shuffles by itself, so the
-  builder is read directly, with the same keys.
+  builder is read directly, with the same keys. A dataset that is not
+  prepared in ``data_dir`` is downloaded and prepared there as Trax does it:
+  by TFDS's own ``download_and_prepare``, with TFDS's progress bars.
   """
   import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top
   from summarizer import _trax  # pylint: disable=g-import-not-at-top,unused-import
   name = spec[len('tfds:'):]  # TFDS reads 'name:version' itself.
   if not name:
     raise SummarizerError('tfds: needs a dataset name, e.g. tfds:cnn_dailymail')
-  data_dir = os.path.expanduser(data_dir or '~/tensorflow_datasets')
+  data_dir = os.path.expanduser(data_dir or DEFAULT_TFDS_DIR)
   try:
+    # Building writes nothing under data_dir and uses no network (checked on
+    # TFDS 4.9.10), so --no-download leaves no trace there.
     builder = tfds.builder(name, data_dir=data_dir)
-    dataset = builder.as_dataset(split=split, shuffle_files=False)
   except Exception as e:  # pylint: disable=broad-except
-    cause = str(e).strip().splitlines()[0][:100] if str(e).strip() else type(e).__name__
-    raise SummarizerError(
-        f'{spec}: cannot read split {split!r} from {data_dir} ({cause}). It '
-        'cannot be downloaded here (offline; its Google Drive download often '
-        'fails anyway): prepare it elsewhere and pass --data-dir, or use '
-        '.story files, JSONL/CSV, or news') from None
+    raise SummarizerError(f'{spec}: not a TFDS dataset ({_short(e)})') from None
+  # Read first and prepare only on failure, as tfds.load does; this also
+  # keeps tfds.testing.mock_data working, which fakes reading, not preparing.
+  try:
+    dataset = _tfds_split(builder, spec, split, data_dir)
+  except SummarizerError:
+    if builder.is_prepared():
+      raise
+    _download_and_prepare(builder, spec, data_dir, download)
+    dataset = _tfds_split(builder, spec, split, data_dir)
   for example in tfds.as_numpy(dataset):
     try:
       pair = skips.check(_text(example.get('article')), _text(example.get('highlights')))
@@ -283,6 +302,109 @@ def _tfds(spec, split, data_dir, skips):
       continue
     if pair:
       yield pair
+
+
+def _tfds_split(builder, spec, split, data_dir):
+  """Returns the builder's split as a ``tf.data.Dataset`` in file order."""
+  try:
+    return builder.as_dataset(split=split, shuffle_files=False)
+  except Exception as e:  # pylint: disable=broad-except
+    raise SummarizerError(f'{spec}: cannot read split {split!r} from {data_dir} '
+                          f'({_short(e)})') from None
+
+
+def _download_and_prepare(builder, spec, data_dir, download):
+  """Downloads and prepares a dataset in ``data_dir``, or says why it cannot."""
+  if not download:
+    raise SummarizerError(f'{spec}: not prepared in {data_dir}, and downloading '
+                          f'is off (--no-download); {_OFFLINE_WAYS}')
+  # The first file TFDS will fetch, from the checksums TFDS ships with the
+  # dataset (cnn_dailymail: its Google Drive archives). Without any, TFDS is
+  # left to find out by itself.
+  try:
+    urls = list(builder.url_infos or ())
+  except Exception:  # pylint: disable=broad-except
+    urls = []  # download_and_prepare fails the same way, and says so below.
+  failure = _probe(urls[0]) if urls else None
+  if failure:
+    raise SummarizerError(f'{spec}: no network ({failure}), so it cannot be '
+                          f'downloaded; {_OFFLINE_WAYS}')
+  try:
+    # Trax's download folder, so a download started by the course is reused.
+    builder.download_and_prepare(download_dir=os.path.join(data_dir, 'download'))
+  except Exception as e:  # pylint: disable=broad-except
+    import requests  # pylint: disable=g-import-not-at-top
+    cause = _network_cause(e) if isinstance(e, requests.RequestException) else _short(e)
+    raise SummarizerError(f'{spec}: downloading and preparing it in {data_dir} '
+                          f'failed ({cause}); {_OFFLINE_WAYS}') from None
+
+
+def _probe(url, seconds=_PROBE_SECONDS):
+  """Makes one quick request to ``url`` the way TFDS downloads.
+
+  TFDS downloads with ``requests``, which takes proxies (``HTTPS_PROXY``,
+  ``HTTP_PROXY``, ``NO_PROXY``) and CA bundles from the environment; so
+  does this request. Any HTTP answer, even an error status, shows that the
+  network works; what TFDS then makes of it is TFDS's business.
+
+  Args:
+    url: A URL the download will fetch.
+    seconds: How long to wait for an answer.
+
+  Returns:
+    None if the server (or proxy) answered, else a few words on why not.
+  """
+  import requests  # pylint: disable=g-import-not-at-top
+  failures = []
+
+  def request():
+    try:
+      # HEAD without redirects: the status line is all it needs to read.
+      requests.head(url, timeout=seconds, allow_redirects=False).close()
+    except requests.Timeout:
+      failures.append(f'no answer in {seconds} s')
+    except Exception as e:  # pylint: disable=broad-except
+      failures.append(_network_cause(e))
+
+  # A thread, because requests' timeout does not cover the name lookup, which
+  # can hang for a long time where the DNS server is unreachable.
+  thread = threading.Thread(target=request, daemon=True)
+  thread.start()
+  thread.join(seconds)
+  if thread.is_alive():
+    return f'no answer in {seconds} s'
+  return failures[0] if failures else None
+
+
+def _network_cause(error):
+  """A few words on why a request failed, from inside requests' wrapping.
+
+  requests wraps urllib3's error, which wraps the cause (for a proxy, once
+  more). Gives e.g. "failed to resolve 'drive.google.com' (Name or service
+  not known)" or "proxy: tunnel connection failed: 403 Forbidden".
+  """
+  import requests  # pylint: disable=g-import-not-at-top
+  inner = error
+  while True:
+    nested = getattr(inner, 'reason', None)
+    if not isinstance(nested, BaseException) and inner.args:
+      nested = inner.args[-1]
+    if not isinstance(nested, BaseException) or nested is inner:
+      break
+    inner = nested
+  text = re.sub(r'^\w*Connection\(host=.*?\): ', '', str(inner))  # urllib3's prefix.
+  text = re.sub(r'\[Errno -?\d+\] ', '', text)
+  where = 'proxy: ' if isinstance(error, requests.exceptions.ProxyError) else ''
+  return where + (_short(text[:1].lower() + text[1:]) if text else type(inner).__name__)
+
+
+def _short(error):
+  """The first line of an error's message (or a text), cut short; else its type."""
+  text = str(error).strip()
+  if not text:
+    return type(error).__name__
+  text = ' '.join(text.splitlines()[0].split())
+  return text if len(text) <= 120 else text[:117] + '...'
 
 
 def _text(value):
@@ -302,12 +424,12 @@ def _news(split, skips):
       yield pair
 
 
-def _reader(source, split, data_dir, skips):
+def _reader(source, split, data_dir, download, skips):
   """Returns the generator of pairs for a source string."""
   if source == 'news':
     return _news(split, skips)
   if source.startswith('tfds:'):
-    return _tfds(source, split, data_dir, skips)
+    return _tfds(source, split, data_dir, download, skips)
   path = os.path.expanduser(source)
   if os.path.exists(path):
     if path.endswith(('.tgz', '.tar.gz', '.story')):
@@ -321,21 +443,26 @@ def _reader(source, split, data_dir, skips):
   raise SummarizerError(f'unknown data source {source!r}; use {ACCEPTED}')
 
 
-def examples(source='news', split='train', data_dir=None):
+def examples(source='news', split='train', data_dir=None, download=True):
   """Yields (article, highlights) string pairs of one split of a source.
 
   Args:
     source: A source string (see the module docstring).
     split: 'train', 'validation' (or 'val', 'eval') or 'test'.
-    data_dir: Where TFDS keeps prepared datasets (``tfds:`` only).
+    data_dir: Where TFDS keeps prepared datasets (``tfds:`` only; default
+      ``~/tensorflow_datasets``).
+    download: Whether a TFDS dataset that is not prepared in ``data_dir`` is
+      downloaded and prepared there (``tfds:`` only). If False, such a
+      dataset is an error, with no network request and nothing written.
 
   Raises:
-    SummarizerError: for an unknown source or split, a missing column, or a
-      TFDS dataset that is not prepared.
+    SummarizerError: for an unknown source or split, a missing column, a
+      TFDS dataset that is not prepared when ``download`` is False, no
+      network, or a failed download.
   """
   split = canonical_split(split)
   skips = _Skips(source, split)
-  pairs = _reader(source, split, data_dir, skips)
+  pairs = _reader(source, split, data_dir, download, skips)
   first = next(pairs, None)  # Open the source now, so errors come at once.
   if first is None:
     skips.report()

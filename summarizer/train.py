@@ -23,10 +23,12 @@ import time
 import jax
 import numpy as np
 
+from summarizer import calibration
 from summarizer import checkpoint
 from summarizer import data
 from summarizer._trax import tl, trax
-from summarizer.config import get_preset, load_config, save_config
+from summarizer.config import (COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, EOS, get_preset,
+                               load_config, save_config)
 from summarizer.errors import OneLineParser, SummarizerError
 from summarizer.model import TransformerLM
 
@@ -35,6 +37,9 @@ training = trax.supervised.training
 # Config entries that fix the architecture: a checkpoint resumes only into
 # a model that agrees on all of them.
 ARCHITECTURE = ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'n_heads', 'max_len')
+# Training examples a run's own vocabulary is built from (enough for its
+# frequent words; the whole of CNN/DailyMail would take an hour).
+VOCAB_EXAMPLES = 20000
 # What --overwrite-output-dir may delete: files a run writes, nothing else.
 RUN_FILES = ('config.json', checkpoint.VOCAB_NAME, 'train.log', 'loss.png',
              'data_counters*', 'model.*', 'train', 'eval')
@@ -60,56 +65,25 @@ class TrainArgs:
   article_loss_weight: float = 0.0
   copy_fraction: float = 0.0
   short_fraction: float = 0.0
-  truncate: bool = True
+  long_fraction: float = 0.0
+  truncate: bool = None  # None: the preset's choice.
+  download: bool = True
   progress: bool = True
   export_to: str = None
   init_from: str = None
+  calibration_articles: int = calibration.CALIBRATION_ARTICLES
 
 
 class _Interrupted(Exception):
   """Raised between two steps after Ctrl-C, so the step count is whole."""
 
 
-def _tree_unflatten(flat, tree, copy_from_tree=None):
-  """Trax's ``fastmath.tree_unflatten`` with a membership test jax 0.10 allows.
-
-  Trax 1.4.1 tests ``tree in [None, ()]`` while restoring optimizer slots;
-  with current jax that compares an array with a tuple and raises, so Loop
-  cannot resume any checkpoint. The markers are only ever None or (), so
-  they are matched by identity and type here instead.
-  """
-  if copy_from_tree is not None and any(
-      tree is marker or (type(tree) is tuple and type(marker) is tuple
-                         and tree == marker) for marker in copy_from_tree):
-    return tree, flat
-  if isinstance(tree, (list, tuple)):
-    new_tree, rest = [], flat
-    for subtree in tree:
-      new_subtree, rest = _tree_unflatten(rest, subtree, copy_from_tree)
-      new_tree.append(new_subtree)
-    return (tuple(new_tree) if isinstance(tree, tuple) else new_tree), rest
-  if isinstance(tree, dict):
-    new_tree, rest = {}, flat
-    for key in tree:
-      new_tree[key], rest = _tree_unflatten(rest, tree[key], copy_from_tree)
-    return new_tree, rest
-  return flat[0], flat[1:]
-
-
 class _Loop(training.Loop):
-  """Trax's Loop with atomic checkpoints, working resume and a step hook."""
+  """Trax's Loop with atomic checkpoints and a step hook."""
 
   def __init__(self, *args, on_step=None, **kwargs):
     self._on_step = on_step
     super().__init__(*args, **kwargs)
-
-  def load_checkpoint(self, directory=None, filename=None):
-    original = trax.fastmath.tree_unflatten
-    trax.fastmath.tree_unflatten = _tree_unflatten
-    try:
-      return super().load_checkpoint(directory, filename)
-    finally:
-      trax.fastmath.tree_unflatten = original
 
   def save_checkpoint(self, basename):
     if basename != checkpoint.BASENAME:
@@ -123,18 +97,93 @@ class _Loop(training.Loop):
     return loss, metrics
 
 
-def resolve_config(args):
-  """Returns the Config of a run: the preset with the flags' overrides."""
+def training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model'):  # pylint: disable=invalid-name,redefined-outer-name
+  """Returns the course's training loop (UNQ_C8) over a small TransformerLM.
+
+  The course's exercise: cross-entropy loss, Adam at 0.01 with a warmup of
+  1,000 steps then an rsqrt decay, a checkpoint every 10 steps, and
+  cross-entropy and accuracy on evaluation. ``loop.run(n)`` trains n steps.
+
+  Args:
+    TransformerLM: The model function to train (the learner's or ours); it
+      is built with d_model=4, d_ff=16, n_layers=1, n_heads=2 in 'train'
+      mode, as in the course.
+    train_gen: Stream of ``(inputs, targets, weights)`` training batches.
+    eval_gen: Stream of such batches for evaluation.
+    output_dir: Where checkpoints and metrics go. Trax resumes from a
+      checkpoint it finds there.
+
+  Returns:
+    A ``trax.supervised.training.Loop``.
+  """
+  output_dir = os.path.expanduser(output_dir)
+  learning_rate = 0.01
+  train_task = training.TrainTask(
+      labeled_data=train_gen,
+      loss_layer=tl.CrossEntropyLoss(),
+      optimizer=trax.optimizers.Adam(learning_rate),
+      lr_schedule=trax.lr.warmup_and_rsqrt_decay(1000, learning_rate),
+      n_steps_per_checkpoint=10)
+  eval_task = training.EvalTask(
+      labeled_data=eval_gen,
+      metrics=[tl.CrossEntropyLoss(), tl.Accuracy()])
+  return training.Loop(
+      TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train'),
+      train_task, eval_tasks=[eval_task], output_dir=output_dir)
+
+
+def resolve_config(args, vocab_file=None):
+  """Returns the Config of a run: the preset with the flags' overrides.
+
+  Args:
+    args: A ``TrainArgs``.
+    vocab_file: The run's vocabulary; the model gets at least as many ids.
+  """
   config = get_preset(args.preset)
   overrides = {}
   if args.learning_rate is not None:
     overrides['learning_rate'] = args.learning_rate
   if args.warmup_steps is not None:
     overrides['warmup_steps'] = args.warmup_steps
-  n_ids = data.vocab_size(args.vocab)
+  if args.truncate is not None:
+    overrides['truncate'] = args.truncate
+  n_ids = data.vocab_size(vocab_file) if vocab_file else 0
   if n_ids > config.vocab_size:  # Round up to a multiple of 128 for speed.
     overrides['vocab_size'] = -(-n_ids // 128) * 128
   return dataclasses.replace(config, **overrides)
+
+
+def chosen_vocab(args):
+  """Returns the vocabulary a run uses, or None if one must be built for it.
+
+  In order: ``--vocab``; the one a resumed run already has; the one of the
+  model ``--init-from`` starts from; the course's for the ``course`` preset
+  (as the course does); the project's for ``news``. A ``tiny`` run on other
+  data needs a vocabulary of its own: the news one would cut its words
+  into meaningless pieces.
+  """
+  if args.vocab:
+    return data.vocab_path(args.vocab)
+  own = os.path.join(args.output_dir, checkpoint.VOCAB_NAME)
+  if args.resume and os.path.isfile(own):
+    return own
+  if args.init_from:
+    return checkpoint.model_vocab(args.init_from)
+  if args.preset == 'course':
+    return COURSE_VOCAB_FILE
+  if args.data == 'news':
+    return DEFAULT_VOCAB_FILE
+  return None
+
+
+def build_run_vocab(args, config, path):
+  """Builds a vocabulary of the preset's size from the run's training data."""
+  from summarizer import vocab  # pylint: disable=g-import-not-at-top
+  print(f'no --vocab: building a {config.vocab_size}-subword vocabulary from the '
+        f'training split of {args.data} into {path}', flush=True)
+  vocab.build_vocab(args.data, config.vocab_size, path, args.data_dir,
+                    limit=VOCAB_EXAMPLES, progress=args.progress, download=args.download)
+  return path
 
 
 def architecture_differences(saved, config, where):
@@ -149,13 +198,15 @@ def initial_weights(model_dir, config):
 
   A fresh run may start from a trained model (fine-tuning) instead of a
   random one; the optimizer and the learning-rate schedule start afresh.
+  The course's checkpoint (no config.json) is read with the preset's heads.
   """
-  saved, _ = load_config(model_dir)
+  has_config = os.path.exists(os.path.join(model_dir, 'config.json'))
+  model, saved, _ = checkpoint.load_model(
+      model_dir, mode='eval', n_heads=None if has_config else config.n_heads)
   differences = architecture_differences(saved, config, model_dir)
   if differences:
     raise SummarizerError(f'--init-from {model_dir}: the model does not match '
                           'the requested one: ' + differences)
-  model, _, _ = checkpoint.load_model(model_dir, mode='eval')
   return model.weights
 
 
@@ -250,10 +301,59 @@ def _interrupt_flag():
 
 
 def _counted(stream, counter):
-  """Passes batches through, adding their non-padding tokens to ``counter``."""
+  """Passes batches through, counting tokens and the longest article.
+
+  ``counter['tokens']`` adds up the non-padding tokens; the longest article
+  (the tokens before the first EOS of a row) goes to
+  ``counter['longest_article']``.
+  """
   for batch in stream:
-    counter['tokens'] += int(np.count_nonzero(batch[0]))
+    inputs = batch[0]                                    # (B, L)
+    counter['tokens'] += int(np.count_nonzero(inputs))
+    article_lengths = np.argmax(inputs == EOS, axis=1)  # (B,)
+    counter['longest_article'] = max(counter['longest_article'],
+                                     int(article_lengths.max()))
     yield batch
+
+
+def _lineage(args, resuming):
+  """Returns the earlier runs behind this one, and the longest article they read.
+
+  A run started ``--init-from`` a model directory inherits that model's
+  runs; a resumed run keeps the record it wrote when it started.
+  """
+  if resuming:
+    values = load_config(args.output_dir)[1]
+    return values.get('lineage', [])[:-1], values.get('max_article_tokens', 0)
+  if not args.init_from:
+    return [], 0
+  values = _model_values(args.init_from)
+  runs = values.get('lineage') or [{'init_from': None, 'steps': values.get('trained_steps'),
+                                    'note': 'trained elsewhere'}]
+  return list(runs), values.get('max_article_tokens', 0)
+
+
+def _model_values(model_dir):
+  """The config.json values of a model directory ({} for the course's checkpoint)."""
+  try:
+    return load_config(model_dir)[1]
+  except SummarizerError:
+    return {'trained_steps': checkpoint.saved_step(model_dir)}
+
+
+def _save_run_config(args, config, earlier_runs, steps, longest_article):
+  """Writes the run's config.json: the preset, the data, the levers and the lineage."""
+  levers = dict(data=args.data, learning_rate=config.learning_rate,
+                warmup_steps=config.warmup_steps, seed=args.seed,
+                article_loss_weight=args.article_loss_weight,
+                copy_fraction=args.copy_fraction, short_fraction=args.short_fraction,
+                long_fraction=args.long_fraction)
+  this_run = dict(levers, init_from=args.init_from, steps=steps)
+  lineage = list(earlier_runs) + [this_run]
+  save_config(config, args.output_dir, vocab_file=checkpoint.VOCAB_NAME,
+              max_steps=args.max_steps, init_from=args.init_from,
+              max_article_tokens=longest_article, lineage=lineage,
+              total_steps=sum(run.get('steps') or 0 for run in lineage), **levers)
 
 
 def plot_losses(train_losses, eval_losses, path):
@@ -289,41 +389,50 @@ def train(args):
     dict with 'step', 'train_loss', 'eval_loss', 'eval_accuracy', 'seconds',
     'tokens_per_second', 'interrupted', 'output_dir'.
   """
-  config = resolve_config(args)
   if args.init_from and args.resume:
     raise SummarizerError('--init-from starts a new run; it cannot be '
                           'combined with --resume')
+  vocab_src = chosen_vocab(args)
+  config = resolve_config(args, vocab_src)
   # Loaded before the output directory is prepared: --overwrite-output-dir
   # must not delete the weights a run was asked to start from.
   start_weights = initial_weights(args.init_from, config) if args.init_from else None
   resuming = prepare_output_dir(args, config)
   out = args.output_dir
-  vocab_src = data.vocab_path(args.vocab)
   vocab_copy = os.path.join(out, checkpoint.VOCAB_NAME)
-  if not resuming:
+  if vocab_src is None:
+    vocab_src = build_run_vocab(args, config, vocab_copy)
+    config = resolve_config(args, vocab_src)
+  elif not resuming:
     shutil.copyfile(vocab_src, vocab_copy)
   n_devices = trax.fastmath.local_device_count()
 
-  def stream(split, shuffle, copy_fraction=0.0, short_fraction=0.0):
+  def stream(split, **lessons):
+    # Training may weigh the article too; evaluation weighs the summary only,
+    # as the course does, so eval losses of all runs compare.
+    training_split = split == 'train'
     return data.batches(
         args.data, split, vocab_file=vocab_copy, data_dir=args.data_dir,
         boundaries=config.boundaries, batch_sizes=config.batch_sizes,
-        max_joint_length=config.max_joint_length, truncate=args.truncate,
-        article_loss_weight=args.article_loss_weight, repeat=True,
-        shuffle=shuffle, n_devices=n_devices, seed=args.seed,
-        copy_fraction=copy_fraction, short_fraction=short_fraction)
+        max_joint_length=config.max_joint_length, truncate=config.truncate,
+        article_loss_weight=args.article_loss_weight if training_split else 0.0,
+        repeat=True, shuffle=training_split, n_devices=n_devices, seed=args.seed,
+        download=args.download, **lessons)
 
-  counter = {'tokens': 0}
+  earlier_runs, longest_article = _lineage(args, resuming)
+  counter = {'tokens': 0, 'longest_article': longest_article}
   train_task = training.TrainTask(
       labeled_data=_counted(
-          stream('train', True, args.copy_fraction, args.short_fraction), counter),
+          stream('train', copy_fraction=args.copy_fraction,
+                 short_fraction=args.short_fraction,
+                 long_fraction=args.long_fraction), counter),
       loss_layer=tl.CrossEntropyLoss(),
       optimizer=trax.optimizers.Adam(config.learning_rate),
       lr_schedule=trax.lr.warmup_and_rsqrt_decay(config.warmup_steps,
                                                  config.learning_rate),
       n_steps_per_checkpoint=args.save_steps)
   eval_task = training.EvalTask(
-      labeled_data=stream('validation', False),
+      labeled_data=stream('validation'),
       metrics=[tl.CrossEntropyLoss(), tl.Accuracy()],
       n_eval_batches=args.eval_batches)
 
@@ -341,13 +450,8 @@ def train(args):
     if flag['set']:
       raise _Interrupted()
 
-  # A resumed run keeps the record of the weights it first started from.
-  init_from = load_config(out)[1].get('init_from') if resuming else args.init_from
-  save_config(config, out, data=args.data, vocab_file=checkpoint.VOCAB_NAME,
-              max_steps=args.max_steps, seed=args.seed,
-              article_loss_weight=args.article_loss_weight,
-              copy_fraction=args.copy_fraction, short_fraction=args.short_fraction,
-              init_from=init_from)
+  if resuming:  # A resumed run keeps the record of the weights it first started from.
+    args = dataclasses.replace(args, init_from=load_config(out)[1].get('init_from'))
   interrupted = False
   with quiet_loop_log(os.path.join(out, 'train.log')) as log, \
        _interrupt_flag() as flag:
@@ -360,6 +464,11 @@ def train(args):
     if start_weights is not None:
       loop.update_weights_and_state(weights=start_weights)
     first = loop.step
+
+    def record():
+      _save_run_config(args, config, earlier_runs, loop.step, counter['longest_article'])
+
+    record()
     print(f'{"resuming" if resuming else "training"} {config.preset} '
           f'({_count_weights(loop)/1e6:.1f}M parameters) on {args.data} '
           f'from step {first} to {args.max_steps}, {n_devices} device(s), '
@@ -377,6 +486,7 @@ def train(args):
         target = min(args.max_steps,
                      (loop.step // args.eval_steps + 1) * args.eval_steps)
         loop.run(target - loop.step)
+        record()
         line = _eval_line(loop, train_losses)
         if line and line != last_reported:
           (bar.write if bar else print)(line)
@@ -390,9 +500,14 @@ def train(args):
         bar.close()
     if not interrupted and loop.step % args.save_steps:
       loop.save_checkpoint(checkpoint.BASENAME)
+    record()
 
   eval_losses = loop.history.get('eval', 'metrics/CrossEntropyLoss')
   plot_losses(train_losses, eval_losses, os.path.join(out, 'loss.png'))
+  if args.calibration_articles and not interrupted:
+    calibration.save_calibration(out, calibration.calibrate(
+        out, args.data, 'validation', args.calibration_articles, args.data_dir,
+        progress=args.progress))
   seconds = time.time() - started
   accuracy = loop.history.get('eval', 'metrics/Accuracy')
   summary = {
@@ -406,7 +521,7 @@ def train(args):
       'output_dir': out,
   }
   if args.export_to:
-    checkpoint.export(out, args.export_to)
+    checkpoint.export(out, args.export_to, args.calibration_articles)
     summary['exported_to'] = args.export_to
   if interrupted:
     print(f'interrupted: checkpoint of step {loop.step} saved in {out}; '
@@ -446,7 +561,9 @@ def parse_args(argv=None):
                       'of .story files or archives, or JSONL/CSV files')
   p.add_argument('--data-dir', default=None, help='TFDS data directory')
   p.add_argument('--vocab', default=None,
-                 help='a .subwords vocabulary (default: data/news.subwords)')
+                 help='a .subwords vocabulary (default: that of --init-from; '
+                      "the course's for --preset course; data/news.subwords "
+                      'for news; else one built from the training data)')
   p.add_argument('--preset', default=defaults.preset, help='tiny or course')
   p.add_argument('--max-steps', type=int, default=defaults.max_steps)
   p.add_argument('--eval-steps', type=int, default=defaults.eval_steps,
@@ -473,8 +590,17 @@ def parse_args(argv=None):
   p.add_argument('--short-fraction', type=float, default=defaults.short_fraction,
                  help='share of training articles cut down to the sentences '
                       'with their facts (teaches summarising short texts)')
+  p.add_argument('--long-fraction', type=float, default=defaults.long_fraction,
+                 help='share of training examples joined with the next one or '
+                      'two into a longer article (teaches long articles)')
+  p.add_argument('--truncate', dest='truncate', action='store_true', default=None,
+                 help="cut over-long articles to fit (the tiny preset's choice)")
   p.add_argument('--no-truncate', dest='truncate', action='store_false',
-                 help='drop over-long examples instead of cutting the article')
+                 help='drop over-long examples, as the course does (the course '
+                      "preset's choice)")
+  p.add_argument('--no-download', dest='download', action='store_false',
+                 help='never download a tfds: dataset; one not prepared in '
+                      '--data-dir is an error')
   p.add_argument('--no-progress', dest='progress', action='store_false')
   p.add_argument('--export-to', default=None,
                  help='afterwards, copy config, vocabulary and weights (no '
@@ -482,11 +608,17 @@ def parse_args(argv=None):
   p.add_argument('--init-from', default=None, metavar='MODEL_DIR',
                  help='start from the weights of a model directory of the same '
                       'architecture (e.g. data/model) instead of random ones')
+  p.add_argument('--calibration-articles', type=int,
+                 default=defaults.calibration_articles,
+                 help='validation articles whose perplexity calibrates the '
+                      "model's out-of-domain warning (default: %(default)s; 0: none)")
   ns = p.parse_args(argv)
+  if ns.calibration_articles < 0:
+    p.error('--calibration-articles must not be negative')
   for name in ('max_steps', 'eval_steps', 'save_steps', 'eval_batches'):
     if getattr(ns, name) < 1:
       p.error(f'--{name.replace("_", "-")} must be at least 1')
-  for name in ('copy_fraction', 'short_fraction'):
+  for name in ('copy_fraction', 'short_fraction', 'long_fraction'):
     if not 0 <= getattr(ns, name) <= 1:
       p.error(f'--{name.replace("_", "-")} must be between 0 and 1')
   return TrainArgs(**vars(ns))

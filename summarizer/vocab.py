@@ -37,7 +37,7 @@ def count_words(texts, progress=False, total=None):
 
 
 def build_vocab(source='news', size=8192, out=None, data_dir=None,
-                limit=None, progress=False):
+                limit=None, progress=False, download=True):
   """Builds a subword vocabulary of about ``size`` ids from a training split.
 
   Args:
@@ -47,13 +47,15 @@ def build_vocab(source='news', size=8192, out=None, data_dir=None,
     data_dir: TFDS data directory.
     limit: Use at most this many training examples.
     progress: Show progress bars.
+    download: Whether a ``tfds:`` dataset missing from ``data_dir`` may be
+      downloaded.
 
   Returns:
     The ``SubwordTextEncoder``.
   """
   if size < 300:
     raise SummarizerError(f'--size {size} is too small (at least 300)')
-  pairs = itertools.islice(examples(source, 'train', data_dir=data_dir), limit)
+  pairs = itertools.islice(examples(source, 'train', data_dir, download), limit)
   texts = (text for pair in pairs for text in pair)
   total = 2 * limit if limit else None
   counts = count_words(texts, progress=progress, total=total)
@@ -76,7 +78,11 @@ def main(argv=None):
   p = OneLineParser(prog='python -m summarizer.vocab', description=__doc__,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument('--data', default='news', help='a data source (default: news)')
-  p.add_argument('--data-dir', default=None, help='TFDS data directory')
+  p.add_argument('--data-dir', default=None,
+                 help='TFDS data directory (default: ~/tensorflow_datasets)')
+  p.add_argument('--no-download', action='store_true',
+                 help='never download a tfds: dataset; one not prepared in '
+                      '--data-dir is an error')
   p.add_argument('--size', type=int, default=8192, help='target vocabulary size')
   p.add_argument('--out', required=True, help='the .subwords file to write')
   p.add_argument('--limit', type=int, default=None,
@@ -84,7 +90,7 @@ def main(argv=None):
   args = p.parse_args(argv)
   try:
     encoder = build_vocab(args.data, args.size, args.out, args.data_dir,
-                          args.limit, progress=True)
+                          args.limit, progress=True, download=not args.no_download)
   except SummarizerError as e:
     print(f'error: {e}', file=sys.stderr)
     return 2

@@ -1,6 +1,8 @@
 """Shared fixtures: small model directories made on the spot."""
 
+import gzip
 import os
+import pickle
 import shutil
 
 import numpy as np
@@ -8,11 +10,10 @@ import pytest
 
 from summarizer import checkpoint
 from summarizer._trax import tl, trax
-from summarizer.config import DEFAULT_VOCAB_FILE, Config, save_config
+from summarizer.config import COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, Config, save_config
 from summarizer.model import TransformerLM
 
-COURSE_VOCAB = os.path.join(os.path.dirname(__file__), '..', '..', 'shared',
-                            'course-vocab', 'summarize32k.subword.subwords')
+COURSE_VOCAB = COURSE_VOCAB_FILE  # Shipped in data/, so course tests always run.
 
 # A model small enough to build in a second, over the shipped vocabulary.
 SMALL_CONFIG = Config(preset='test', vocab_size=8192, d_model=32, d_ff=64,
@@ -41,3 +42,43 @@ def write_model_dir(directory, config=SMALL_CONFIG, seed=0):
 def random_model_dir(tmp_path_factory):
   """A model directory with random weights (decoding mechanics, errors)."""
   return write_model_dir(tmp_path_factory.mktemp('random_model'))
+
+
+# A small model of the course's structure and vocabulary size (its weights
+# decide everything but the heads, which default to the course's 8).
+COURSE_SHAPED = dict(vocab_size=33300, d_model=32, d_ff=64, n_layers=2, n_heads=8,
+                     max_len=512)
+
+
+def write_course_dir(directory, seed=1):
+  """Writes ``directory/model`` as the course's lab leaves it: only
+  ``model.pkl.gz`` and ``model.weights.npy.gz`` of a Loop checkpoint, with
+  the course checkpoint's step, timestamp and (8, 32) int64 signature."""
+  model_dir = os.path.join(str(directory), 'model')
+  os.makedirs(model_dir, exist_ok=True)
+  x = np.ones((8, 32), np.int64)
+  task = trax.supervised.training.TrainTask(
+      labeled_data=iter(lambda: (x, x, np.ones_like(x, np.float32)), None),
+      loss_layer=tl.CrossEntropyLoss(), optimizer=trax.optimizers.Adam(0.01))
+  loop = trax.supervised.training.Loop(
+      TransformerLM(**COURSE_SHAPED, mode='train'), [task], output_dir=model_dir,
+      random_seed=seed)
+  loop.save_checkpoint(checkpoint.BASENAME)
+  for name in os.listdir(model_dir):  # The lab keeps the weights only.
+    if name not in ('model.pkl.gz', 'model.weights.npy.gz'):
+      path = os.path.join(model_dir, name)
+      shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+  pkl = os.path.join(model_dir, 'model.pkl.gz')
+  with gzip.open(pkl, 'rb') as f:
+    saved = pickle.load(f)
+  saved.update(step=500000, version_timestamp='Mar-10-2021',
+               input_signature=(trax.shapes.ShapeDtype((8, 32), np.int64),))
+  with gzip.open(pkl, 'wb') as f:
+    pickle.dump(saved, f)
+  return model_dir
+
+
+@pytest.fixture(scope='session')
+def course_model_dir(tmp_path_factory):
+  """The course's checkpoint layout: ``model/`` with two files, no config.json."""
+  return write_course_dir(tmp_path_factory.mktemp('course'))

@@ -1,5 +1,6 @@
 """Tokens, the joint sequence and its weights, buckets, the vocabulary builder."""
 
+import hashlib
 import itertools
 import os
 
@@ -15,9 +16,11 @@ COURSE_SENTENCE = ('It was a sunny day when I went to the market to buy some '
                    'flowers. But I only found roses, not tulips.')
 
 
-@pytest.mark.skipif(not os.path.exists(COURSE_VOCAB),
-                    reason="the course's vocabulary is not beside the project")
 def test_course_vocabulary_gives_the_course_ids():
+  # The shipped copy of the course's vocabulary (data/README.md says where it is from).
+  assert data.vocab_size(COURSE_VOCAB) == 33021
+  with open(COURSE_VOCAB, 'rb') as f:
+    assert hashlib.md5(f.read()).hexdigest() == 'ebee0f85b1e87629ce191ace03a8c1da'
   ids = tokenize(COURSE_SENTENCE, vocab_file=COURSE_VOCAB)
   assert ids[:4] == [52, 1353, 28, 24421] and ids[-1] == 1
   assert detokenize(ids, vocab_file=COURSE_VOCAB) == COURSE_SENTENCE + '<EOS>'
@@ -94,6 +97,31 @@ def test_short_lessons_keep_the_sentences_with_the_highlights_facts():
   assert data._key_words('The agency: 12,500 homes.', article) == {'12,500'}
   untouched = list(data.MixShortExamples(0.0)(iter([(article, highlights)])))
   assert untouched == [(article, highlights)]
+
+
+def test_joined_stories_keep_every_part_and_a_highlight_of_each():
+  parts = [('Story one.', 'One a.\nOne b.\nOne c.'), ('Story two.', 'Two a.\nTwo b.'),
+           ('Story three.', 'Three a.')]
+  article, highlights = data.join_stories(parts)
+  assert article == 'Story one.\n\nStory two.\n\nStory three.'
+  assert highlights == 'One a.\nOne b.\nTwo a.\nThree a.'
+
+
+def test_long_lessons_join_the_stories_that_follow():
+  pairs = [(f'Article {i}.', f'Highlight {i}.') for i in range(60)]
+  mixed = list(data.MixLongExamples(1.0, seed=3)(iter(pairs)))
+  # Every example joined with the next one or two; none is lost or repeated.
+  parts = [article.split('\n\n') for article, _ in mixed]
+  assert all(2 <= len(p) <= 3 for p in parts[:-1])
+  assert [a for p in parts for a in p] == [a for a, _ in pairs]
+  assert {len(p) for p in parts[:-1]} == {2, 3}
+  assert list(data.MixLongExamples(0.0)(iter(pairs))) == pairs
+
+
+def test_a_stream_of_only_over_long_examples_is_an_error():
+  endless = itertools.repeat((np.arange(2, 40), np.array([3, 4])))
+  with pytest.raises(SummarizerError, match='1000 examples in a row are longer than 12'):
+    next(data.PreprocessJoint(max_joint_length=12)(endless))
 
 
 def test_vocab_builder_writes_a_loadable_vocabulary(tmp_path, capsys):

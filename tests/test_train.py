@@ -13,12 +13,12 @@ import jax
 import numpy as np
 import pytest
 
-from summarizer import checkpoint, config as config_module, train
+from summarizer import checkpoint, config as config_module, data, news, train
 from summarizer.errors import SummarizerError
-from conftest import SMALL_CONFIG
+from conftest import COURSE_SHAPED, SMALL_CONFIG, write_course_dir
 
 MICRO = dataclasses.replace(SMALL_CONFIG, preset='micro', max_len=256,
-                            max_joint_length=256, boundaries=(256,),
+                            max_joint_length=256, truncate=True, boundaries=(256,),
                             batch_sizes=(2, 1))
 
 
@@ -29,7 +29,8 @@ def micro_preset(monkeypatch):
 
 def micro_args(output_dir, **changes):
   base = train.TrainArgs(preset='micro', max_steps=4, eval_steps=2, save_steps=2,
-                         eval_batches=1, output_dir=str(output_dir), progress=False)
+                         eval_batches=1, output_dir=str(output_dir), progress=False,
+                         calibration_articles=3)
   return dataclasses.replace(base, **changes)
 
 
@@ -164,7 +165,7 @@ RUNNER = textwrap.dedent('''
     from summarizer import config, train
     config.PRESETS['micro'] = dataclasses.replace(
         SMALL_CONFIG, preset='micro', max_len=256, max_joint_length=256,
-        boundaries=(256,), batch_sizes=(2, 1))
+        truncate=True, boundaries=(256,), batch_sizes=(2, 1))
     sys.exit(train.main(sys.argv[1:]))
 ''')
 
@@ -172,7 +173,8 @@ RUNNER = textwrap.dedent('''
 def start_training(out, *extra, env=None):
   code = RUNNER.format(tests=os.path.dirname(__file__))
   argv = [sys.executable, '-c', code, '--preset', 'micro', '--output-dir',
-          str(out), '--eval-batches', '1', '--no-progress', *extra]
+          str(out), '--eval-batches', '1', '--no-progress',
+          '--calibration-articles', '3', *extra]
   return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True, env=env)
 
@@ -233,3 +235,76 @@ def test_data_parallel_over_two_cpu_devices(tmp_path):
   assert process.returncode == 0, err
   assert '2 device(s)' in stdout
   assert 'step 2: train loss' in stdout
+
+
+def test_lineage_longest_article_and_calibration_are_recorded(tmp_path):
+  source = tmp_path / 'source'
+  train.train(micro_args(source, max_steps=2))
+  values = json.loads((source / 'config.json').read_text())
+  assert [run['steps'] for run in values['lineage']] == [2]
+  assert values['lineage'][0]['init_from'] is None and values['total_steps'] == 2
+  # The longest article read: the news articles that fit micro's 256 tokens
+  # (longer ones are cut to fit, as the tiny preset does).
+  assert 150 < values['max_article_tokens'] <= 256
+  assert values['perplexity_calibration']['n'] == 3
+  tuned = tmp_path / 'tuned'
+  train.train(micro_args(tuned, max_steps=3, init_from=str(source),
+                         long_fraction=1.0, export_to=str(tmp_path / 'shipped')))
+  values = json.loads((tuned / 'config.json').read_text())
+  assert [run['steps'] for run in values['lineage']] == [2, 3]
+  assert values['lineage'][1]['init_from'] == str(source)
+  assert values['lineage'][1]['long_fraction'] == 1.0 and values['total_steps'] == 5
+  exported = json.loads((tmp_path / 'shipped' / 'config.json').read_text())
+  # An exported model names its lineage, not a directory that may be itself.
+  assert 'init_from' not in exported and exported['lineage'] == values['lineage']
+  assert exported['perplexity_calibration'] == values['perplexity_calibration']
+
+
+def test_evaluation_weighs_the_summary_only(tmp_path):
+  # With a zero learning rate both runs keep their (same) initial weights:
+  # the article's weight in training must not change the eval metric.
+  losses = [train.train(micro_args(tmp_path / str(weight), max_steps=2, learning_rate=0.0,
+                                   article_loss_weight=weight))['eval_loss']
+            for weight in (0.0, 1.0)]
+  assert losses[0] == pytest.approx(losses[1], rel=1e-6)
+
+
+def test_vocabulary_follows_the_preset_and_the_data(tmp_path, monkeypatch, capsys):
+  args = micro_args(tmp_path / 'run')
+  assert train.chosen_vocab(args) == config_module.DEFAULT_VOCAB_FILE
+  assert train.chosen_vocab(dataclasses.replace(args, preset='course')) == \
+      config_module.COURSE_VOCAB_FILE
+  assert train.chosen_vocab(dataclasses.replace(args, data='stories.jsonl')) is None
+  # tiny on other data: a vocabulary of its own, built into the run directory.
+  corpus = tmp_path / 'corpus.jsonl'
+  rows = [{'article': s.article, 'highlights': s.highlights}
+          for s in news.stories('train', 300)]
+  corpus.write_text(''.join(json.dumps(r) + '\n' for r in rows), encoding='utf-8')
+  monkeypatch.setitem(config_module.PRESETS, 'micro-vocab',
+                      dataclasses.replace(MICRO, vocab_size=512))
+  train.train(micro_args(tmp_path / 'own', preset='micro-vocab', data=str(corpus),
+                         max_steps=1, eval_steps=1, calibration_articles=0))
+  assert 'building a 512-subword vocabulary from the training split' in capsys.readouterr().out
+  built = tmp_path / 'own' / 'vocab.subwords'
+  assert 300 < data.vocab_size(str(built)) <= 640
+  assert data.vocab_fingerprint(str(built)) != data.vocab_fingerprint()
+
+
+def test_init_from_the_courses_checkpoint(tmp_path, monkeypatch):
+  course_dir = write_course_dir(tmp_path)
+  shaped = dataclasses.replace(config_module.PRESETS['course'], preset='course-shaped',
+                               max_joint_length=256, boundaries=(256,), batch_sizes=(2, 1),
+                               **COURSE_SHAPED)
+  monkeypatch.setitem(config_module.PRESETS, 'course-shaped', shaped)
+  out = tmp_path / 'tuned'
+  train.train(micro_args(out, preset='course-shaped', init_from=course_dir, max_steps=1,
+                         eval_steps=1, learning_rate=0.0, calibration_articles=0))
+  # The course's vocabulary comes with it, and its weights are the start.
+  assert data.vocab_fingerprint(str(out / 'vocab.subwords')) == \
+      data.vocab_fingerprint(config_module.COURSE_VOCAB_FILE)
+  start = jax.tree_util.tree_leaves(checkpoint.load_model(course_dir)[0].weights)
+  tuned = jax.tree_util.tree_leaves(checkpoint.load_model(str(out))[0].weights)
+  for a, b in zip(start, tuned):
+    np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4, atol=1e-7)
+  lineage = json.loads((out / 'config.json').read_text())['lineage']
+  assert lineage[0]['steps'] == 500000 and lineage[1]['init_from'] == course_dir

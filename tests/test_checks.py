@@ -1,0 +1,340 @@
+"""The course's unit tests, offline: they pass our functions and catch mistakes.
+
+Each learner variant below is one typical mistake, written as a learner
+would; the checks must count it as failed, say what was expected, and never
+raise, whatever they are handed.
+"""
+
+import os
+import re
+
+import jax
+import numpy as np
+import pytest
+
+import summarizer
+from summarizer import attention, checks, decoding, model, train
+from summarizer._trax import jnp, tl, trax
+
+# Check name -> (the package's function, extra arguments in the course's call form).
+CHECKS = {
+    'DotProductAttention': (summarizer.DotProductAttention, ()),
+    'compute_attention_heads_closure': (summarizer.compute_attention_heads_closure, ()),
+    'dot_product_self_attention': (summarizer.dot_product_self_attention, ()),
+    'compute_attention_output_closure': (summarizer.compute_attention_output_closure, ()),
+    'CausalAttention': (summarizer.CausalAttention, ()),
+    'DecoderBlock': (summarizer.DecoderBlock, ()),
+    'TransformerLM': (summarizer.TransformerLM, ()),
+    'training_loop': (train.training_loop, (summarizer.TransformerLM,)),
+    'next_symbol': (decoding.next_symbol, (summarizer.TransformerLM,)),
+    'greedy_decode': (decoding.greedy_decode, (None,)),
+}
+
+# How many cases each check counts (one per comparison).
+N_CASES = {
+    'DotProductAttention': 8, 'compute_attention_heads_closure': 4,
+    'dot_product_self_attention': 4, 'compute_attention_output_closure': 4,
+    'CausalAttention': 8, 'DecoderBlock': 10, 'TransformerLM': 10,
+    'training_loop': 8, 'next_symbol': 12, 'greedy_decode': 8,
+}
+
+
+def run_check(name, function, *extra):
+  return getattr(checks, f'test_{name}')(function, *extra)
+
+
+def last_line(capsys):
+  return capsys.readouterr().out.strip().splitlines()[-1]
+
+
+@pytest.mark.parametrize('name', CHECKS)
+def test_the_packages_functions_pass(name, capsys):
+  function, extra = CHECKS[name]
+  failed = run_check(name, function, *extra)
+  out = capsys.readouterr().out
+  assert failed == 0, out
+  assert out.strip().splitlines() == ['All tests passed']
+
+
+def test_checks_return_an_int_and_take_the_short_call_forms(capsys):
+  assert checks.test_next_symbol(decoding.next_symbol) == 0
+  assert checks.test_greedy_decode(decoding.greedy_decode) == 0
+  assert type(checks.test_DecoderBlock(summarizer.DecoderBlock)) is int
+  assert capsys.readouterr().out.count('All tests passed') == 3
+
+
+# --------------------------------------------------------------------------
+# Typical mistakes, one learner variant each.
+
+def softmax_attention(query, key, value, mask):
+  """jax.nn.softmax instead of exp(x - logsumexp(x)): differs on fully masked rows."""
+  scores = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
+  scores = jnp.where(mask, scores, jnp.full_like(scores, -1e9))
+  return jnp.matmul(jax.nn.softmax(scores, axis=-1), value)
+
+
+def test_softmax_instead_of_logsumexp_fails_on_fully_masked_rows(capsys):
+  assert checks.test_DotProductAttention(softmax_attention) == 3
+  out = capsys.readouterr().out
+  assert 'Failed: DotProductAttention, example 1 (first row fully masked): output' in out
+  assert 'example 4' not in out  # No fully masked row: softmax agrees there.
+  assert ('expected: [[1, 1, 1], [0, 1, 0]]\n'
+          '    got:      [[0.5, 0.5, 0.5], [0, 1, 0]]') in out
+  assert out.strip().endswith('5 Tests passed, 3 Tests failed')
+
+
+def test_numpy_output_is_not_a_jax_array(capsys):
+  numpy_attention = lambda **inputs: np.asarray(summarizer.DotProductAttention(**inputs))
+  assert checks.test_DotProductAttention(numpy_attention) == 4
+  assert 'expected: jax.Array' in capsys.readouterr().out
+
+
+def heads_without_transpose(n_heads, d_head):
+  def compute_attention_heads(x):
+    return jnp.reshape(x, (-1, x.shape[1], d_head))  # Mixes positions and heads.
+  return compute_attention_heads
+
+
+def output_without_transpose(n_heads, d_head):
+  def compute_attention_output(x):
+    return jnp.reshape(x, (-1, x.shape[1], n_heads * d_head))
+  return compute_attention_output
+
+
+def test_heads_reshaped_without_transpose_fail(capsys):
+  assert checks.test_compute_attention_heads_closure(heads_without_transpose) == 2
+  assert checks.test_compute_attention_output_closure(output_without_transpose) == 2
+  out = capsys.readouterr().out
+  assert out.count(': output\n') == 4 and ': shape' not in out
+  assert out.count('2 Tests passed, 2 Tests failed') == 2
+
+
+def test_heads_of_the_wrong_shape_fail_on_shape_and_values(capsys):
+  flat = lambda n_heads, d_head: lambda x: x  # Returns its input unchanged.
+  assert checks.test_compute_attention_heads_closure(flat) == 4
+  out = capsys.readouterr().out
+  assert 'shape\n    expected: (4, 2, 3)\n    got:      (2, 2, 6)' in out
+
+
+def test_self_attention_without_the_causal_mask_fails(capsys):
+  unmasked = lambda q, k, v: summarizer.DotProductAttention(q, k, v, None)
+  assert checks.test_dot_product_self_attention(unmasked) == 2
+  assert 'output' in capsys.readouterr().out
+
+
+def causal_attention_without_output_dense(d_feature, n_heads, mode='train'):
+  del mode
+  d_head = d_feature // n_heads
+  heads = lambda: tl.Fn('AttnHeads', attention.compute_attention_heads_closure(n_heads, d_head))
+  return tl.Serial(
+      tl.Branch([tl.Dense(d_feature), heads()], [tl.Dense(d_feature), heads()],
+                [tl.Dense(d_feature), heads()]),
+      tl.Fn('DotProductAttn', attention.dot_product_self_attention),
+      tl.Fn('AttnOutput', attention.compute_attention_output_closure(n_heads, d_head)),
+  )
+
+
+def test_causal_attention_without_its_last_dense_fails(capsys):
+  assert checks.test_CausalAttention(causal_attention_without_output_dense) == 6
+  out = capsys.readouterr().out
+  assert "first difference, line 9:\n    expected: '  Dense_512'\n    got:      ']'" in out
+  assert 'number of sublayers\n    expected: 4\n    got:      3' in out
+
+
+def decoder_block_without_residuals(d_model, d_ff, n_heads, dropout, mode, ff_activation):
+  return [
+      tl.Serial(tl.LayerNorm(), attention.CausalAttention(d_model, n_heads, mode=mode),
+                tl.Dropout(rate=dropout, mode=mode)),
+      tl.Serial(model.FeedForward(d_model, d_ff, dropout, mode, ff_activation)),
+  ]
+
+
+def test_decoder_block_without_residuals_fails(capsys):
+  failed = checks.test_DecoderBlock(decoder_block_without_residuals)
+  out = capsys.readouterr().out
+  assert failed == 6  # str, sublayer types and counts, in both cases.
+  assert "expected: '  Branch_out2['\n    got:      '  LayerNorm'" in out
+
+
+def transformer_without_log_softmax(**kwargs):
+  return tl.Serial(summarizer.TransformerLM(**kwargs).sublayers[:-1])
+
+
+def test_transformer_lm_without_log_softmax_fails(capsys):
+  failed = checks.test_TransformerLM(transformer_without_log_softmax)
+  out = capsys.readouterr().out
+  assert failed == 6  # str, sublayer types, their number, in both sizes.
+  assert "expected: '  LogSoftmax'\n    got:      ']'" in out
+
+
+def test_transformer_lm_of_the_wrong_width_fails_on_weights(capsys):
+  wide = lambda d_model=512, **kwargs: summarizer.TransformerLM(d_model=2 * d_model, **kwargs)
+  # Both printed models, and the exercise model's weights (its output's
+  # shape, and the layers' types, are right).
+  assert checks.test_TransformerLM(wide) == 3
+  out = capsys.readouterr().out
+  assert 'number of weights\n    expected: 316336\n    got:      ' in out
+
+
+def training_loop_with_a_tenth_of_the_rate(TransformerLM, train_gen, eval_gen,  # pylint: disable=invalid-name
+                                           output_dir='~/model'):
+  learning_rate = 0.001
+  train_task = trax.supervised.training.TrainTask(
+      labeled_data=train_gen, loss_layer=tl.CrossEntropyLoss(),
+      optimizer=trax.optimizers.Adam(learning_rate),
+      lr_schedule=trax.lr.warmup_and_rsqrt_decay(1000, learning_rate),
+      n_steps_per_checkpoint=10)
+  eval_task = trax.supervised.training.EvalTask(
+      labeled_data=eval_gen, metrics=[tl.CrossEntropyLoss(), tl.Accuracy()])
+  return trax.supervised.training.Loop(
+      TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train'),
+      train_task, eval_tasks=[eval_task], output_dir=output_dir)
+
+
+def test_training_loop_with_the_wrong_learning_rate_fails(capsys):
+  failed = checks.test_training_loop(training_loop_with_a_tenth_of_the_rate,
+                                     summarizer.TransformerLM)
+  out = capsys.readouterr().out
+  assert failed == 2
+  assert 'optimizer parameters' in out and 'learning rates at steps' in out
+  assert out.strip().endswith('6 Tests passed, 2 Tests failed')
+
+
+def test_training_loop_keeps_out_of_home_even_if_it_ignores_output_dir(
+    tmp_path, monkeypatch, capsys):
+  monkeypatch.setenv('HOME', str(tmp_path))
+
+  def hard_coded(TransformerLM, train_gen, eval_gen):  # pylint: disable=invalid-name
+    return train.training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model')
+
+  assert checks.test_training_loop(hard_coded, summarizer.TransformerLM) == 1
+  assert 'Failed: training_loop(TransformerLM, train_gen, eval_gen, output_dir): ' \
+         'output directory' in capsys.readouterr().out
+  assert checks.test_training_loop(train.training_loop) == 0  # Default: our model.
+  assert os.listdir(tmp_path) == []
+  assert os.environ['HOME'] == str(tmp_path)
+
+
+def next_symbol_reading_the_last_token(cur_output_tokens, model):  # pylint: disable=redefined-outer-name
+  token_length = len(cur_output_tokens)
+  padded_length = 2 ** int(np.ceil(np.log2(token_length + 1)))
+  padded = cur_output_tokens + [0] * (padded_length - token_length)
+  batch = np.array(padded)[None, :]
+  output, _ = model((batch, batch))
+  return int(np.argmax(output[0, token_length - 1, :]))  # One position early.
+
+
+def test_next_symbol_reading_the_wrong_position_fails(capsys):
+  assert checks.test_next_symbol(next_symbol_reading_the_last_token) == 4
+  out = capsys.readouterr().out
+  assert ('Failed: next_symbol on 10 tokens: next token (read at position len(tokens))'
+          '\n    expected: 50\n    got:      49') in out
+
+
+def test_next_symbol_padding_to_a_power_of_two_not_above_fails(capsys):
+  def pads_to_at_least(cur_output_tokens, model):  # pylint: disable=redefined-outer-name
+    length = 2 ** int(np.ceil(np.log2(len(cur_output_tokens))))  # 4 stays 4.
+    batch = np.array(cur_output_tokens + [0] * (length - len(cur_output_tokens)))[None]
+    output, _ = model((batch, batch))
+    return int(np.argmax(output[0, min(len(cur_output_tokens), length - 1)]))
+
+  failed = checks.test_next_symbol(pads_to_at_least)
+  out = capsys.readouterr().out
+  assert failed == 4  # Lengths 1 and 4: the input and the position read.
+  assert "the model's input(s)\n    expected: [[[13, 483, 320, 1, 0, 0, 0, 0]]]" in out
+
+
+def test_next_symbol_returning_a_numpy_int_fails_on_type(capsys):
+  numpy_int = lambda tokens, model: np.int64(decoding.next_symbol(tokens, model))
+  assert checks.test_next_symbol(numpy_int) == 4
+  assert 'expected: int\n    got:      numpy.int64' in capsys.readouterr().out
+
+
+def greedy_decode_without_separator(input_sentence, model, next_symbol=decoding.next_symbol,  # pylint: disable=redefined-outer-name
+                                    tokenize=None, detokenize=None):
+  cur_output_tokens = tokenize(input_sentence)  # Forgot + [0].
+  generated_output, cur_output = [], 0
+  while cur_output != 1:
+    cur_output = next_symbol(cur_output_tokens, model)
+    cur_output_tokens.append(cur_output)
+    generated_output.append(cur_output)
+    print(detokenize(generated_output))
+  return detokenize(generated_output)
+
+
+def test_greedy_decode_without_the_separator_fails(capsys):
+  failed = checks.test_greedy_decode(greedy_decode_without_separator)
+  out = capsys.readouterr().out
+  # The 6-token summary goes wrong from its first token; the EOS-only one
+  # still gives '<EOS>', but its call to next_symbol lacks the 0.
+  assert failed == 4
+  assert ('the tokens next_symbol is given after tokenize(sentence), call by call\n'
+          '    expected: [[0]]\n    got:      [[]]') in out
+  assert "expected: 'I found roses, not tulips.<EOS>'\n    got:      '<EOS>'" in out
+
+
+def test_greedy_decode_that_does_not_stop_at_eos_is_stopped(capsys):
+  def endless(input_sentence, model, next_symbol=None, tokenize=None, detokenize=None):  # pylint: disable=redefined-outer-name
+    tokens, generated = tokenize(input_sentence) + [0], []
+    while True:
+      generated.append(next_symbol(tokens + generated, model))
+
+  assert checks.test_greedy_decode(endless) == 8
+  out = capsys.readouterr().out
+  assert 'it raised RuntimeError: next_symbol was called 25 times' in out
+  assert out.strip().endswith('0 Tests passed, 8 Tests failed')
+
+
+def test_greedy_decode_that_does_not_print_fails_on_printing(capsys):
+  def quiet(input_sentence, model, next_symbol, tokenize, detokenize):  # pylint: disable=redefined-outer-name
+    return decoding.greedy_decode(input_sentence, model, next_symbol, tokenize, detokenize)
+
+  assert checks.test_greedy_decode(quiet) == 2
+  assert "what it prints, line by line\n    expected: ['I ', 'I found '" in capsys.readouterr().out
+
+
+# --------------------------------------------------------------------------
+# Whatever a learner's function does, a check reports and returns.
+
+def not_implemented(*args, **kwargs):
+  raise NotImplementedError()
+
+
+@pytest.mark.parametrize('name', CHECKS)
+def test_an_unfilled_exercise_fails_every_case_without_crashing(name, capsys):
+  _, extra = CHECKS[name]
+  failed = run_check(name, not_implemented, *extra)
+  out = capsys.readouterr().out
+  assert failed == N_CASES[name]
+  assert 'it raised NotImplementedError' in out
+  assert out.strip().splitlines()[-1] == f'0 Tests passed, {N_CASES[name]} Tests failed'
+
+
+def closure_of(inner):
+  return lambda n_heads, d_head: inner
+
+
+@pytest.mark.parametrize('name', CHECKS)
+@pytest.mark.parametrize('returned', [None, 'nonsense', 3, [[1.0, 2.0]]],
+                         ids=['None', 'str', 'int', 'list'])
+def test_a_function_returning_anything_is_reported_not_raised(name, returned, capsys):
+  _, extra = CHECKS[name]
+  wrong = lambda *args, **kwargs: returned
+  if name.endswith('_closure'):
+    wrong = closure_of(wrong)
+  failed = run_check(name, wrong, *extra)
+  line = last_line(capsys)
+  assert 0 < failed <= N_CASES[name]
+  assert re.fullmatch(r'\d+ Tests passed, \d+ Tests failed', line)
+  assert int(line.split()[-3]) == failed
+
+
+def test_an_exception_message_is_printed(capsys):
+  def wrong_shapes(query, key, value, mask):
+    return jnp.matmul(query, key)  # (2, 3) @ (2, 3): no transpose.
+
+  assert checks.test_DotProductAttention(wrong_shapes) == 8
+  out = capsys.readouterr().out
+  assert ('Failed: DotProductAttention, example 1 (first row fully masked): '
+          'it raised TypeError') in out
+  assert 'dot_general requires contracting dimensions to have the same shape' in out

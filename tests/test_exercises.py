@@ -1,0 +1,286 @@
+"""The exercise notebook: run as written it stops at the first blank; with the
+package's own bodies put back (in memory) it runs through all ten checks."""
+
+import ast
+import copy
+import inspect
+import io
+import re
+import textwrap
+import tokenize
+
+import nbclient
+import nbformat
+import pytest
+
+import summarizer
+from summarizer import exercises
+from summarizer.errors import SummarizerError
+
+# The course's graded functions, UNQ_C1 to UNQ_C10, in its order.
+COURSE_ORDER = ['DotProductAttention', 'compute_attention_heads_closure',
+                'dot_product_self_attention', 'compute_attention_output_closure',
+                'CausalAttention', 'DecoderBlock', 'TransformerLM', 'training_loop',
+                'next_symbol', 'greedy_decode']
+CLOSURES = {'compute_attention_heads_closure', 'compute_attention_output_closure'}
+
+
+@pytest.fixture(scope='module')
+def notebook():
+  return exercises.exercise_notebook()
+
+
+def cell_index(notebook, tag):
+  [index] = [i for i, cell in enumerate(notebook.cells)
+             if tag in cell.metadata.get('tags', [])]
+  return index
+
+
+def printed(cell):
+  return ''.join(output.text for output in cell.outputs if output.output_type == 'stream')
+
+
+def execute(notebook, directory):
+  """Runs the notebook in place, as Jupyter would, in ``directory``."""
+  client = nbclient.NotebookClient(notebook, timeout=900, kernel_name='python3',
+                                   resources={'metadata': {'path': str(directory)}})
+  client.execute()
+
+
+def explained_in_notebook_03():
+  """name -> the text of notebook 03's cell tagged explains:<name>."""
+  explained = {}
+  for cell in nbformat.read(exercises.NOTEBOOK_03, as_version=4).cells:
+    for tag in cell.metadata.get('tags', []):
+      if tag.startswith('explains:'):
+        assert tag[len('explains:'):] not in explained, tag
+        explained[tag[len('explains:'):]] = cell.source
+  return explained
+
+
+# --------------------------------------------------------------------------
+# Run as written, and filled in.
+
+def test_run_as_written_it_stops_at_the_first_exercises_check(notebook, tmp_path):
+  ran = copy.deepcopy(notebook)
+  with pytest.raises(nbclient.exceptions.CellExecutionError):
+    execute(ran, tmp_path)
+  stop = cell_index(ran, 'check:DotProductAttention')
+  check = ran.cells[stop]
+  assert [output.ename for output in check.outputs
+          if output.output_type == 'error'] == ['AssertionError']
+  out = printed(check)
+  assert 'Failed: DotProductAttention, example 1' in out
+  assert 'it raised NotImplementedError' in out
+  assert re.fullmatch(r'0 Tests passed, \d+ Tests failed', out.strip().splitlines()[-1])
+  before = [cell for cell in ran.cells[:stop] if cell.cell_type == 'code']
+  assert len(before) == 2  # The setup and the first exercise ran, without error.
+  assert all(cell.execution_count and not any(output.output_type == 'error'
+                                               for output in cell.outputs)
+             for cell in before)
+  after = [cell for cell in ran.cells[stop + 1:] if cell.cell_type == 'code']
+  assert len(after) == 2 * 9
+  assert all(cell.execution_count is None and not cell.outputs for cell in after)
+
+
+def filled_in(notebook):
+  """The notebook with each blank replaced by the package's body (in memory)."""
+  filled = copy.deepcopy(notebook)
+  for name in COURSE_ORDER:
+    cell = filled.cells[cell_index(filled, f'exercise:{name}')]
+    the_cut = exercises.cut(name)
+    blank = exercises.blank(the_cut.indent).rstrip('\n')
+    assert cell.source.count(blank) == 1
+    cell.source = cell.source.replace(blank, ''.join(the_cut.body).rstrip('\n'))
+  return filled
+
+
+def test_filled_with_the_packages_bodies_every_check_passes(notebook, tmp_path):
+  filled = filled_in(notebook)
+  execute(filled, tmp_path)
+  for name in COURSE_ORDER:
+    check = filled.cells[cell_index(filled, f'check:{name}')]
+    assert check.execution_count, name
+    assert printed(check) == 'All tests passed\n', name
+
+
+# --------------------------------------------------------------------------
+# What the generator writes.
+
+def package_body_code(name):
+  """The package's body lines (comments dropped), which a cell must not show.
+
+  For a closure, the inner function's body.
+  """
+  source = textwrap.dedent(inspect.getsource(getattr(summarizer, name)))
+  lines = source.splitlines()
+  for token in tokenize.generate_tokens(io.StringIO(source).readline):
+    if token.type == tokenize.COMMENT:
+      row, column = token.start
+      lines[row - 1] = lines[row - 1][:column]
+  function = ast.parse(source).body[0]
+  body = function.body[1:] if ast.get_docstring(function) else function.body
+  if name in CLOSURES:
+    body = body[0].body
+  code = [line.strip() for line in lines[body[0].lineno - 1:body[-1].end_lineno]]
+  return [line for line in code if len(line) >= 8]
+
+
+def blanked_function(source, name):
+  """Parses an exercise cell; asserts its function's body is the blank only."""
+  [function] = [node for node in ast.parse(source).body
+                if isinstance(node, ast.FunctionDef)]
+  assert function.name == name
+  statements = function.body[1:] if ast.get_docstring(function) else function.body
+  if name in CLOSURES:  # Outer function kept: def inner, return inner.
+    inner, returned = statements
+    assert isinstance(inner, ast.FunctionDef)
+    assert ast.unparse(returned) == f'return {inner.name}'
+    statements = inner.body
+  assert [ast.unparse(statement) for statement in statements] == [
+      'raise NotImplementedError()']
+  return function
+
+
+def test_ten_exercises_in_course_order_each_after_its_explanation(notebook):
+  explained = explained_in_notebook_03()
+  assert sorted(explained) == sorted(COURSE_ORDER)
+  blanks = [i for i, cell in enumerate(notebook.cells)
+            if cell.cell_type == 'code' and '# YOUR CODE HERE' in cell.source]
+  assert len(blanks) == 10
+  for number, (index, name) in enumerate(zip(blanks, COURSE_ORDER), 1):
+    cell = notebook.cells[index]
+    assert cell.metadata['tags'] == [f'exercise:{name}']
+    assert f'# UNQ_C{number}\n' in cell.source
+    assert cell.source.count('# YOUR CODE HERE') == 1
+    assert cell.source.count('raise NotImplementedError()') == 1
+    function = blanked_function(cell.source, name)
+    package_tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(summarizer, name))))
+    assert ast.unparse(function.args) == ast.unparse(package_tree.body[0].args)
+    assert ast.get_docstring(function) == ast.get_docstring(package_tree.body[0])
+    code = package_body_code(name)
+    assert len(code) >= 1
+    leaked = [line for line in code if line in cell.source]
+    assert not leaked, (name, leaked)
+    explanation = notebook.cells[index - 1]
+    assert explanation.cell_type == 'markdown'
+    assert explanation.source.endswith(explained[name])
+    assert f'`{name}` (UNQ_C{number})' in explanation.source.splitlines()[0]
+    assert f'checks.test_{name}({name}' in notebook.cells[index + 1].source
+
+
+def test_exercises_show_hints_not_code(notebook):
+  attention = notebook.cells[cell_index(notebook, 'exercise:DotProductAttention')].source
+  assert 'jnp.matmul(' not in attention
+  assert 'jnp.matmul' in attention and '(..., L_q, L_k)' in attention
+  causal = notebook.cells[cell_index(notebook, 'exercise:CausalAttention')].source
+  assert 'tl.Branch(' not in causal
+  assert 'tl.Branch' in causal and 'x -- q k v' in causal
+  heads = notebook.cells[cell_index(notebook, 'exercise:compute_attention_heads_closure')].source
+  assert '(B, L, H, Dh)' in heads
+  assert 'jnp.reshape(' not in heads and 'jnp.transpose(' not in heads
+  training = notebook.cells[cell_index(notebook, 'exercise:training_loop')].source
+  assert 'pylint' not in training  # The package's linter pragmas are not for learners.
+
+
+def test_check_cells_use_the_courses_call_forms_and_stop_on_failure(notebook):
+  sources = {name: notebook.cells[cell_index(notebook, f'check:{name}')].source
+             for name in COURSE_ORDER}
+  assert ("assert checks.test_DotProductAttention(DotProductAttention) == 0"
+          in sources['DotProductAttention'])
+  assert ('checks.test_training_loop(training_loop, TransformerLM) == 0'
+          in sources['training_loop'])
+  assert 'checks.test_next_symbol(next_symbol, TransformerLM) == 0' in sources['next_symbol']
+  assert 'checks.test_greedy_decode(greedy_decode) == 0' in sources['greedy_decode']
+
+
+def test_setup_imports_trax_through_the_package_and_no_graded_name(notebook):
+  setup = notebook.cells[cell_index(notebook, 'setup')]
+  assert notebook.cells.index(setup) == 1
+  bound, modules = set(), set()
+  for node in ast.walk(ast.parse(setup.source)):
+    if isinstance(node, ast.Import):
+      bound.update(alias.asname or alias.name for alias in node.names)
+      modules.update(alias.name for alias in node.names)
+    elif isinstance(node, ast.ImportFrom):
+      bound.update(alias.asname or alias.name for alias in node.names)
+      modules.add(node.module)
+    elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+      bound.add(node.id)
+  assert not bound & set(COURSE_ORDER)
+  assert not any(module.split('.')[0] == 'trax' for module in modules)
+  assert {'summarizer', 'trax', 'tl', 'jnp', 'fastmath', 'np', 'checks'} <= bound
+  # What the package's bodies call (test 2 shows it is enough).
+  assert {'causal_mask', 'MASK_SCORE', 'CachedDotProductAttention', 'PositionalEncoder',
+          'FeedForward', 'training', 'os', 'SEP', 'greedy_tokens'} <= bound
+
+
+def test_no_outputs_python3_kernel_and_the_same_notebook_each_time(notebook):
+  assert notebook.metadata.kernelspec.name == 'python3'
+  nbformat.validate(notebook)
+  code = [cell for cell in notebook.cells if cell.cell_type == 'code']
+  assert len(code) == 21
+  assert all(not cell.outputs and cell.execution_count is None for cell in code)
+  assert nbformat.writes(exercises.exercise_notebook()) == nbformat.writes(notebook)
+
+
+def test_notebook_03_runs_every_check_with_its_output_stored(notebook):
+  notebook_03 = nbformat.read(exercises.NOTEBOOK_03, as_version=4)
+  for name in COURSE_ORDER:
+    ours = notebook.cells[cell_index(notebook, f'check:{name}')].source
+    runs = [cell for cell in notebook_03.cells if cell.cell_type == 'code'
+            and f'checks.test_{name}(' in cell.source]
+    assert [cell.source for cell in runs] == [ours], name
+    assert printed(runs[0]) == 'All tests passed\n', name
+
+
+def test_a_function_without_its_explanation_is_an_error(tmp_path):
+  notebook_03 = nbformat.read(exercises.NOTEBOOK_03, as_version=4)
+  for cell in notebook_03.cells:
+    if 'explains:CausalAttention' in cell.metadata.get('tags', []):
+      cell.metadata['tags'] = []
+  path = tmp_path / '03.ipynb'
+  nbformat.write(notebook_03, str(path))
+  with pytest.raises(SummarizerError, match='explains:CausalAttention'):
+    exercises.exercise_notebook(explained_by=str(path))
+
+
+# --------------------------------------------------------------------------
+# The command.
+
+def one_line(text):
+  assert text.count('\n') == 1 and text.startswith('error: '), text
+  return text
+
+
+def test_command_writes_refuses_to_overwrite_and_overwrites_with_force(
+    notebook, tmp_path, capsys):
+  path = tmp_path / 'mine.ipynb'
+  assert exercises.main(['--out', str(path)]) == 0
+  assert nbformat.reads(path.read_text(), as_version=4) == notebook
+  capsys.readouterr()
+  path.write_text('my answers')
+  assert exercises.main(['--out', str(path)]) == 2
+  captured = capsys.readouterr()
+  assert '--force' in one_line(captured.err) and not captured.out
+  assert path.read_text() == 'my answers'
+  assert exercises.main(['--out', str(path), '--force']) == 0
+  assert path.read_text() == nbformat.writes(notebook)
+
+
+def test_command_writes_the_default_file_in_the_current_directory(
+    tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  assert exercises.main([]) == 0
+  assert (tmp_path / 'transformer_summarizer_exercises.ipynb').is_file()
+
+
+def test_command_errors_are_one_line(tmp_path, capsys):
+  assert exercises.main(['--out', str(tmp_path / 'missing' / 'x.ipynb')]) == 2
+  assert 'cannot write' in one_line(capsys.readouterr().err)
+  assert exercises.main(['--out', str(tmp_path), '--force']) == 2
+  one_line(capsys.readouterr().err)
+  with pytest.raises(SystemExit) as exited:
+    exercises.main(['--outt', 'x.ipynb'])
+  assert exited.value.code == 2
+  one_line(capsys.readouterr().err)
