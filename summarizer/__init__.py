@@ -29,8 +29,8 @@ _LAZY = {
     # The rest of the model and the pipeline.
     'FeedForward': 'summarizer.model',
     'PositionalEncoder': 'summarizer.model',
-    'tokenize': 'summarizer.data',
-    'detokenize': 'summarizer.data',
+    'tokenize': 'summarizer.text',
+    'detokenize': 'summarizer.text',
     'summarize': 'summarizer.decoding',
     'summarize_details': 'summarizer.decoding',
     'Config': 'summarizer.config',

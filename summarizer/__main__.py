@@ -155,7 +155,7 @@ def run(args, stdin=None, out=None, err=None):
   err = err or sys.stderr
   articles = read_articles(args, stdin)
   # Imported on use: the decoder's modules are not needed to read input.
-  from summarizer import data, decoding  # pylint: disable=g-import-not-at-top
+  from summarizer import decoding, text  # pylint: disable=g-import-not-at-top
   loaded = decoding.load(args.model, args.vocab, args.n_heads)
   several = len(articles) > 1
   results = []
@@ -177,11 +177,11 @@ def run(args, stdin=None, out=None, err=None):
       warned = warned or _warn_if_unknown(summary_run, loaded, where, err)
       ids.append(token)
       if args.stream:
-        text = data.detokenize(ids, loaded.vocab_file)
-        if text.startswith(shown):  # A subword may still change a word's end.
-          out.write(text[len(shown):])
+        so_far = text.detokenize(ids, loaded.vocab_file)
+        if so_far.startswith(shown):  # A subword may still change a word's end.
+          out.write(so_far[len(shown):])
           out.flush()
-          shown = text
+          shown = so_far
     details = summary_run.details()
     if not warned:  # The summary was empty: the model has read the article all the same.
       _warn_if_unknown(summary_run, loaded, where, err)

@@ -16,6 +16,22 @@ Why this module exists:
   deprecation warnings are printed on every import and mean nothing to a user.
   Standard error is captured while Trax imports and only lines that are not
   known noise are written back, so a real error still shows.
+* Every adjustment to Trax is here, each with why it is needed; and
+  ``tests/test_trax_adjustments.py`` fails when a Trax or jax upgrade makes
+  one wrong or unneeded:
+
+  - ``jax.device_put_replicated`` put back: jax 0.10 removed it from its
+    namespace; Trax replicates weights with it to train on several devices.
+  - pmap with inputs moved to its mesh: jax 0.10's pmap refuses an array
+    committed to one device, which is what Trax's replicated weights are.
+  - ``fastmath.tree_unflatten``: Trax 1.4.1 tests ``tree in [None, ()]``,
+    which compares a jax array with a tuple and raises, so ``Loop`` could
+    not resume a checkpoint.
+  - ``quiet_loop_log``: Trax's ``Loop`` prints its progress through
+    ``training._log`` to standard output; a run sends it to its log file.
+  - ``HookedLoop``: Trax's ``Loop`` has no hook after a step (for a progress
+    bar and a clean stop on Ctrl-C) or around saving (for checkpoints that
+    a kill cannot leave half written).
 """
 
 import contextlib
@@ -173,24 +189,27 @@ def _tree_unflatten(flat, tree, copy_from_tree=None):
   return flat[0], flat[1:]
 
 
-def _restore_removed_jax_apis(trax):
-  """Makes Trax's multi-device training work on jax 0.10.
+# What Trax had before it was adjusted, for the tests that check each
+# adjustment is still needed.
+ORIGINAL = {}
 
-  ``jax.device_put_replicated`` left jax's namespace (it still exists
-  inside), and pmap became strict about where its inputs live; Trax uses
-  both to train data-parallel.
-  """
+
+def _adjust_for_jax_0_10(trax):
+  """Makes Trax 1.4.1 train, data-parallel, and resume on jax 0.10."""
   import jax  # pylint: disable=g-import-not-at-top
   from jax._src import api  # pylint: disable=g-import-not-at-top
-  try:
-    jax.device_put_replicated  # pylint: disable=pointless-statement
-  except AttributeError:
+  ORIGINAL['device_put_replicated'] = getattr(jax, 'device_put_replicated', None)
+  if ORIGINAL['device_put_replicated'] is None:
     jax.device_put_replicated = api.device_put_replicated
+  ORIGINAL['pmap'] = trax.fastmath.jax.JAX_BACKEND['pmap']
   trax.fastmath.jax.JAX_BACKEND['pmap'] = _pmap_with_resharding
-  # Loop.load_checkpoint calls fastmath.tree_unflatten; the data pipeline
-  # calls it through fastmath.numpy.
+  # Loop.load_checkpoint calls fastmath.tree_unflatten; fastmath.jax calls
+  # it from the module trax.fastmath.numpy (which fastmath.numpy is not: that
+  # name is the backend's numpy).
+  fastmath_numpy = sys.modules['trax.fastmath.numpy']
+  ORIGINAL['tree_unflatten'] = fastmath_numpy.tree_unflatten
   trax.fastmath.tree_unflatten = _tree_unflatten
-  trax.fastmath.numpy.tree_unflatten = _tree_unflatten
+  fastmath_numpy.tree_unflatten = _tree_unflatten
 
 
 def _import_trax():
@@ -204,7 +223,7 @@ def _import_trax():
   absl.logging.set_verbosity(absl.logging.ERROR)
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   tf.get_logger().setLevel('ERROR')
-  _restore_removed_jax_apis(trax)
+  _adjust_for_jax_0_10(trax)
   return trax
 
 
@@ -214,4 +233,63 @@ from trax import fastmath  # pylint: disable=g-import-not-at-top,wrong-import-po
 from trax import layers as tl  # pylint: disable=g-import-not-at-top,wrong-import-position
 from trax.fastmath import numpy as jnp  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-__all__ = ['trax', 'tl', 'fastmath', 'jnp']
+training = trax.supervised.training
+
+
+@contextlib.contextmanager
+def quiet_loop_log(log_path=None):
+  """Sends Trax Loop's own progress prints to a log file instead of stdout.
+
+  Args:
+    log_path: The file to append them to (``train.log``); None drops them.
+
+  Yields:
+    The open log file, for lines of one's own.
+  """
+  log = open(log_path or os.devnull, 'a', encoding='utf-8')  # pylint: disable=consider-using-with
+  original = training._log  # pylint: disable=protected-access
+
+  def to_file(message, stdout=True):
+    del stdout
+    log.write(f'{message}\n')
+    log.flush()
+
+  training._log = to_file  # pylint: disable=protected-access
+  try:
+    yield log
+  finally:
+    training._log = original  # pylint: disable=protected-access
+    log.close()
+
+
+class HookedLoop(training.Loop):
+  """Trax's ``Loop`` with a hook after each step and one around saving.
+
+  Args:
+    *args: ``Loop``'s.
+    on_step: Called as ``on_step(step, loss)`` after every training step; it
+      may raise to stop the loop between two steps.
+    save: Called as ``save(write, directory)`` to save the checkpoint named
+      ``model``, where ``write(basename)`` is Loop's own save (e.g.
+      ``checkpoint.save_atomically``).
+    **kwargs: ``Loop``'s.
+  """
+
+  def __init__(self, *args, on_step=None, save=None, **kwargs):
+    self._on_step = on_step
+    self._save = save
+    super().__init__(*args, **kwargs)
+
+  def save_checkpoint(self, basename):
+    if self._save is None or basename != 'model':
+      return super().save_checkpoint(basename)
+    return self._save(super().save_checkpoint, self._output_dir)
+
+  def _run_one_step(self, task_index, task_changed):
+    loss, metrics = super()._run_one_step(task_index, task_changed)
+    if self._on_step is not None:
+      self._on_step(self.step, loss)
+    return loss, metrics
+
+
+__all__ = ['trax', 'tl', 'fastmath', 'jnp', 'training', 'quiet_loop_log', 'HookedLoop']

@@ -20,13 +20,13 @@ perplexity: far outside what the model saw, not merely at its edge.
 
 import itertools
 import math
-import sys
 
 import numpy as np
 
-from summarizer import data
 from summarizer import decoding
+from summarizer import progress
 from summarizer import sources
+from summarizer import text
 from summarizer.config import CALIBRATION_KEY, EOS, SEP, load_config, save_config
 
 # Validation articles a calibration reads (or all, if the split is smaller).
@@ -45,7 +45,7 @@ def article_perplexity(loaded, article):
     loaded: A ``decoding.LoadedModel``.
     article: The article text.
   """
-  ids = data.tokenize(decoding.clean_article(article), loaded.vocab_file)[:-1]
+  ids = text.tokenize(decoding.clean_article(article), loaded.vocab_file)[:-1]
   ids = ids[:decoding.article_room(loaded, decoding.MAX_SUMMARY_TOKENS)]
   _, mean_nll = loaded.decoder.start(ids + [EOS, SEP], n_scored=len(ids))
   return math.exp(mean_nll)
@@ -62,7 +62,7 @@ def summarize_perplexities(perplexities, split):
 
 
 def calibrate(model_dir, source='news', split='validation', limit=CALIBRATION_ARTICLES,
-              data_dir=None, progress=False):
+              data_dir=None, show_progress=False):
   """Measures the perplexities of a model's validation articles.
 
   Args:
@@ -72,17 +72,15 @@ def calibrate(model_dir, source='news', split='validation', limit=CALIBRATION_AR
     split: The split to read.
     limit: Read at most this many articles.
     data_dir: TFDS data directory (``tfds:`` sources).
-    progress: Show a progress bar on standard error.
+    show_progress: Show a progress bar on standard error.
 
   Returns:
     The calibration record (see the module docstring).
   """
   loaded = decoding.LoadedModel(model_dir)
   pairs = itertools.islice(sources.examples(source, split, data_dir, download=False), limit)
-  if progress:
-    from tqdm import tqdm  # pylint: disable=g-import-not-at-top
-    pairs = tqdm(pairs, total=limit, desc='calibrating perplexity', unit='article',
-                 file=sys.stderr)
+  pairs = progress.bar(pairs, total=limit, desc='calibrating perplexity', unit='article',
+                       disable=not show_progress)
   perplexities = [article_perplexity(loaded, article) for article, _ in pairs]
   if not perplexities:
     return None

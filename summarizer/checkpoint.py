@@ -30,7 +30,7 @@ import zlib
 
 import numpy as np
 
-from summarizer import data
+from summarizer import text
 from summarizer._trax import fastmath, jnp, tl, trax
 from summarizer.config import (CALIBRATION_KEY, COURSE_VOCAB_FILE, COURSE_VOCAB_NAME, DEFAULT_MODEL_DIR,
                                PRESETS, load_config, save_config)
@@ -175,7 +175,7 @@ def load_model(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
   else:
     raise SummarizerError(f'{model_dir}: not a model directory (no config.json '
                           f'and no {BASENAME}.pkl.gz)')
-  n_ids = data.vocab_size(vocab_file)
+  n_ids = text.vocab_size(vocab_file)
   if n_ids > config.vocab_size:
     raise SummarizerError(
         f'{vocab_file}: vocabulary has {n_ids} ids but the model in '
@@ -311,9 +311,8 @@ def set_weights(model, weights):
   Trax's ``init`` (and ``init_from_file``, which calls it) draws every weight
   at random first, one compiled jax call per shape: 2.7 s of the summarize
   command's start, for numbers that are then thrown away. Here the structure
-  comes from an abstract trace instead, and the state starts as zeros, which
-  is what every layer of ``TransformerLM`` starts from (empty key/value
-  caches and position counters in predict mode; nothing otherwise).
+  comes from an abstract trace instead, and the state is what Trax's init
+  gives (``initial_state``).
 
   Args:
     model: A ``TransformerLM`` that has not been initialised.
@@ -340,8 +339,27 @@ def set_weights(model, weights):
   flat = [jnp.asarray(array) for array in flat]
   model.weights, _ = tl.unflatten_weights_and_state(
       flat, (), (weights_signature, state_signature), weights_only=True)
-  model.state = fastmath.nested_map(
-      lambda s: np.zeros(s.shape, s.dtype), state_signature)
+  model.state = initial_state(model, state_signature)
+
+
+def initial_state(layer, state_signature):
+  """Returns the state Trax's init gives ``layer``, without drawing weights.
+
+  In ``TransformerLM`` that is zeros (empty key/value caches and position
+  counters in predict mode), but for Dropout, whose state is its rate: zeros
+  there would switch dropout off in training.
+
+  Args:
+    layer: A layer of the model (the model itself at the top).
+    state_signature: Its state's shapes and dtypes, from an abstract init.
+  """
+  if isinstance(layer, tl.Dropout):
+    layer.init_weights_and_state(None)  # Sets the rate; reads no input.
+    return layer.state
+  if layer.sublayers:  # A combinator's state is its sublayers', in order.
+    return tuple(initial_state(sublayer, signature)
+                 for sublayer, signature in zip(layer.sublayers, state_signature))
+  return fastmath.nested_map(lambda s: np.zeros(s.shape, s.dtype), state_signature)
 
 
 def _forget_rngs(layer):

@@ -1,4 +1,4 @@
-"""From text to batches: the subword vocabulary, the joint sequence, buckets.
+"""From text pairs to batches: the joint sequence, its loss weights, buckets.
 
 The course trains a language model on one sequence per story::
 
@@ -9,24 +9,22 @@ so the loss counts only the summary, and summarising is continuing a text
 after ``[EOS, SEP]``. Sequences are grouped by length into buckets, each with
 its own batch size, to waste little on padding.
 
-``examples(source, split)`` (from ``summarizer.sources``) gives the text pairs;
-``batches(source, split)`` gives ``(inputs, targets, weights)`` numpy batches.
+``examples(source, split)`` (``summarizer.sources``) gives the text pairs,
+``summarizer.lessons`` reshapes some of them for training, ``summarizer.text``
+turns text into subword ids, and ``batches(source, split)`` gives
+``(inputs, targets, weights)`` numpy batches.
 """
 
-import functools
-import hashlib
-import itertools
 import os
-import random
-import re
 
 import numpy as np
 
+from summarizer import lessons
+from summarizer import text
 from summarizer._trax import trax
-from summarizer.config import (BATCH_SIZES, BOUNDARIES, DEFAULT_VOCAB_FILE,
-                               EOS, MAX_JOINT_LENGTH, SEP)
+from summarizer.config import BATCH_SIZES, BOUNDARIES, EOS, MAX_JOINT_LENGTH, SEP
 from summarizer.errors import SummarizerError
-from summarizer.sources import examples  # pylint: disable=unused-import
+from summarizer.sources import examples
 
 # Examples the shuffle queue holds; bigger mixes better, costs memory.
 SHUFFLE_QUEUE = 1024
@@ -34,67 +32,6 @@ SHUFFLE_QUEUE = 1024
 MAX_DROPPED_IN_A_ROW = 1000
 
 
-def vocab_path(vocab_file=None):
-  """Returns the vocabulary file to use: ``vocab_file`` or the shipped one."""
-  path = os.path.abspath(os.path.expanduser(vocab_file or DEFAULT_VOCAB_FILE))
-  if not os.path.isfile(path):
-    raise SummarizerError(f'{vocab_file or path}: vocabulary file not found')
-  return path
-
-
-@functools.lru_cache(maxsize=8)
-def _encoder(path):
-  """Loads a Trax/T2T ``.subwords`` file once per process."""
-  try:
-    encoder = trax.data.text_encoder.SubwordTextEncoder(path)
-  except (OSError, UnicodeDecodeError, ValueError) as e:
-    raise SummarizerError(f'{path}: not a subword vocabulary ({e})') from None
-  if encoder.vocab_size < 3 or encoder.all_subtoken_strings[EOS].rstrip('_') != '<EOS>':
-    raise SummarizerError(f'{path}: not a subword vocabulary '
-                          '(expected <pad> and <EOS> as ids 0 and 1)')
-  return encoder
-
-
-def encoder(vocab_file=None):
-  """Returns the ``SubwordTextEncoder`` of ``vocab_file`` (default: shipped)."""
-  return _encoder(vocab_path(vocab_file))
-
-
-def vocab_size(vocab_file=None):
-  """Returns the number of ids in the vocabulary."""
-  return encoder(vocab_file).vocab_size
-
-
-def vocab_fingerprint(vocab_file=None):
-  """Returns the md5 of the vocabulary file, to tell vocabularies apart."""
-  with open(vocab_path(vocab_file), 'rb') as f:
-    return hashlib.md5(f.read()).hexdigest()
-
-
-def tokenize(text, vocab_file=None):
-  """Turns text into subword ids ending in EOS.
-
-  Args:
-    text: A string.
-    vocab_file: A ``.subwords`` file; default: the shipped vocabulary.
-
-  Returns:
-    A list of ints, the last one ``EOS`` (1).
-  """
-  return list(encoder(vocab_file).encode(text)) + [EOS]
-
-
-def detokenize(ids, vocab_file=None):
-  """Turns subword ids back into text (ids 0 and 1 show as <pad> and <EOS>).
-
-  Args:
-    ids: A sequence of ints (list or array).
-    vocab_file: A ``.subwords`` file; default: the shipped vocabulary.
-
-  Returns:
-    A string.
-  """
-  return encoder(vocab_file).decode(np.asarray(ids, dtype=np.int64).tolist())
 
 
 def joint_sequence(article_ids, summary_ids, article_loss_weight=0.0):
@@ -146,109 +83,8 @@ def PreprocessJoint(max_joint_length=MAX_JOINT_LENGTH, truncate=False,  # pylint
   return preprocess
 
 
-# Where a sentence ends: white space after . ! or ?, maybe closing a quote.
-_SENTENCE_END = re.compile(r'(?:(?<=[.!?])|(?<=[.!?]["\u201d\']))\s+')
 
 
-def sentences(text):
-  """Splits text into sentences at white space after . ! or ?."""
-  return [s.strip() for s in _SENTENCE_END.split(text.strip()) if s.strip()]
-
-
-def MixCopyExamples(fraction, seed=0):  # pylint: disable=invalid-name
-  """Returns a stream function that turns some examples into copy lessons.
-
-  With probability ``fraction`` an example's highlights are replaced by one
-  or two sentences taken verbatim from its article. A small model learns
-  the highlights' phrasing long before it learns to copy names and numbers
-  from the article; these examples reward copying alone, which is the skill
-  that gets a summary's facts right.
-  """
-  rng = random.Random(seed)
-
-  def mix(stream):
-    for article, highlights in stream:
-      if fraction > 0 and rng.random() < fraction:
-        spans = [s for s in sentences(article) if len(s) > 20]
-        if spans:
-          start = rng.randrange(len(spans))
-          highlights = '\n'.join(spans[start:start + rng.randint(1, 2)])
-      yield article, highlights
-  return mix
-
-
-def _key_words(highlights, article):
-  """Names and numbers of ``highlights``: words with a digit, or capitalised
-  words the article never writes in lower case (so 'The' is not one)."""
-  lower = set(re.findall(r'[a-z]\w*', article))
-  words = set(re.findall(r'[\w$%]*\d[\w,.$%]*\d|\d', highlights))
-  words |= {w for w in re.findall(r'[A-Z]\w+', highlights) if w.lower() not in lower}
-  return words
-
-
-def MixShortExamples(fraction, keep_other=0.15, seed=0):  # pylint: disable=invalid-name
-  """Returns a stream function that shortens some articles to their facts.
-
-  With probability ``fraction`` an article keeps only the sentences that name
-  something its highlights name (a name or a number) and, with probability
-  ``keep_other`` each, some of the others; the highlights stay. Trained only
-  on full-length stories, a model takes a short text for the start of an
-  article and goes on writing one instead of a summary.
-  """
-  rng = random.Random(seed)
-
-  def mix(stream):
-    for article, highlights in stream:
-      if fraction > 0 and rng.random() < fraction:
-        keys = _key_words(highlights, article)
-        spans = sentences(article)
-        facts = [any(k in s for k in keys) for s in spans]
-        if any(facts):
-          article = ' '.join(s for s, fact in zip(spans, facts)
-                             if fact or rng.random() < keep_other)
-      yield article, highlights
-  return mix
-
-
-def join_stories(pairs):
-  """Joins consecutive stories into one longer article, as a news round-up.
-
-  The articles follow one another as paragraphs. The highlights cover every
-  part: the first story's first two and the first of each later one, so a
-  summary of a longer text still names what each part is about and stays
-  short.
-
-  Args:
-    pairs: (article, highlights) pairs, two or more.
-
-  Returns:
-    (article, highlights) of the joined story.
-  """
-  articles = [article for article, _ in pairs]
-  lines = [highlights.split('\n') for _, highlights in pairs]
-  kept = lines[0][:2] + [part[0] for part in lines[1:]]
-  return '\n\n'.join(articles), '\n'.join(kept)
-
-
-def MixLongExamples(fraction, max_parts=3, seed=0):  # pylint: disable=invalid-name
-  """Returns a stream function that joins some examples into long ones.
-
-  With probability ``fraction`` an example is joined with the next one or
-  two of the stream (``join_stories``). A model that has read only
-  single stories of about 200 tokens writes word salad after that many
-  tokens; these examples teach it articles two or three times as long.
-  """
-  rng = random.Random(seed + 2)  # Not the draws of the other lessons.
-
-  def mix(stream):
-    stream = iter(stream)
-    for pair in stream:
-      if fraction > 0 and rng.random() < fraction:
-        parts = [pair] + list(itertools.islice(stream, rng.randint(1, max_parts - 1)))
-        if len(parts) > 1:
-          pair = join_stories(parts)
-      yield pair
-  return mix
 
 
 def device_batch_sizes(batch_sizes, n_devices):
@@ -291,11 +127,11 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
       the number of local jax devices), so batches split evenly.
     seed: Seed of the shuffle.
     copy_fraction: Share of examples turned into copy lessons (training
-      only; see ``MixCopyExamples``).
+      only; see ``lessons.MixCopyExamples``).
     short_fraction: Share of articles cut down to their facts (training
-      only; see ``MixShortExamples``).
+      only; see ``lessons.MixShortExamples``).
     long_fraction: Share of examples joined with the next one or two into a
-      longer article (training only; see ``MixLongExamples``).
+      longer article (training only; see ``lessons.MixLongExamples``).
     download: Whether a ``tfds:`` dataset missing from ``data_dir`` may be
       downloaded.
 
@@ -303,7 +139,7 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
     Tuples of numpy arrays: inputs and targets (B, L) int32, equal; weights
     (B, L) float32, zero on padding.
   """
-  path = vocab_path(vocab_file)
+  path = text.vocab_path(vocab_file)
   training = split == 'train'
   repeat = training if repeat is None else repeat
   shuffle = training if shuffle is None else shuffle
@@ -315,9 +151,9 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
   stream = (_repeat(source, split, data_dir, download) if repeat
             else examples(source, split, data_dir, download))
   steps = [
-      MixLongExamples(long_fraction, seed=seed),
-      MixCopyExamples(copy_fraction, seed),
-      MixShortExamples(short_fraction, seed=seed),
+      lessons.MixLongExamples(long_fraction, seed=seed),
+      lessons.MixCopyExamples(copy_fraction, seed),
+      lessons.MixShortExamples(short_fraction, seed=seed),
       trax.data.Tokenize(keys=[0, 1], vocab_type='subword',
                          vocab_dir=os.path.dirname(path),
                          vocab_file=os.path.basename(path)),

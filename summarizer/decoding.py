@@ -16,11 +16,11 @@ from jax import numpy as jnp
 import numpy as np
 
 from summarizer import checkpoint
-from summarizer import data
 from summarizer._trax import fastmath
 from summarizer.config import CALIBRATION_KEY, EOS, SEP
 from summarizer.errors import SummarizerError
 from summarizer.model import TransformerLM
+from summarizer.text import detokenize, tokenize
 
 # Summary tokens generated at most when the caller does not say.
 MAX_SUMMARY_TOKENS = 64
@@ -50,7 +50,7 @@ def next_symbol(cur_output_tokens, model):
 
 
 def greedy_decode(input_sentence, model, next_symbol=next_symbol,  # pylint: disable=redefined-outer-name
-                  tokenize=data.tokenize, detokenize=data.detokenize,
+                  tokenize=tokenize, detokenize=detokenize,
                   verbose=False, max_length=MAX_SUMMARY_TOKENS):
   """Summarises ``input_sentence`` one argmax token at a time (the course's way).
 
@@ -310,7 +310,7 @@ class SummaryRun:
                temperature=0.0, top_k=None, seed=0):
     _check_arguments(text, max_length, method, temperature)
     self._loaded = loaded
-    article_ids = data.tokenize(clean_article(text), loaded.vocab_file)[:-1]
+    article_ids = tokenize(clean_article(text), loaded.vocab_file)[:-1]
     kept = article_ids[:article_room(loaded, max_length)]
     self.article_tokens, self.kept_tokens = len(article_ids), len(kept)
     self.article_perplexity = None
@@ -363,7 +363,7 @@ class SummaryRun:
     for _ in self:
       pass
     return {
-        'summary_text': data.detokenize(self.ids, self._loaded.vocab_file).strip(),
+        'summary_text': detokenize(self.ids, self._loaded.vocab_file).strip(),
         'article_perplexity': self.article_perplexity,
         'out_of_domain': self.out_of_domain,
         'article_tokens': self.article_tokens,

@@ -1,7 +1,17 @@
-"""The package's one exception type for problems a user can fix, and the
-argument parser every command uses, whose errors are one line too."""
+"""Problems a user can fix, and how every command shows them: one line.
+
+``SummarizerError`` is the package's one exception type for bad input, a
+missing file or a mismatched model. The commands parse their arguments with
+``OneLineParser`` and run their work through ``run_command``, so a user
+sees one line on standard error and a non-zero exit, never a traceback.
+"""
 
 import argparse
+import sys
+
+# Exit statuses: argparse's for bad input, and the shell's for Ctrl-C.
+USAGE_ERROR = 2
+INTERRUPTED = 130
 
 
 class SummarizerError(Exception):
@@ -12,4 +22,28 @@ class OneLineParser(argparse.ArgumentParser):
   """An argument parser whose errors are one line, not the usage plus a line."""
 
   def error(self, message):
-    self.exit(2, f'error: {message} (see --help)\n')
+    self.exit(USAGE_ERROR, f'error: {message} (see --help)\n')
+
+
+def run_command(work, interrupted='stopped'):
+  """Runs a command's work and returns the exit status.
+
+  Args:
+    work: A function of no arguments that does the command's work and
+      returns its exit status.
+    interrupted: What to say on Ctrl-C (what was kept, how to go on).
+
+  Returns:
+    ``work``'s status; 2 after a ``SummarizerError`` (shown as one line);
+    130 after Ctrl-C; 0 if the reader of the output went away.
+  """
+  try:
+    return work()
+  except SummarizerError as e:
+    print(f'error: {e}', file=sys.stderr)
+    return USAGE_ERROR
+  except KeyboardInterrupt:
+    print(interrupted, file=sys.stderr)
+    return INTERRUPTED
+  except BrokenPipeError:  # `... | head`: the reader stopped; nothing to report.
+    return 0

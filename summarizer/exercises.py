@@ -55,7 +55,7 @@ _ALWAYS = {
     'np': ('import', 'numpy', 'numpy'),
     'summarizer': ('import', 'summarizer', 'summarizer'),
     'checks': ('from', 'summarizer', 'checks'),
-    **{name: ('from', 'summarizer._trax', name) for name in _trax.__all__},
+    **{name: ('from', 'summarizer._trax', name) for name in ('trax', 'tl', 'fastmath', 'jnp')},
 }
 
 _INTRO = """\

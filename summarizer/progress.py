@@ -80,8 +80,8 @@ class PlainProgress:
     self._postfix = ''.join(f', {key}={value}' for key, value in values.items())
 
   def write(self, line):
-    if not self.disable:
-      print(line, file=self.file, flush=True)
+    """Prints a line of results to standard output, as ``tqdm.write`` does."""
+    print(line, flush=True)
 
   def close(self):
     if self.n != self._last_shown:

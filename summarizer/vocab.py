@@ -13,7 +13,8 @@ import os
 import sys
 
 from summarizer._trax import trax
-from summarizer.errors import OneLineParser, SummarizerError
+from summarizer.errors import OneLineParser, SummarizerError, run_command
+from summarizer.progress import bar as progress_bar
 from summarizer.sources import examples
 
 text_encoder = trax.data.text_encoder
@@ -27,10 +28,8 @@ MAX_SUBTOKEN_LENGTH = 16
 def count_words(texts, progress=False, total=None):
   """Counts the words (Trax's tokenizer's tokens) of an iterable of texts."""
   counts = collections.Counter()
-  if progress:
-    from tqdm import tqdm  # pylint: disable=g-import-not-at-top
-    texts = tqdm(texts, total=total, unit='text', desc='counting words',
-                 file=sys.stderr)
+  texts = progress_bar(texts, total=total, unit='text', desc='counting words',
+                       disable=not progress)
   for text in texts:
     counts.update(word_tokenizer.encode(text))
   return counts
@@ -88,14 +87,13 @@ def main(argv=None):
   p.add_argument('--limit', type=int, default=None,
                  help='use at most N training examples')
   args = p.parse_args(argv)
-  try:
+
+  def command():
     encoder = build_vocab(args.data, args.size, args.out, args.data_dir,
                           args.limit, progress=True, download=not args.no_download)
-  except SummarizerError as e:
-    print(f'error: {e}', file=sys.stderr)
-    return 2
-  print(f'wrote {args.out}: {encoder.vocab_size} subwords')
-  return 0
+    print(f'wrote {args.out}: {encoder.vocab_size} subwords')
+    return 0
+  return run_command(command, interrupted='stopped: nothing was written')
 
 
 if __name__ == '__main__':

@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 
-from summarizer import calibration, checkpoint, data, decoding, news
+from summarizer import calibration, checkpoint, decoding, news, text
 from summarizer.__main__ import main
 from summarizer.config import EOS, SEP
 from summarizer.errors import SummarizerError
@@ -21,7 +21,7 @@ REAL_TEXTS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), 'texts', '
 def test_perplexity_is_that_of_the_article_tokens_under_the_eval_model(random_model_dir):
   loaded = decoding.load(random_model_dir)
   article = 'The council voted 7 to 2 to build a new bridge over the river.'
-  ids = data.tokenize(article, loaded.vocab_file)[:-1]
+  ids = text.tokenize(article, loaded.vocab_file)[:-1]
   joint = np.array([ids + [EOS, SEP]], np.int32)               # (1, L)
   log_probs = np.asarray(loaded.model(joint))[0]               # (L, V); shifted inside
   expected = np.exp(-np.mean([log_probs[i, t] for i, t in enumerate(ids)]))

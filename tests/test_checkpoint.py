@@ -84,3 +84,23 @@ def test_missing_weights_file_is_named(tmp_path):
 def test_a_model_directory_is_loaded_once(random_model_dir):
   assert decoding.load(random_model_dir) is decoding.load(random_model_dir, None)
   assert decoding.load(random_model_dir) is decoding.load(model_dir=random_model_dir)
+
+
+@pytest.mark.parametrize('mode', ['train', 'eval', 'predict'])
+def test_set_weights_gives_the_state_trax_init_gives(mode):
+  # Dropout keeps its rate in its state: zeros there would turn it off.
+  kwargs = dict(vocab_size=50, d_model=16, d_ff=32, n_layers=2, n_heads=4,
+                dropout=0.1, max_len=64, mode=mode)
+  initialised = TransformerLM(**kwargs)
+  initialised.init(trax.shapes.ShapeDtype((1, 1), np.int32))
+  loaded = TransformerLM(**kwargs)
+  checkpoint.set_weights(loaded, initialised.weights)
+  assert (jax.tree_util.tree_structure(loaded.state)
+          == jax.tree_util.tree_structure(initialised.state))
+  for a, b in zip(jax.tree_util.tree_leaves(loaded.state),
+                  jax.tree_util.tree_leaves(initialised.state)):
+    assert a.dtype == b.dtype
+    np.testing.assert_array_equal(a, b)
+  rates = [float(s) for s in jax.tree_util.tree_leaves(loaded.state)
+           if np.ndim(s) == 0 and np.issubdtype(np.asarray(s).dtype, np.floating)]
+  assert rates and set(rates) == {np.float32(0.1)}

@@ -48,8 +48,8 @@ def test_vocab_dir_beside_the_model_is_the_courses_layout(tmp_path):
 
 @pytest.mark.parametrize('method', ['fast', 'greedy'])
 def test_summaries_are_the_courses_greedy_summary(course_model_dir, method):
-  from summarizer import data  # pylint: disable=import-outside-toplevel
-  prefix = data.tokenize(ARTICLE, COURSE_VOCAB_FILE) + [0]  # The course's start.
+  from summarizer import text  # pylint: disable=import-outside-toplevel
+  prefix = text.tokenize(ARTICLE, COURSE_VOCAB_FILE) + [0]  # The course's start.
   course = list(decoding.greedy_tokens(prefix, course_loaded(course_model_dir), 12))
   course = course[:course.index(1)] if 1 in course else course
   ours = list(decoding.summarize_tokens(ARTICLE, course_model_dir, 12, method))

@@ -66,9 +66,9 @@ def test_greedy_decode_has_a_length_guard():
 
 def test_fast_decoder_gives_greedy_tokens(random_model_dir):
   model, decoder, _, vocab = decoding.load(random_model_dir)
-  from summarizer import data
+  from summarizer import text
   for article in ARTICLES:
-    prefix = data.tokenize(article, vocab) + [0]
+    prefix = text.tokenize(article, vocab) + [0]
     greedy = list(decoding.greedy_tokens(prefix, model, max_length=12))
     fast = list(decoder.generate(prefix, max_length=12))
     assert fast == greedy
@@ -76,8 +76,8 @@ def test_fast_decoder_gives_greedy_tokens(random_model_dir):
 
 def test_sampling_is_seeded_and_top_1_is_greedy(random_model_dir):
   _, decoder, _, vocab = decoding.load(random_model_dir)
-  from summarizer import data
-  prefix = data.tokenize(ARTICLES[0], vocab) + [0]
+  from summarizer import text
+  prefix = text.tokenize(ARTICLES[0], vocab) + [0]
   greedy = list(decoder.generate(prefix, 10))
   first = list(decoder.generate(prefix, 10, temperature=1.5, seed=3))
   assert first == list(decoder.generate(prefix, 10, temperature=1.5, seed=3))
@@ -124,8 +124,8 @@ def test_fast_generators_do_not_share_their_caches(random_model_dir):
   # Each step gives up (donates) its cache: two summaries made in turn must
   # each keep their own.
   _, decoder, _, vocab = decoding.load(random_model_dir)
-  from summarizer import data
-  prefixes = [data.tokenize(article, vocab) + [0] for article in ARTICLES[:2]]
+  from summarizer import text
+  prefixes = [text.tokenize(article, vocab) + [0] for article in ARTICLES[:2]]
   alone = [list(decoder.generate(p, 8, stop_at_eos=False)) for p in prefixes]
   first, second = (decoder.generate(p, 8, stop_at_eos=False) for p in prefixes)
   interleaved = [[], []]
@@ -141,14 +141,13 @@ def test_clean_article_drops_what_training_articles_never_have():
 
 
 def test_a_final_newline_does_not_reach_the_model(random_model_dir, monkeypatch):
-  from summarizer import data
-  tokenized, tokenize = [], data.tokenize
+  tokenized, tokenize = [], decoding.tokenize
 
-  def recording_tokenize(text, vocab_file=None):
-    tokenized.append(text)
-    return tokenize(text, vocab_file)
+  def recording_tokenize(article, vocab_file=None):
+    tokenized.append(article)
+    return tokenize(article, vocab_file)
 
-  monkeypatch.setattr(decoding.data, 'tokenize', recording_tokenize)
+  monkeypatch.setattr(decoding, 'tokenize', recording_tokenize)
   summaries = [list(decoding.summarize_tokens(ARTICLES[0] + end, random_model_dir, 4))
                for end in ('', '\n', '\r\n')]
   assert tokenized == [ARTICLES[0]] * 3

@@ -5,7 +5,7 @@ import itertools
 import os
 import re
 
-from summarizer import data, decoding, news, summarize
+from summarizer import decoding, news, summarize, text
 from summarizer.config import DATA_DIR, DEFAULT_MODEL_DIR, EOS, SEP, load_config
 
 
@@ -14,7 +14,7 @@ def test_shipped_model_is_the_default_and_self_describing():
   assert config.preset == 'tiny' and values['data'] == 'news'
   model, decoder, loaded, vocab = decoding.load()
   assert loaded == config
-  assert data.vocab_size(vocab) <= config.vocab_size
+  assert text.vocab_size(vocab) <= config.vocab_size
   summary = summarize(news.story('test', 0).article)
   assert isinstance(summary, str) and summary and '<EOS>' not in summary
 
@@ -22,7 +22,7 @@ def test_shipped_model_is_the_default_and_self_describing():
 def test_fast_decoder_matches_greedy_decode_on_twenty_test_articles():
   model, decoder, _, vocab = decoding.load()
   for story in itertools.islice(news.stories('test'), 20):
-    prefix = data.tokenize(story.article, vocab)[:-1] + [EOS, SEP]
+    prefix = text.tokenize(story.article, vocab)[:-1] + [EOS, SEP]
     greedy = list(decoding.greedy_tokens(prefix, model, max_length=40))
     fast = list(decoder.generate(prefix, max_length=40))
     assert fast == greedy, story.article[:60]

@@ -13,7 +13,7 @@ import jax
 import numpy as np
 import pytest
 
-from summarizer import checkpoint, config as config_module, data, news, train
+from summarizer import checkpoint, config as config_module, news, runs, text, train
 from summarizer.errors import SummarizerError
 from conftest import COURSE_SHAPED, SMALL_CONFIG, write_course_dir
 
@@ -207,6 +207,22 @@ def test_ctrl_c_saves_and_exits_130_then_resumes(tmp_path):
   assert f'from step {step} to {step + 2}' in stdout
 
 
+def test_sigterm_saves_and_exits_as_ctrl_c_does(tmp_path):
+  # What a job scheduler sends before it stops a job.
+  out = tmp_path / 'run'
+  process = start_training(out, '--max-steps', '100000', '--save-steps', '100000',
+                           '--eval-steps', '100000')
+  wait_for(out / 'train.log', process)
+  time.sleep(3)
+  process.send_signal(signal.SIGTERM)
+  stdout, err = process.communicate(timeout=120)
+  assert process.returncode == 143, err
+  assert 'SIGTERM: stopping after this step' in err
+  assert 'interrupted: checkpoint of step' in err and 'stopped_by=SIGTERM' in stdout
+  assert _saved_step(out) > 0
+  checkpoint.load_model(str(out))
+
+
 def _saved_step(out):
   return checkpoint.saved_step(str(out))
 
@@ -271,10 +287,10 @@ def test_evaluation_weighs_the_summary_only(tmp_path):
 
 def test_vocabulary_follows_the_preset_and_the_data(tmp_path, monkeypatch, capsys):
   args = micro_args(tmp_path / 'run')
-  assert train.chosen_vocab(args) == config_module.DEFAULT_VOCAB_FILE
-  assert train.chosen_vocab(dataclasses.replace(args, preset='course')) == \
+  assert runs.chosen_vocab(args) == config_module.DEFAULT_VOCAB_FILE
+  assert runs.chosen_vocab(dataclasses.replace(args, preset='course')) == \
       config_module.COURSE_VOCAB_FILE
-  assert train.chosen_vocab(dataclasses.replace(args, data='stories.jsonl')) is None
+  assert runs.chosen_vocab(dataclasses.replace(args, data='stories.jsonl')) is None
   # tiny on other data: a vocabulary of its own, built into the run directory.
   corpus = tmp_path / 'corpus.jsonl'
   rows = [{'article': s.article, 'highlights': s.highlights}
@@ -286,8 +302,8 @@ def test_vocabulary_follows_the_preset_and_the_data(tmp_path, monkeypatch, capsy
                          max_steps=1, eval_steps=1, calibration_articles=0))
   assert 'building a 512-subword vocabulary from the training split' in capsys.readouterr().out
   built = tmp_path / 'own' / 'vocab.subwords'
-  assert 300 < data.vocab_size(str(built)) <= 640
-  assert data.vocab_fingerprint(str(built)) != data.vocab_fingerprint()
+  assert 300 < text.vocab_size(str(built)) <= 640
+  assert text.vocab_fingerprint(str(built)) != text.vocab_fingerprint()
 
 
 def test_init_from_the_courses_checkpoint(tmp_path, monkeypatch):
@@ -300,8 +316,8 @@ def test_init_from_the_courses_checkpoint(tmp_path, monkeypatch):
   train.train(micro_args(out, preset='course-shaped', init_from=course_dir, max_steps=1,
                          eval_steps=1, learning_rate=0.0, calibration_articles=0))
   # The course's vocabulary comes with it, and its weights are the start.
-  assert data.vocab_fingerprint(str(out / 'vocab.subwords')) == \
-      data.vocab_fingerprint(config_module.COURSE_VOCAB_FILE)
+  assert text.vocab_fingerprint(str(out / 'vocab.subwords')) == \
+      text.vocab_fingerprint(config_module.COURSE_VOCAB_FILE)
   start = jax.tree_util.tree_leaves(checkpoint.load_model(course_dir)[0].weights)
   tuned = jax.tree_util.tree_leaves(checkpoint.load_model(str(out))[0].weights)
   for a, b in zip(start, tuned):

@@ -1,0 +1,114 @@
+"""Every adjustment ``summarizer._trax`` makes to Trax: still needed, and right.
+
+Each test fails if a Trax or jax upgrade makes its adjustment unneeded (the
+original works again) or wrong (ours no longer does what Trax expects).
+"""
+
+import inspect
+import os
+import subprocess
+import sys
+import textwrap
+
+import jax
+import numpy as np
+
+from summarizer import _trax
+from summarizer._trax import HookedLoop, quiet_loop_log, tl, training, trax
+
+
+def test_trax_still_calls_inspect_stack_at_import_and_the_real_one_is_back():
+  # What makes `import trax` take 22 s; swapped only while Trax imports.
+  source = inspect.getsource(sys.modules['trax.layers.assert_shape'])
+  assert 'inspect.stack()' in source and 'inspect.getframeinfo(' in source
+  assert inspect.stack is not _trax._light_stack  # pylint: disable=protected-access
+  assert inspect.getframeinfo is not _trax._light_getframeinfo  # pylint: disable=protected-access
+
+
+def test_only_known_noise_is_dropped_from_standard_error(capsys):
+  _trax._write_kept('Gym has been unmaintained since 2022\nreal trouble here\n')  # pylint: disable=protected-access
+  assert capsys.readouterr().err == 'real trouble here\n'
+
+
+def test_jax_lacks_device_put_replicated_and_trax_gets_it_back():
+  assert _trax.ORIGINAL['device_put_replicated'] is None
+  replicated = jax.device_put_replicated(np.arange(3), jax.local_devices())
+  assert replicated.shape == (len(jax.local_devices()), 3)
+
+
+def test_trax_tree_unflatten_fails_on_arrays_and_ours_restores_them():
+  tree = (jax.numpy.ones(2), (), [None, jax.numpy.zeros(3)])
+  flat = [np.full(2, 5.0), np.full(3, 7.0)]
+  try:  # (Its recursion would call ours: it is given an array at the top.)
+    _trax.ORIGINAL['tree_unflatten'](flat, tree[0], copy_from_tree=[None, ()])
+  except (TypeError, ValueError):
+    pass
+  else:
+    raise AssertionError("Trax's tree_unflatten works again: drop the adjustment")
+  rebuilt, rest = trax.fastmath.tree_unflatten(flat, tree, copy_from_tree=[None, ()])
+  assert rest == [] and rebuilt[1] == () and rebuilt[2][0] is None
+  np.testing.assert_array_equal(rebuilt[0], flat[0])
+  np.testing.assert_array_equal(rebuilt[2][1], flat[1])
+  assert sys.modules['trax.fastmath.numpy'].tree_unflatten is trax.fastmath.tree_unflatten
+
+
+PMAP_CHECK = textwrap.dedent('''
+    import jax, numpy as np
+    from summarizer import _trax
+    on_one_device = jax.device_put(np.ones((2, 3), np.float32), jax.devices()[0])
+    try:
+      _trax.ORIGINAL['pmap'](lambda a: a * 2)(on_one_device)
+      print('original pmap works')
+    except ValueError:
+      print('original pmap refuses')
+    print(float(_trax.trax.fastmath.pmap(lambda a: a * 2)(on_one_device).sum()))
+''')
+
+
+def test_pmap_refuses_arrays_on_one_device_and_ours_moves_them():
+  env = dict(os.environ, XLA_FLAGS='--xla_force_host_platform_device_count=2')
+  done = subprocess.run([sys.executable, '-c', PMAP_CHECK], capture_output=True,
+                        text=True, env=env, check=True)
+  assert done.stdout.split('\n')[:2] == ['original pmap refuses', '12.0']
+
+
+def _tiny_loop(output_dir=None, **hooks):
+  x = np.ones((2, 4), np.int32)
+  task = training.TrainTask(
+      labeled_data=iter(lambda: (x, x, np.ones_like(x, np.float32)), None),
+      loss_layer=tl.CrossEntropyLoss(), optimizer=trax.optimizers.Adam(0.01))
+  model = tl.Serial(tl.Embedding(8, 4), tl.Dense(8), tl.LogSoftmax())
+  return HookedLoop(model, [task], output_dir=output_dir, **hooks)
+
+
+def test_loop_prints_through_its_log_function_which_a_run_redirects(capfd, tmp_path):
+  _tiny_loop()  # Without an output_dir, Loop says it will not write metrics.
+  assert 'output_dir is None' in capfd.readouterr().out
+  with quiet_loop_log(tmp_path / 'train.log'):
+    _tiny_loop()
+  assert capfd.readouterr().out == ''
+  assert 'output_dir is None' in (tmp_path / 'train.log').read_text()
+  assert training._log is not None  # pylint: disable=protected-access
+
+
+def test_hooked_loop_calls_back_after_each_step_and_around_saving(tmp_path):
+  # The two methods it overrides must still be Loop's, with these parameters.
+  assert list(inspect.signature(training.Loop._run_one_step).parameters) == [  # pylint: disable=protected-access
+      'self', 'task_index', 'task_changed']
+  assert list(inspect.signature(training.Loop.save_checkpoint).parameters) == [
+      'self', 'basename']
+  steps, saves = [], []
+
+  def save(write, directory):
+    saves.append(directory)
+    write('model')
+
+  with quiet_loop_log():
+    loop = _tiny_loop(str(tmp_path), on_step=lambda step, loss: steps.append(step),
+                      save=save)
+    loop.run(2)
+    saved_by_run = len(saves)
+    loop.save_checkpoint('model')
+  assert steps == [1, 2]
+  assert len(saves) == saved_by_run + 1 and set(saves) == {str(tmp_path)}
+  assert (tmp_path / 'model.pkl.gz').exists()
