@@ -17,7 +17,7 @@ import os
 import sys
 
 from summarizer import __version__
-from summarizer.errors import OneLineParser, SummarizerError
+from summarizer.errors import OneLineParser, SummarizerError, run_command
 
 EPILOG = """examples:
   python -m summarizer data/samples/sport.txt          summary of a file
@@ -142,11 +142,10 @@ def ood_warning(perplexity, calibration):
 
 
 def _warn_if_unknown(summary_run, loaded, where, err):
-  """Warns once the article is known to be out of the model's domain; returns True."""
+  """Warns if the article (read by now) is out of the model's domain."""
   if summary_run.out_of_domain:
     print(f'warning: {where}' + ood_warning(summary_run.article_perplexity,
                                             loaded.calibration), file=err)
-  return True
 
 
 def run(args, stdin=None, out=None, err=None):
@@ -172,18 +171,18 @@ def run(args, stdin=None, out=None, err=None):
         n_heads=args.n_heads)
     if several and not args.json:
       out.write(f'{"" if number == 0 else chr(10)}==> {name} <==\n')
-    ids, shown, warned = [], '', False
-    for token in summary_run:
-      warned = warned or _warn_if_unknown(summary_run, loaded, where, err)
-      ids.append(token)
+    shown = ''
+    for _ in summary_run:
+      if len(summary_run.ids) == 1:  # The model has read the article: judge it first.
+        _warn_if_unknown(summary_run, loaded, where, err)
       if args.stream:
-        so_far = text.detokenize(ids, loaded.vocab_file)
+        so_far = text.detokenize(summary_run.ids, loaded.vocab_file)
         if so_far.startswith(shown):  # A subword may still change a word's end.
           out.write(so_far[len(shown):])
           out.flush()
           shown = so_far
     details = summary_run.details()
-    if not warned:  # The summary was empty: the model has read the article all the same.
+    if not summary_run.ids:  # An empty summary: the article was read all the same.
       _warn_if_unknown(summary_run, loaded, where, err)
     if args.stream:
       out.write('\n')
@@ -199,15 +198,7 @@ def run(args, stdin=None, out=None, err=None):
 
 def main(argv=None):
   args = parse_args(argv)
-  try:
-    return run(args)
-  except SummarizerError as e:
-    print(f'error: {e}', file=sys.stderr)
-    return 2
-  except KeyboardInterrupt:
-    return 130
-  except BrokenPipeError:  # The reader stopped reading; nothing to report.
-    return 0
+  return run_command(lambda: run(args), interrupted='stopped')
 
 
 def exit_now(status):

@@ -441,19 +441,11 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
 
 def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
               method='fast', temperature=0.0):
-  """Summarises an article.
+  """Summarises an article; returns the summary as a string.
 
-  Args:
-    text: The article.
-    model_dir: A model directory; default: the shipped model.
-    max_length: Most summary tokens.
-    method: 'fast' (cached decoder) or 'greedy' (the course's decoder).
-    temperature: 0 for the most likely summary; above 0 samples.
-
-  Returns:
-    The summary as a string. An article cut to fit the model raises an
-    ``ArticleCutWarning``; ``summarize_details`` also tells how familiar
-    the article was to the model.
+  The arguments are ``summarize_details``'s, which also tells how familiar
+  the article was to the model. An article cut to fit the model raises an
+  ``ArticleCutWarning``.
   """
   run = summarize_tokens(text, model_dir, max_length, method, temperature,
                          on_cut=_warn_cut)

@@ -187,16 +187,19 @@ def wait_for(path, process, timeout=120):
     time.sleep(0.05)
 
 
-def test_ctrl_c_saves_and_exits_130_then_resumes(tmp_path):
+@pytest.mark.parametrize('stop,status', [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_stop_signal_saves_and_exits_then_the_run_resumes(tmp_path, stop, status):
+  # Ctrl-C, and the SIGTERM a job scheduler sends before it stops a job.
   out = tmp_path / 'run'
   process = start_training(out, '--max-steps', '100000', '--save-steps', '100000',
                            '--eval-steps', '100000')
   wait_for(out / 'train.log', process)
   time.sleep(3)
-  process.send_signal(signal.SIGINT)
-  _, err = process.communicate(timeout=120)
-  assert process.returncode == 130, err
-  assert 'interrupted: checkpoint of step' in err
+  process.send_signal(stop)
+  stdout, err = process.communicate(timeout=120)
+  assert process.returncode == status, err
+  assert f'{stop.name}: stopping after this step' in err
+  assert 'interrupted: checkpoint of step' in err and f'stopped_by={stop.name}' in stdout
   checkpoint.load_model(str(out))
   step = _saved_step(out)
   assert step > 0
@@ -205,22 +208,6 @@ def test_ctrl_c_saves_and_exits_130_then_resumes(tmp_path):
   stdout, err = resumed.communicate(timeout=180)
   assert resumed.returncode == 0, err
   assert f'from step {step} to {step + 2}' in stdout
-
-
-def test_sigterm_saves_and_exits_as_ctrl_c_does(tmp_path):
-  # What a job scheduler sends before it stops a job.
-  out = tmp_path / 'run'
-  process = start_training(out, '--max-steps', '100000', '--save-steps', '100000',
-                           '--eval-steps', '100000')
-  wait_for(out / 'train.log', process)
-  time.sleep(3)
-  process.send_signal(signal.SIGTERM)
-  stdout, err = process.communicate(timeout=120)
-  assert process.returncode == 143, err
-  assert 'SIGTERM: stopping after this step' in err
-  assert 'interrupted: checkpoint of step' in err and 'stopped_by=SIGTERM' in stdout
-  assert _saved_step(out) > 0
-  checkpoint.load_model(str(out))
 
 
 def _saved_step(out):
