@@ -32,7 +32,7 @@ import nbformat
 import summarizer
 from summarizer import _trax
 from summarizer.config import PACKAGE_DIR
-from summarizer.errors import OneLineParser, SummarizerError
+from summarizer.errors import OneLineParser, SummarizerError, run_command
 
 # The graded functions in the course's order: UNQ_C1 to UNQ_C10.
 GRADED = ('DotProductAttention', 'compute_attention_heads_closure',
@@ -551,14 +551,13 @@ def main(argv=None):
   parser.add_argument('--force', action='store_true',
                       help='overwrite --out if it exists')
   args = parser.parse_args(argv)
-  try:
+
+  def command():
     write_exercises(args.out, force=args.force)
-  except SummarizerError as e:
-    print(f'error: {e}', file=sys.stderr)
-    return 2
-  print(f'wrote {args.out}: {len(GRADED)} exercises; fill in each blank and run '
-        'the check below it')
-  return 0
+    print(f'wrote {args.out}: {len(GRADED)} exercises; fill in each blank and run '
+          'the check below it')
+    return 0
+  return run_command(command, interrupted='stopped')
 
 
 if __name__ == '__main__':

@@ -4,6 +4,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 
 import pytest
 
@@ -118,3 +119,21 @@ def test_a_reader_that_leaves_is_not_an_error(random_model_dir, monkeypatch):
   monkeypatch.setattr(sys, 'stdout', ClosedPipe())
   assert main(['--text', ARTICLE, '--model', random_model_dir, '--max-length', '4',
                '--stream']) == 0
+
+
+def test_help_version_and_argument_errors_answer_before_trax_is_imported():
+  code = textwrap.dedent('''
+      import sys
+      from summarizer.__main__ import parse_args
+      for argv in (['--help'], ['--version'], ['--max-length', '0']):
+        try:
+          parse_args(argv)
+        except SystemExit as e:
+          print(argv[0], e.code)
+      print(sorted(m for m in ('trax', 'tensorflow', 'jax') if m in sys.modules))
+  ''')
+  done = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                        check=True)
+  lines = done.stdout.splitlines()
+  assert {'--help 0', '--version 0', '--max-length 2'} <= set(lines)
+  assert 'summarizer 0.' in done.stdout and lines[-1] == '[]'  # The version; no Trax.

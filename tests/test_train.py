@@ -13,8 +13,10 @@ import jax
 import numpy as np
 import pytest
 
-from summarizer import checkpoint, config as config_module, news, runs, text, train
+from summarizer import checkpoint, config as config_module, data, news, runs, text, train
+from summarizer._trax import quiet_loop_log, training
 from summarizer.errors import SummarizerError
+from summarizer.model import TransformerLM
 from conftest import COURSE_SHAPED, SMALL_CONFIG, write_course_dir
 
 MICRO = dataclasses.replace(SMALL_CONFIG, preset='micro', max_len=256,
@@ -311,3 +313,29 @@ def test_init_from_the_courses_checkpoint(tmp_path, monkeypatch):
     np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4, atol=1e-7)
   lineage = json.loads((out / 'config.json').read_text())['lineage']
   assert lineage[0]['steps'] == 500000 and lineage[1]['init_from'] == course_dir
+
+
+def test_the_courses_training_loop_trains_on_the_courses_streams(tmp_path):
+  # The course's streams: (inputs, targets, weights) batches, bucketed by length.
+  def stream(split):
+    return data.batches('news', split, boundaries=(128, 256, 512), batch_sizes=(8, 4, 2, 1),
+                        repeat=True, n_devices=1)
+
+  loop = train.training_loop(TransformerLM, stream('train'), stream('validation'),
+                             output_dir=str(tmp_path / 'model'))
+  assert isinstance(loop, training.Loop)
+  with quiet_loop_log():
+    loop.run(10)
+  assert loop.step == 10
+  assert checkpoint.saved_step(str(tmp_path / 'model')) == 10  # A checkpoint every 10 steps.
+  (step, loss), = loop.history.get('eval', 'metrics/CrossEntropyLoss')[-1:]
+  assert step == 10 and 0 < loss < 20
+
+
+def test_the_course_preset_drops_over_long_examples_and_tiny_cuts_them():
+  course, tiny = micro_args('x', preset='course'), micro_args('x', preset='tiny')
+  assert runs.resolve_config(course).truncate is False  # The course's FilterByLength.
+  assert runs.resolve_config(tiny).truncate is True
+  assert runs.resolve_config(dataclasses.replace(course, truncate=True)).truncate is True
+  assert train.parse_args(['--no-truncate']).truncate is False
+  assert train.parse_args([]).truncate is None  # The preset decides.
