@@ -26,8 +26,7 @@ import numpy as np
 from summarizer import decoding
 from summarizer import progress
 from summarizer import sources
-from summarizer import text
-from summarizer.config import CALIBRATION_KEY, EOS, SEP, load_config, save_config
+from summarizer.config import CALIBRATION_KEY, EOS, SEP, update_config
 
 # Validation articles a calibration reads (or all, if the split is smaller).
 CALIBRATION_ARTICLES = 500
@@ -45,8 +44,7 @@ def article_perplexity(loaded, article):
     loaded: A ``decoding.LoadedModel``.
     article: The article text.
   """
-  ids = text.tokenize(decoding.clean_article(article), loaded.vocab_file)[:-1]
-  ids = ids[:decoding.article_room(loaded, decoding.MAX_SUMMARY_TOKENS)]
+  ids, _ = decoding.article_ids(loaded, article, decoding.MAX_SUMMARY_TOKENS)
   _, mean_nll = loaded.decoder.start(ids + [EOS, SEP], n_scored=len(ids))
   return math.exp(mean_nll)
 
@@ -89,7 +87,4 @@ def calibrate(model_dir, source='news', split='validation', limit=CALIBRATION_AR
 
 def save_calibration(model_dir, calibration):
   """Writes a calibration record into a model directory's config.json."""
-  config, values = load_config(model_dir)
-  extra = {k: v for k, v in values.items() if k not in config.to_dict()}
-  extra[CALIBRATION_KEY] = calibration
-  save_config(config, model_dir, **extra)
+  update_config(model_dir, **{CALIBRATION_KEY: calibration})

@@ -52,6 +52,11 @@ def checkpoint_files(directory, basename=BASENAME):
   return files
 
 
+def has_config(directory):
+  """Tells whether ``directory`` describes itself in a config.json (the course's does not)."""
+  return os.path.exists(os.path.join(directory, 'config.json'))
+
+
 def has_checkpoint(directory):
   """Tells whether ``directory`` holds a loadable Loop checkpoint."""
   return os.path.exists(os.path.join(directory, BASENAME + '.pkl.gz'))
@@ -162,7 +167,7 @@ def load_model(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
     raise SummarizerError(f'{model_dir}: model directory not found')
   pkl = os.path.join(model_dir, BASENAME + '.pkl.gz')
   weights = None
-  if os.path.exists(os.path.join(model_dir, 'config.json')):
+  if has_config(model_dir):
     config, values = load_config(model_dir)
     if n_heads is not None and n_heads != config.n_heads:
       raise SummarizerError(f'{model_dir}: its config.json says n_heads '
@@ -195,14 +200,12 @@ def load_model(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
 def model_values(model_dir=None):
   """Returns what a model directory's config.json records ({} if it has none)."""
   model_dir = model_dir or DEFAULT_MODEL_DIR
-  if not os.path.exists(os.path.join(model_dir, 'config.json')):
-    return {}
-  return load_config(model_dir)[1]
+  return load_config(model_dir)[1] if has_config(model_dir) else {}
 
 
 def model_vocab(model_dir):
   """Returns the vocabulary file a model directory uses, ours or the course's."""
-  if os.path.exists(os.path.join(model_dir, 'config.json')):
+  if has_config(model_dir):
     return model_vocab_file(model_dir, load_config(model_dir)[1])
   return course_vocab_file(model_dir)
 

@@ -117,6 +117,13 @@ def save_config(config, directory, **extra):
   return path
 
 
+def update_config(directory, **changes):
+  """Sets entries of a model directory's config.json, keeping the others."""
+  config, values = load_config(directory)
+  extra = {k: v for k, v in values.items() if k not in config.to_dict()}
+  return save_config(config, directory, **dict(extra, **changes))
+
+
 def load_config(directory):
   """Reads ``config.json`` from a model directory; returns (Config, all values)."""
   path = os.path.join(directory, 'config.json')

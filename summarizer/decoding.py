@@ -290,6 +290,17 @@ def article_room(loaded, max_length):
   return min(room, loaded.max_article_tokens or room)
 
 
+def article_ids(loaded, text, max_length):
+  """Returns the ids of an article that the model reads, and how many it has.
+
+  Returns:
+    (kept, total): the ids of the cleaned article cut to ``article_room``
+    (EOS excluded), and the number of ids of the whole article.
+  """
+  ids = tokenize(clean_article(text), loaded.vocab_file)[:-1]
+  return ids[:article_room(loaded, max_length)], len(ids)
+
+
 class SummaryRun:
   """One article being summarised: iterate for the summary's token ids.
 
@@ -310,9 +321,8 @@ class SummaryRun:
                temperature=0.0, top_k=None, seed=0):
     _check_arguments(text, max_length, method, temperature)
     self._loaded = loaded
-    article_ids = tokenize(clean_article(text), loaded.vocab_file)[:-1]
-    kept = article_ids[:article_room(loaded, max_length)]
-    self.article_tokens, self.kept_tokens = len(article_ids), len(kept)
+    kept, self.article_tokens = article_ids(loaded, text, max_length)
+    self.kept_tokens = len(kept)
     self.article_perplexity = None
     self.ids = []
     self._tokens = self._generate(kept + [EOS, SEP], max_length, method,

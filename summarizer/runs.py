@@ -98,9 +98,8 @@ def initial_weights(model_dir, config):
   random one; the optimizer and the learning-rate schedule start afresh.
   The course's checkpoint (no config.json) is read with the preset's heads.
   """
-  has_config = os.path.exists(os.path.join(model_dir, 'config.json'))
-  model, saved, _ = checkpoint.load_model(
-      model_dir, mode='eval', n_heads=None if has_config else config.n_heads)
+  n_heads = None if checkpoint.has_config(model_dir) else config.n_heads
+  model, saved, _ = checkpoint.load_model(model_dir, mode='eval', n_heads=n_heads)
   differences = architecture_differences(saved, config, model_dir)
   if differences:
     raise SummarizerError(f'--init-from {model_dir}: the model does not match '
@@ -163,18 +162,11 @@ def earlier_runs(args, resuming):
     return values.get('lineage', [])[:-1], values.get('max_article_tokens', 0)
   if not args.init_from:
     return [], 0
-  values = _model_values(args.init_from)
+  values = (checkpoint.model_values(args.init_from)
+            or {'trained_steps': checkpoint.saved_step(args.init_from)})
   runs = values.get('lineage') or [{'init_from': None, 'steps': values.get('trained_steps'),
                                     'note': 'trained elsewhere'}]
   return list(runs), values.get('max_article_tokens', 0)
-
-
-def _model_values(model_dir):
-  """The config.json values of a model directory ({} for the course's checkpoint)."""
-  try:
-    return load_config(model_dir)[1]
-  except SummarizerError:
-    return {'trained_steps': checkpoint.saved_step(model_dir)}
 
 
 def save_run_config(args, config, earlier, steps, longest_article):
