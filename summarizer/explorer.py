@@ -63,8 +63,8 @@ class Fact:
     occurrences: Where, as (start, end) characters of the article text.
     peak: The article token its summary tokens attend to most, together
       (their rows summed, in the tracing view); None for an empty article.
-    attended: Article tokens near the peak that one of its summary tokens
-      attends to most, in article order.
+    attended: The article tokens its summary tokens each attend to most
+      (for a fact from the article, those near the peak), in article order.
     attended_text: The article's words at those tokens.
     agrees: Whether the peak lies inside one of ``occurrences``: the place
       attended holds the words the string match finds.
@@ -171,7 +171,10 @@ class Explanation:
     suffix = check_output_path(path)
     directory = os.path.dirname(os.path.abspath(path))
     # Written beside and renamed: an existing file is never left half-written.
-    handle, temporary = tempfile.mkstemp(suffix=suffix, dir=directory, prefix='.explain-')
+    try:
+      handle, temporary = tempfile.mkstemp(suffix=suffix, dir=directory, prefix='.explain-')
+    except OSError as e:
+      raise SummarizerError(f'{path}: cannot write there ({e.strerror})') from None
     try:
       with os.fdopen(handle, 'wb') as f:
         if suffix == '.html':
@@ -186,9 +189,11 @@ class Explanation:
           figure.tight_layout()
           figure.savefig(f, format='png', dpi=120)
       os.replace(temporary, path)
-    except BaseException:
+    except BaseException as e:
       if os.path.exists(temporary):
         os.remove(temporary)
+      if isinstance(e, OSError):
+        raise SummarizerError(f'{path}: cannot write ({e.strerror})') from None
       raise
 
 
@@ -213,9 +218,14 @@ def check_output_path(path):
     raise SummarizerError(f'{path}: cannot write, no folder {directory}')
   if os.path.isdir(path):
     raise SummarizerError(f'{path}: is a directory')
-  if not os.access(directory, os.W_OK) or (os.path.exists(path)
-                                           and not os.access(path, os.W_OK)):
-    raise SummarizerError(f'{path}: cannot write there (permission denied)')
+  if os.path.exists(path) and not os.access(path, os.W_OK):
+    raise SummarizerError(f'{path}: cannot write (permission denied)')
+  try:  # Asked before the model's work, by writing: permissions alone can mislead.
+    handle, probe = tempfile.mkstemp(suffix=suffix, dir=directory, prefix='.explain-')
+    os.close(handle)
+    os.remove(probe)
+  except OSError as e:
+    raise SummarizerError(f'{path}: cannot write there ({e.strerror})') from None
   return suffix
 
 
@@ -299,7 +309,9 @@ def trace_facts(summary_pieces, article_pieces, view):
       peak, attended = None, []
       if tokens and view.shape[1]:
         peak = int(np.argmax(view[tokens].sum(axis=0)))
-        reach = len(tokens) + 2  # An entity's tokens are read side by side.
+        # Copied words are read side by side: near the peak. What a made-up
+        # one read may be anywhere.
+        reach = len(tokens) + 2 if in_article else len(article_pieces)
         attended = sorted({j for j in (int(np.argmax(view[i])) for i in tokens)
                            if abs(j - peak) <= reach} | {peak})
       found.append((start, Fact(
@@ -359,7 +371,7 @@ def word_number(text, position):
 
 
 def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
-            top_k=None, seed=0, vocab_file=None, n_heads=None):
+            top_k=None, seed=0, vocab_file=None, n_heads=None, on_cut='warn'):
   """Summarises an article and returns what the model attended to as it wrote.
 
   The summary comes from the decoder ``summarize`` uses (the same summary);
@@ -373,6 +385,8 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
     method, temperature, top_k, seed: As ``summarize_tokens`` takes them.
     vocab_file: A vocabulary to use instead of the model's own.
     n_heads: Attention heads of a checkpoint without ``config.json``.
+    on_cut: Called with (kept, total) token counts if the article is cut;
+      'warn' (default) raises an ``ArticleCutWarning``, as ``summarize`` does.
 
   Returns:
     An ``Explanation``.
@@ -380,8 +394,10 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
   from summarizer import decoding  # pylint: disable=g-import-not-at-top
   from summarizer.config import EOS, SEP  # pylint: disable=g-import-not-at-top
   from summarizer.model import attention_weights  # pylint: disable=g-import-not-at-top
-  run = decoding.summarize_tokens(text, model_dir, max_length, method, temperature,
-                                  top_k, seed, vocab_file=vocab_file, n_heads=n_heads)
+  run = decoding.summarize_tokens(
+      text, model_dir, max_length, method, temperature, top_k, seed,
+      on_cut=decoding._warn_cut if on_cut == 'warn' else on_cut,  # pylint: disable=protected-access
+      vocab_file=vocab_file, n_heads=n_heads)
   details = run.details()
   loaded = decoding.load(model_dir, vocab_file, n_heads)
   kept, _ = decoding.article_ids(loaded, text, max_length)
@@ -578,9 +594,14 @@ def run_explain(articles, args, out, err):
   if len(articles) != 1:
     raise SummarizerError('--explain takes one article')
   check_output_path(args.explain)
+
+  def warn_cut(kept, total):
+    print(f'warning: article cut to its first {kept} of {total} tokens '
+          '(the most this model reads)', file=err)
+
   explanation = explain(articles[0][1], args.model, args.max_length, args.method,
                         args.temperature, args.top_k, args.seed, args.vocab,
-                        args.n_heads)
+                        args.n_heads, on_cut=warn_cut)
   explanation.save(args.explain)
   out.write(explanation.summary + '\n')
   made_up = [f.text for f in explanation.facts if not f.in_article]
