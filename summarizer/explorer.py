@@ -90,6 +90,8 @@ class Explanation:
 
   Attributes:
     summary: The summary text (as ``summarize`` returns it).
+    summary_ids: The summary's token ids (m, EOS excluded).
+    article_ids: The ids of the article tokens the model read (n).
     summary_pieces: The text of each summary token; joined, the summary.
     article_pieces: The text of each article token the model read; joined,
       the article as it read it (cut to what fits).
@@ -101,6 +103,8 @@ class Explanation:
     model_name: What wrote it (for the page's title).
   """
   summary: str
+  summary_ids: list
+  article_ids: list
   summary_pieces: list
   article_pieces: list
   attention: np.ndarray
@@ -135,11 +139,13 @@ class Explanation:
     return (f'<iframe srcdoc="{page}" sandbox="allow-scripts" '
             'style="width:100%;height:640px;border:1px solid #ccc"></iframe>')
 
-  def plot(self, block=None, head=None, ax=None, columns=PLOT_COLUMNS):
+  def plot(self, block=TRACE_BLOCK, head=None, ax=None, columns=PLOT_COLUMNS):
     """Draws the attention as a heatmap whose axes are words.
 
     Rows are the summary tokens; columns the ``columns`` article tokens that
     get the most attention (in article order), labelled with their text.
+    The default view is the one that traces facts (the last block, mean of
+    heads); ``block=None`` averages all blocks.
 
     Returns:
       The matplotlib ``Axes``.
@@ -159,7 +165,7 @@ class Explanation:
     ax.set_xlabel(f'article (the {len(shown)} most attended of '
                   f'{len(self.article_pieces)} tokens, in order)')
     ax.set_ylabel('summary')
-    ax.set_title(_view_name(block, head))
+    ax.set_title(_view_name(block, head, self.attention.shape[0]))
     return ax
 
   def save(self, path):
@@ -202,8 +208,8 @@ def _label(piece):
   return piece.strip() or repr(piece)
 
 
-def _view_name(block, head):
-  where = 'all blocks' if block is None else f'block {block}'
+def _view_name(block, head, n_blocks):
+  where = 'all blocks' if block is None else f'block {block % n_blocks}'
   return f'{where}, {"mean of heads" if head is None else f"head {head}"}'
 
 
@@ -249,10 +255,16 @@ def token_pieces(ids, vocab_file=None):
   else:
     if ''.join(pieces) == decode(ids):
       return pieces
-  # Rare (escaped characters across tokens): differences of whole prefixes.
-  texts = [''] + [decode(ids[:i + 1]) for i in range(len(ids))]
-  return [texts[i + 1][len(texts[i]):] if texts[i + 1].startswith(texts[i])
-          else texts[i + 1] for i in range(len(ids))]
+  # A character outside the vocabulary is escaped over several tokens
+  # ("\\8217;" for ’): each token gets what its prefix adds to the part
+  # of the text that is settled (a common prefix with the whole).
+  text, pieces, settled = decode(ids), [], 0
+  for i in range(len(ids)):
+    now = len(os.path.commonprefix([decode(ids[:i + 1]), text]))
+    now = max(now, settled) if i < len(ids) - 1 else len(text)
+    pieces.append(text[settled:now])
+    settled = now
+  return pieces
 
 
 def _spans(pieces):
@@ -413,7 +425,8 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
   article_pieces = token_pieces(kept, loaded.vocab_file)
   trace_view = attention[TRACE_BLOCK].mean(axis=0)        # (m, n)
   return Explanation(
-      summary=details['summary_text'], summary_pieces=summary_pieces,
+      summary=details['summary_text'], summary_ids=list(run.ids), article_ids=list(kept),
+      summary_pieces=summary_pieces,
       article_pieces=article_pieces, attention=attention,
       facts=trace_facts(summary_pieces, article_pieces, trace_view),
       article_tokens=run.article_tokens,
