@@ -51,7 +51,7 @@ class Chromium:
   """A headless Chromium session; use it as a context manager.
 
   Args:
-    width, height: The window's size in CSS pixels.
+    width, height: The page's viewport in CSS pixels.
     offline: Cut the browser off the network (DevTools' network emulation).
   """
 
@@ -70,6 +70,9 @@ class Chromium:
       reply = self._call('POST', '/session', {'capabilities': {'alwaysMatch': {
           'browserName': 'chrome', 'goog:chromeOptions': options}}})
       self._session = f"/session/{reply['value']['sessionId']}"
+      # The page's own size, without the window's frame.
+      self.cdp('Emulation.setDeviceMetricsOverride', width=width, height=height,
+               deviceScaleFactor=1, mobile=False)
       if offline:
         self.cdp('Network.enable')
         self.cdp('Network.emulateNetworkConditions', offline=True, latency=0,

@@ -22,7 +22,9 @@ block's mean over heads, and the mean of all), only the article tokens that
 get a visible share of attention (at most ``TOP_K``, relative to the row's
 largest, quantised to 0..255), so it stays small and quick at 2,048 tokens.
 
-  python -m summarizer.explorer --agreement 200      # the figure of part 2
+  python -m summarizer.explorer --agreement 200      # where names come from, measured
+  python -m summarizer.explorer --measure page.html  # size, load time in Chromium
+  python -m summarizer.explorer --picture data/samples/business.txt data/explorer.png
 """
 
 import base64
@@ -182,6 +184,9 @@ class Explanation:
     except OSError as e:
       raise SummarizerError(f'{path}: cannot write there ({e.strerror})') from None
     try:
+      # mkstemp makes the file private; the page gets the usual mode.
+      os.chmod(temporary, (os.stat(path).st_mode & 0o777) if os.path.exists(path)
+               else 0o666 & ~_umask())
       with os.fdopen(handle, 'wb') as f:
         if suffix == '.html':
           f.write(self.to_html().encode('utf-8'))
@@ -201,6 +206,12 @@ class Explanation:
       if isinstance(e, OSError):
         raise SummarizerError(f'{path}: cannot write ({e.strerror})') from None
       raise
+
+
+def _umask():
+  mask = os.umask(0)
+  os.umask(mask)
+  return mask
 
 
 def _label(piece):
@@ -569,15 +580,85 @@ def agreement(limit=200, model_dir=None, split='test', show_progress=True):
   return counts
 
 
+# Each summary token pointed at in turn, in the page: the mean time to shade.
+_HOVER_EVERY_TOKEN = """
+const spans = document.querySelectorAll('#summary span');
+const start = performance.now();
+spans.forEach(function (span) {
+  span.dispatchEvent(new PointerEvent('pointerover', {bubbles: true}));
+});
+return (performance.now() - start) / spans.length;
+"""
+
+
+def measure_page(path, loads=5):
+  """Loads a page in headless Chromium (offline) and times it.
+
+  Returns:
+    A dict: ``bytes`` (file size), ``load_ms`` (median time to the load
+    event), ``ready_ms`` (median time until the script has built the page),
+    ``hover_ms`` (mean time to shade the article for one summary token),
+    ``article_spans`` and ``summary_spans``.
+  """
+  from summarizer import browser  # pylint: disable=g-import-not-at-top
+  load, ready, hover = [], [], []
+  with browser.Chromium(offline=True) as chrome:
+    for _ in range(loads):
+      chrome.open(browser.file_url(path))
+      load.append(chrome.run('return performance.getEntriesByType("navigation")[0]'
+                             '.loadEventEnd;'))
+      ready.append(chrome.run('return window.explorerReady;'))
+      hover.append(chrome.run(_HOVER_EVERY_TOKEN))
+    spans = chrome.run('return [document.querySelectorAll("#article span").length,'
+                       ' document.querySelectorAll("#summary span").length];')
+  return {'bytes': os.path.getsize(path), 'load_ms': float(np.median(load)),
+          'ready_ms': float(np.median(ready)), 'hover_ms': float(np.mean(hover)),
+          'article_spans': spans[0], 'summary_spans': spans[1]}
+
+
+def picture(text, path, width=1280, height=740):
+  """Writes a screenshot of the page for ``text``, its first made-up name pointed at.
+
+  The page is opened from a file in headless Chromium with ``#token=K`` (its
+  own way to open with token K pinned). K is a token of the first name or
+  number not in the article (else of the first traced one): the first
+  whose most attended article token is a piece of the name itself (a
+  copied piece), else its last.
+  """
+  from summarizer import browser  # pylint: disable=g-import-not-at-top
+  explanation = explain(text)
+  facts = sorted(explanation.facts, key=lambda f: f.in_article)
+  token = 0
+  if facts:
+    view, fact = explanation.view(TRACE_BLOCK), facts[0]
+    copied = [i for i in fact.summary_tokens
+              if explanation.article_pieces[int(np.argmax(view[i]))].strip() in fact.text]
+    token = (copied or fact.summary_tokens[-1:])[0]
+  token += 1  # The page counts from 1.
+  with tempfile.TemporaryDirectory() as directory:
+    page = os.path.join(directory, 'page.html')
+    explanation.save(page)
+    with browser.Chromium(width=width, height=height, offline=True) as chrome:
+      chrome.open(browser.file_url(page) + f'#token={token}')
+      chrome.screenshot(path)
+  return explanation
+
+
 def parse_args(argv=None):
   p = OneLineParser(prog='python -m summarizer.explorer',
                     description=__doc__.split('\n')[0])
-  p.add_argument('--agreement', type=int, metavar='N', required=True,
-                 help='trace the facts of the first N news test stories and print '
-                      'how often attention points where string matching finds them')
+  what = p.add_mutually_exclusive_group(required=True)
+  what.add_argument('--agreement', type=int, metavar='N',
+                    help='trace the facts of the first N news test stories and print '
+                         'how often attention points where string matching finds them')
+  what.add_argument('--measure', metavar='PAGE',
+                    help="print a page's size and its load and hover times in "
+                         'headless Chromium')
+  what.add_argument('--picture', nargs=2, metavar=('ARTICLE', 'PNG'),
+                    help='screenshot the page of an article in headless Chromium')
   p.add_argument('--model', default=None, help='a model directory (default: shipped)')
   args = p.parse_args(argv)
-  if args.agreement < 1:
+  if args.agreement is not None and args.agreement < 1:
     p.error('argument --agreement: must be at least 1')
   return args
 
@@ -586,6 +667,23 @@ def main(argv=None):
   args = parse_args(argv)
 
   def work():
+    if args.measure:
+      if not os.path.isfile(args.measure):
+        raise SummarizerError(f'{args.measure}: no such file')
+      r = measure_page(args.measure)
+      print(f"{args.measure}: {r['bytes'] / 1024:.0f} KiB, {r['article_spans']} article and "
+            f"{r['summary_spans']} summary tokens; loaded in {r['load_ms']:.0f} ms, "
+            f"built by {r['ready_ms']:.0f} ms; shading for one token "
+            f"{r['hover_ms']:.2f} ms (headless Chromium, median of 5 loads)")
+      return 0
+    if args.picture:
+      from summarizer.__main__ import read_article  # pylint: disable=g-import-not-at-top
+      article, png = args.picture
+      if not png.lower().endswith('.png'):
+        raise SummarizerError(f'{png}: --picture writes a .png')
+      picture(read_article(article), png)
+      print(f'wrote {png}', file=sys.stderr)
+      return 0
     result = agreement(args.agreement, args.model)
     print(f"{result['stories']} stories, {result['facts']} names and numbers in the "
           f"summaries, {result['in_article']} found in their articles; attention "
