@@ -86,7 +86,7 @@ class Fact:
     return 'from the article' if self.in_article else 'not in the article'
 
 
-@dataclasses.dataclass
+@dataclasses.dataclass(repr=False)
 class Explanation:
   """A summary with the attention it was written with.
 
@@ -113,6 +113,13 @@ class Explanation:
   facts: list
   article_tokens: int
   model_name: str = 'the shipped model'
+
+  def __repr__(self):
+    blocks, heads, m, n = self.attention.shape
+    made_up = [f.text for f in self.facts if not f.in_article]
+    return (f'Explanation(summary={self.summary!r}, {m} summary tokens over {n} article '
+            f'tokens, {blocks} blocks x {heads} heads, {len(self.facts)} names and numbers, '
+            f'not in the article: {made_up})')
 
   @property
   def article(self):
@@ -191,9 +198,8 @@ class Explanation:
         if suffix == '.html':
           f.write(self.to_html().encode('utf-8'))
         else:
-          import matplotlib  # pylint: disable=g-import-not-at-top
+          # A Figure of its own: no pyplot state, no window, any backend.
           from matplotlib.figure import Figure  # pylint: disable=g-import-not-at-top
-          del matplotlib
           figure = Figure(figsize=(max(6, 0.22 * PLOT_COLUMNS + 2),
                                    max(3, 0.2 * len(self.summary_pieces) + 1.5)))
           self.plot(ax=figure.subplots())
@@ -529,8 +535,9 @@ def render_page(explanation):
   with open(_TEMPLATE, encoding='utf-8') as f:
     template = f.read()
   data = json.dumps(page_data(explanation), ensure_ascii=True, separators=(',', ':'))
-  # Inside <script>, '</' must not close the element early.
-  data = data.replace('</', '<\\/')
+  # Inside <script>, no '</script' or '<!--' may end or change the element:
+  # '<' occurs only inside the JSON's strings, where \u003c means the same.
+  data = data.replace('<', '\\u003c')
   fill = {'TITLE': html.escape(explanation.summary.split('\n')[0][:80]), 'DATA': data}
   return re.sub(r'\{\{(TITLE|DATA)\}\}', lambda match: fill[match.group(1)], template)
 

@@ -104,3 +104,27 @@ def test_a_click_pins_the_token_after_the_pointer_leaves(page):
   top, _ = _most_shaded(chrome)
   grid = dict(explorer.views(explanation))[explorer.views(explanation)[view][0]]
   assert top == int(np.argmax(grid[token]))
+
+
+def test_picture_is_a_screenshot_of_the_page_with_a_made_up_name_pointed_at(tmp_path):
+  from PIL import Image  # pylint: disable=g-import-not-at-top
+  with open(BUSINESS, encoding='utf-8') as f:
+    explanation = explorer.picture(f.read(), tmp_path / 'page.png', width=900, height=600)
+  with Image.open(tmp_path / 'page.png') as image:
+    assert image.size == (900, 600)
+    pixels = np.asarray(image.convert('RGB'), np.int32)
+  # Shading is orange (255, 140, 0) over white: the page is shown, a token pointed at.
+  orange = (pixels[..., 0] > 240) & (np.abs(pixels[..., 1] - 150) < 40) & (pixels[..., 2] < 60)
+  assert orange.sum() > 50
+  assert [f.text for f in explanation.facts if not f.in_article] == ['Ulyar Group']
+
+
+def test_measure_page_reports_size_and_times(tmp_path):
+  with open(BUSINESS, encoding='utf-8') as f:
+    explanation = explorer.explain(f.read())
+  explanation.save(tmp_path / 'page.html')
+  result = explorer.measure_page(tmp_path / 'page.html', loads=2)
+  assert result['bytes'] == os.path.getsize(tmp_path / 'page.html')
+  assert result['article_spans'] == len(explanation.article_pieces)
+  assert result['summary_spans'] == len(explanation.summary_pieces)
+  assert 0 < result['ready_ms'] and 0 < result['load_ms'] and 0 <= result['hover_ms']
