@@ -118,6 +118,11 @@ class Chromium:
     return self._call('POST', f'{self._session}/execute/sync',
                       {'script': script, 'args': list(args)})['value']
 
+  def frame(self, selector=None):
+    """Makes the frame ``selector`` matches the one scripts run in (None: the page)."""
+    self._call('POST', f'{self._session}/frame',
+               {'id': None if selector is None else self.element(selector)})
+
   def element(self, selector):
     """Returns the WebDriver reference of the first element ``selector`` matches."""
     return self._call('POST', f'{self._session}/element',

@@ -1,6 +1,7 @@
 """The explorer page in a real browser: headless Chromium, offline, from a file."""
 
 import os
+import time
 
 import numpy as np
 import pytest
@@ -128,3 +129,24 @@ def test_measure_page_reports_size_and_times(tmp_path):
   assert result['article_spans'] == len(explanation.article_pieces)
   assert result['summary_spans'] == len(explanation.summary_pieces)
   assert 0 < result['ready_ms'] and 0 < result['load_ms'] and 0 <= result['hover_ms']
+
+
+def test_the_jupyter_view_is_the_page_working_in_its_frame(page, tmp_path):
+  explanation, chrome = page
+  notebook_like = tmp_path / 'output.html'
+  notebook_like.write_text(f'<!DOCTYPE html><body><div class="output">'
+                           f'{explanation._repr_html_()}</div></body>',  # pylint: disable=protected-access
+                           encoding='utf-8')
+  chrome.open(browser.file_url(notebook_like), ready='document.querySelector("iframe")')
+  chrome.frame('iframe')
+  try:
+    for _ in range(100):
+      if chrome.run('return document.body && document.body.dataset.ready === "yes";'):
+        break
+      time.sleep(0.05)
+    token = explanation.facts[-1].summary_tokens[0]
+    chrome.hover(f'#summary span[data-i="{token}"]')
+    top, _ = _most_shaded(chrome)
+    assert top == int(np.argmax(explanation.view(-1)[token]))
+  finally:
+    chrome.frame(None)
