@@ -165,7 +165,8 @@ class Explanation:
     if ax is None:
       _, ax = plt.subplots(figsize=(max(6, 0.22 * len(shown) + 2),
                                     max(3, 0.2 * len(self.summary_pieces) + 1.5)))
-    ax.imshow(grid[:, shown], aspect='auto', cmap='viridis')
+    if grid.size:  # An empty summary (EOS first) leaves empty axes.
+      ax.imshow(grid[:, shown], aspect='auto', cmap='viridis')
     ax.set_xticks(range(len(shown)))
     ax.set_xticklabels([_label(self.article_pieces[j]) for j in shown],
                        rotation=90, fontsize=7)
@@ -594,7 +595,7 @@ const start = performance.now();
 spans.forEach(function (span) {
   span.dispatchEvent(new PointerEvent('pointerover', {bubbles: true}));
 });
-return (performance.now() - start) / spans.length;
+return spans.length ? (performance.now() - start) / spans.length : 0;
 """
 
 
