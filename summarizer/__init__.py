@@ -33,6 +33,7 @@ _LAZY = {
     'detokenize': 'summarizer.text',
     'summarize': 'summarizer.decoding',
     'summarize_details': 'summarizer.decoding',
+    'explain': 'summarizer.explorer',
     'Config': 'summarizer.config',
     'PRESETS': 'summarizer.config',
     'SummarizerError': 'summarizer.errors',

@@ -27,6 +27,7 @@ EPILOG = """examples:
   python -m summarizer story.txt --model model/        the course's checkpoint
   python -m summarizer story.txt --method greedy       the course's decoder (slow)
   python -m summarizer story.txt --temperature 0.8 --top-k 40 --seed 1
+  python -m summarizer story.txt --explain story.html  what it read, per word
 """
 
 
@@ -102,7 +103,16 @@ def parse_args(argv=None):
   p.add_argument('--json', action='store_true',
                  help='print a JSON list, one object per article: summary_text, '
                       'article_perplexity, out_of_domain')
+  p.add_argument('--explain', default=None, metavar='PATH',
+                 help='also write what the model attended to while writing the '
+                      'summary: PATH.html, a page to explore in a browser, or '
+                      'PATH.png, a heatmap')
   args = p.parse_args(argv)
+  if args.explain is not None and not args.explain.lower().endswith(('.html', '.png')):
+    p.error(f'argument --explain: {args.explain} ends in neither .html (the page) '
+            'nor .png (the heatmap)')
+  if args.explain is not None and (args.stream or args.json):
+    p.error('--explain prints the summary itself: leave out --stream and --json')
   if args.max_length < 1:
     p.error('argument --max-length: must be at least 1')
   if args.temperature < 0:
@@ -153,6 +163,9 @@ def run(args, stdin=None, out=None, err=None):
   out = out or sys.stdout
   err = err or sys.stderr
   articles = read_articles(args, stdin)
+  if args.explain is not None:
+    from summarizer import explorer  # pylint: disable=g-import-not-at-top
+    return explorer.run_explain(articles, args, out, err)
   # Imported on use: the decoder's modules are not needed to read input.
   from summarizer import decoding, text  # pylint: disable=g-import-not-at-top
   loaded = decoding.load(args.model, args.vocab, args.n_heads)

@@ -14,6 +14,8 @@ from summarizer.attention import CausalAttention, DotProductAttention, causal_ma
 # Layers of TransformerLM before its first decoder block: ShiftRight,
 # Embedding, Dropout, PositionalEncoding.
 _LAYERS_BEFORE_BLOCKS = 4
+# attention_weights rounds lengths up to a multiple of this (as decoding does).
+_SHAPE_STEP = 64
 
 
 def PositionalEncoder(vocab_size, d_model, dropout, max_len, mode):
@@ -117,10 +119,10 @@ def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6,
   )
 
 
-def attention_weights(model, tokens, block=-1):
-  """Returns the attention weights of one decoder block of a trained model.
+def attention_weights(model, tokens, block=-1, rows=None):
+  """Returns the attention weights of decoder blocks of a trained model.
 
-  The layers before the block run as they do in the model; the block's
+  The layers before a block run as they do in the model; the block's
   queries and keys then go through ``DotProductAttention`` with the identity
   matrix as values, which returns the softmax weights themselves.
 
@@ -128,27 +130,55 @@ def attention_weights(model, tokens, block=-1):
     model: A ``TransformerLM`` in 'eval' mode, with weights.
     tokens: Token ids (B, L), as the model reads them (it shifts them right:
       query position p sees the tokens before p, at positions 1..p).
-    block: Which decoder block, counted from 0 (negative: from the end).
+    block: Which decoder block, counted from 0 (negative: from the end), or
+      None for every block, from one pass through the model.
+    rows: Which query positions to return (a slice or index array; None: all
+      L). Keys are always all L positions.
 
   Returns:
-    A numpy array (B, n_heads, L, L): row p is what position p attends to.
+    A numpy array (B, n_heads, R, L) for one block, (B, n_blocks, n_heads,
+    R, L) for every block: row r is what query position ``rows[r]`` attends
+    to (R = L when ``rows`` is None).
   """
   layers = model.sublayers
   n_blocks = (len(layers) - _LAYERS_BEFORE_BLOCKS - 3) // 2  # 2 residuals a block.
-  if not -n_blocks <= block < n_blocks:
+  if block is not None and not -n_blocks <= block < n_blocks:
     raise IndexError(f'block {block} of a model with {n_blocks} blocks')
-  attention_index = _LAYERS_BEFORE_BLOCKS + 2 * (block % n_blocks)
+  wanted = range(n_blocks) if block is None else [block % n_blocks]
   # An explicit rng: a layer's own may be left over from a jitted call.
   rng = fastmath.random.get_prng(0)
   x = np.asarray(tokens, np.int32)                        # (B, L)
-  for layer in layers[:attention_index]:
-    x = layer(x, rng=rng)                                 # (B, L, d_model)
-  # Residual = Serial[Branch[Select, Parallel[None, Serial[LayerNorm, CausalAttention,
-  # Dropout]]], Add]: the attention's own path is the Parallel's second branch.
-  residual_path = layers[attention_index].sublayers[0].sublayers[1].sublayers[1]
-  norm, attention = residual_path.sublayers[:2]
-  queries, keys, _ = attention.sublayers[0](norm(x, rng=rng), rng=rng)  # each (B*H, L, Dh)
-  length = queries.shape[1]
-  identity = jnp.eye(length, dtype=jnp.float32)[None]     # (1, L, L)
-  weights = DotProductAttention(queries, keys, identity, causal_mask(length))  # (B*H, L, L)
-  return np.asarray(weights).reshape(x.shape[0], -1, length, length)  # (B, H, L, L)
+  batch, length = x.shape
+  query_rows = np.arange(length)[slice(None) if rows is None else rows]  # (R,)
+  n_rows = len(query_rows)
+  # Shapes rounded up, so that the layers' compiled forms (one per shape) serve
+  # text after text: tokens after the last change no earlier position's
+  # attention (it is causal), and repeated rows are dropped at the end.
+  max_len = getattr(layers[_LAYERS_BEFORE_BLOCKS - 1], '_max_len', length)
+  padded_length = max(length, min(-(-length // _SHAPE_STEP) * _SHAPE_STEP, max_len))
+  x = np.pad(x, ((0, 0), (0, padded_length - length)))   # (B, P)
+  query_rows = np.concatenate([query_rows, np.full(  # (R',)
+      -n_rows % _SHAPE_STEP, query_rows[-1] if n_rows else 0, query_rows.dtype)])
+  identity = jnp.eye(padded_length, dtype=jnp.float32)[None]  # (1, P, P)
+  mask = causal_mask(padded_length)[:, query_rows]        # (1, R', P)
+  for layer in layers[:_LAYERS_BEFORE_BLOCKS]:
+    x = layer(x, rng=rng)                                 # (B, P, d_model)
+  found = []
+  for index in range(max(wanted) + 1):
+    attention_residual, feed_forward_residual = layers[
+        _LAYERS_BEFORE_BLOCKS + 2 * index:_LAYERS_BEFORE_BLOCKS + 2 * index + 2]
+    if index in wanted:
+      # Residual = Serial[Branch[Select, Parallel[None, Serial[LayerNorm,
+      # CausalAttention, Dropout]]], Add]: the attention's own path is the
+      # Parallel's second branch.
+      residual_path = attention_residual.sublayers[0].sublayers[1].sublayers[1]
+      norm, attention = residual_path.sublayers[:2]
+      queries, keys, _ = attention.sublayers[0](norm(x, rng=rng), rng=rng)  # each (B*H, P, Dh)
+      weights = DotProductAttention(queries[:, query_rows], keys, identity, mask)  # (B*H, R', P)
+      weights = np.asarray(weights).reshape(batch, -1, len(query_rows), padded_length)  # (B, H, R', P)
+      found.append(weights[:, :, :n_rows, :length])       # (B, H, R, L)
+    if index < max(wanted):
+      x = feed_forward_residual(attention_residual(x, rng=rng), rng=rng)  # (B, P, d_model)
+  if block is not None:
+    return found[0]
+  return np.stack(found, axis=1)                          # (B, n_blocks, H, R, L)
