@@ -57,9 +57,8 @@ def greedy_decode(input_sentence, model, next_symbol=next_symbol,  # pylint: dis
   The parameters come in the course's order, so the course's call
   ``greedy_decode(sentence, model, next_symbol, tokenize, detokenize)``
   works; ``max_length`` comes last. As in the course, ``tokenize`` and
-  ``detokenize`` default to the course's vocabulary (and a 70-column wrap):
-  pass the ones of your model's vocabulary (the shipped model's:
-  ``summarizer.tokenize``/``detokenize``).
+  ``detokenize`` default to the course's vocabulary (``detokenize`` wraps at
+  70 columns): a model of another vocabulary needs its own.
 
   Args:
     input_sentence: The article text.

@@ -434,7 +434,7 @@ STEPS = {
     'DecoderBlock': [
         ('causal_attention', 'your CausalAttention of d_model in n_heads, in this '
                              'mode: (B, L, d_model)'),
-        ('feed_forward', 'a list: LayerNorm, Dense of d_ff, ff_activation(), '
+        ('feed_forward', 'a list: LayerNorm, Dense of d_ff, a layer of ff_activation, '
                          'Dropout, Dense of d_model, Dropout (each Dropout at the '
                          'rate dropout, in this mode)'),
         (None, 'return a list of two residual layers: LayerNorm, the causal '
