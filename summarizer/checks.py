@@ -14,11 +14,26 @@ expected, what came) and ends with ``All tests passed`` or
 
 Each check returns the number of failed cases. A function that raises (an
 exercise not filled in yet, a wrong shape) fails its cases with the
-exception's message; the check itself never raises.
+exception's message and the line of the learner's code that raised it (a
+Trax ``LayerError`` is unwrapped to its cause); the check itself never
+raises. A printed layer that differs from the course's is reported by the
+layers missing, extra or changed.
+
+Beyond the course's cases, each check runs what the course only prints:
+every layer is run beside the package's, with the same weights and random
+key, in 'train', 'eval' and 'predict' mode, at sizes where the heads' width
+differs from their number and with two blocks of their own weights; the
+loop ``training_loop`` builds is checked for its mode and its model's
+output; ``greedy_decode`` must print only when ``verbose`` says so. A
+mistake in a function therefore fails the checks of the functions built on
+it too. ``test_trained_model`` and ``test_summary`` check the assignment's
+last parts: the shipped weights in the learner's model, and its summary.
 
 ``next_symbol`` and ``greedy_decode`` are checked with stand-ins for the
 trained model, the tokenizer and ``next_symbol``, so they run in a second:
-what is checked is how they pad, read and loop, not what a model says.
+what is checked is how they pad, read and loop, not what a model says
+(``test_next_symbol(next_symbol, TransformerLM)`` adds the course's own case
+with the full-size model, a few seconds).
 """
 
 import contextlib
@@ -487,7 +502,7 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
   mask = jnp.tril(jnp.ones((1, 5, 5), dtype=jnp.bool_))
   cases.append(_Case(
       'DotProductAttention on random (3, 5, 4) queries, keys and values, causal mask',
-      functools.partial(DotProductAttention, query, key, value, mask),
+      functools.partial(DotProductAttention, query=query, key=key, value=value, mask=mask),
       [_output(_attention.DotProductAttention(query, key, value, mask))]))
   return _run(cases)
 

@@ -430,6 +430,8 @@ STEPS = {
                "core; a tl.Fn named 'AttnOutput' that runs your "
                'compute_attention_output_closure: (B, L, d_feature); a last Dense '
                'of d_feature'),
+        (None, "mode and max_len serve the package's predict-mode cache (fast "
+               "decoding); the course's layer, and yours, need not use them"),
     ],
     'DecoderBlock': [
         ('causal_attention', 'your CausalAttention of d_model in n_heads, in this '

@@ -77,8 +77,8 @@ class CourseStandIn:
      'Tebowing has become a craze across the country since the quarterback\n'
      'first knelt in prayer on the sideline. Fans now strike the pose in\n'
      'front of landmarks, in classrooms and at weddings, and post the\n'
-     'pictures online, where a website collects thousands of them from\n'
-     'every state.<EOS>'),
+     'pictures online, where a website collects thousands of them from every\n'
+     'state.<EOS>'),
 ])
 def test_greedy_decode_defaults_are_the_courses(sentence, summary, expected, capsys):
   # The course's call: the model is None, only next_symbol is given.

@@ -114,8 +114,24 @@ def test_the_student_version_is_the_learners_notebook(course):
 
 def test_correct_answers_get_full_marks(course):
   graded = scores(course, 'correct')
-  assert graded == {name: (points, points) for name, points in graded.items()}
-  assert sum(points for _, points in graded.values()) == sum(exercises.POINTS.values())
+  assert set(graded) == {f'test_{name}' for name in exercises.POINTS}
+  assert all(score == points for score, points in graded.values())
+  assert sum(score for score, _ in graded.values()) == sum(exercises.POINTS.values()) == 20
+
+
+def test_the_correct_submission_ran_every_part(course):
+  ran = nbformat.read(os.path.join(course, 'autograded', 'correct', ASSIGNMENT, NOTEBOOK),
+                      as_version=4)
+  printed = {cell.metadata.tags[0]: ''.join(output.get('text', '') for output in cell.outputs)
+             for cell in ran.cells if cell.cell_type == 'code'}
+  assert not any(output.output_type == 'error' for cell in ran.cells
+                 if cell.cell_type == 'code' for output in cell.outputs)
+  # Part 3: ten steps of the learner's loop, its loss at steps 1 and 10.
+  assert printed['run:training'].count('train CrossEntropyLoss') == 2
+  assert 'Step     10: train CrossEntropyLoss' in printed['run:training']
+  # Part 5: the summary, token for token the package's.
+  assert printed['check:summary'].startswith('Your summary:\n')
+  assert printed['check:summary'].endswith('<EOS>\nAll tests passed\n')
 
 
 def test_three_wrong_functions_lose_their_checks_and_those_built_on_them(course):
@@ -125,8 +141,8 @@ def test_three_wrong_functions_lose_their_checks_and_those_built_on_them(course)
 
 
 def test_feedback_pages_are_written(course):
-  for student, total in (('correct', 20), ('three_wrong', 13)):
+  for student, total in (('correct', 20), ('three_wrong', 20 - 7)):
     page = os.path.join(course, 'feedback', student, ASSIGNMENT, ASSIGNMENT + '.html')
     with open(page, encoding='utf-8') as f:
       html = f.read()
-    assert f'Score: {total}' in html or f'{total}.0 / 20' in html or f'({total}' in html, student
+    assert f'Score: {total:.1f} / 20.0' in html, student
