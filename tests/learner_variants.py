@@ -18,6 +18,7 @@ import contextlib
 import dataclasses
 import importlib.util
 import io
+import linecache
 import sys
 import textwrap
 
@@ -462,7 +463,11 @@ def namespace(variant=None):
   for name in exercises.GRADED:
     exec(compile(exercises.solution_source(name), f'<solution {name}>', 'exec'), names)  # pylint: disable=exec-used
   if variant is not None:
-    exec(compile(variant.source, f'<learner {variant.function}>', 'exec'), names)  # pylint: disable=exec-used
+    # Kept where tracebacks find source lines, as Jupyter keeps its cells.
+    filename = f'<learner {variant.function}>'
+    linecache.cache[filename] = (len(variant.source), None,
+                                 variant.source.splitlines(keepends=True), filename)
+    exec(compile(variant.source, filename, 'exec'), names)  # pylint: disable=exec-used
   return names
 
 

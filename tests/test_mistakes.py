@@ -30,4 +30,5 @@ def test_a_mistake_in_a_layer_names_the_learners_line():
   names = learner_variants.namespace(variant)
   failed, printed = learner_variants.run_check(checks, 'CausalAttention', names)
   assert failed
-  assert 'it raised NotImplementedError (in compute_attention_output, line 4' in printed
+  assert ('it raised NotImplementedError (in compute_attention_output, line 5: '
+          'raise NotImplementedError())') in printed
