@@ -338,3 +338,16 @@ def test_command_errors_are_one_line(tmp_path, capsys):
     exercises.main(['--outt', 'x.ipynb'])
   assert exited.value.code == 2
   one_line(capsys.readouterr().err)
+
+
+def test_the_written_out_layers_are_lab_2s_helpers():
+  # The graded DecoderBlock and TransformerLM write out the layers of
+  # FeedForward and PositionalEncoder (the exercise asks for them).
+  from summarizer import model  # pylint: disable=g-import-not-at-top
+  from summarizer._trax import tl  # pylint: disable=g-import-not-at-top
+  block = model.DecoderBlock(16, 32, 4, 0.1, 'train', tl.Relu)
+  assert str(block[1]) == str(tl.Residual(model.FeedForward(16, 32, 0.1, 'train', tl.Relu)))
+  lm = model.TransformerLM(vocab_size=100, d_model=16, d_ff=32, n_layers=1, n_heads=4,
+                           max_len=64, mode='eval')
+  encoder = tl.Serial(model.PositionalEncoder(100, 16, 0.1, 64, 'eval'))
+  assert [str(layer) for layer in lm.sublayers[1:4]] == [str(layer) for layer in encoder.sublayers]
