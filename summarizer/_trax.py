@@ -29,6 +29,11 @@ Why this module exists:
     not resume a checkpoint.
   - ``quiet_loop_log``: Trax's ``Loop`` prints its progress through
     ``training._log`` to standard output; a run sends it to its log file.
+  - ``jax_threefry_partitionable`` set to False, jax's default when Trax
+    1.4.1 and the course were written (jax 0.5 turned it on): a random
+    initialisation with a given key draws the course's numbers (the course's
+    test of ``next_symbol`` expects token 23317 from ``TransformerLM()``
+    initialised with ``PRNGKey(1234)``; jax 0.10's default gives 17592).
   - ``HookedLoop``: Trax's ``Loop`` has no hook after a step (for a progress
     bar and a clean stop on Ctrl-C) or around saving (for checkpoints that
     a kill cannot leave half written).
@@ -210,6 +215,8 @@ def _adjust_for_jax_0_10(trax):
   ORIGINAL['tree_unflatten'] = fastmath_numpy.tree_unflatten
   trax.fastmath.tree_unflatten = _tree_unflatten
   fastmath_numpy.tree_unflatten = _tree_unflatten
+  ORIGINAL['jax_threefry_partitionable'] = jax.config.jax_threefry_partitionable
+  jax.config.update('jax_threefry_partitionable', False)
 
 
 def _import_trax():

@@ -60,7 +60,9 @@ def dot_product_self_attention(q, k, v):
   Returns:
     Array (B, L, d).
   """
-  return DotProductAttention(q, k, v, causal_mask(q.shape[-2]))
+  length = q.shape[-2]
+  mask = jnp.tril(jnp.ones((1, length, length), dtype=jnp.bool_), k=0)  # (1, L, L)
+  return DotProductAttention(q, k, v, mask)
 
 
 def compute_attention_heads_closure(n_heads, d_head):
@@ -153,10 +155,10 @@ def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
   def AttnHeads():
     return tl.Fn('AttnHeads', compute_attention_heads_closure(n_heads, d_head))
 
+  attention_core = tl.Fn('DotProductAttn', dot_product_self_attention)
+  # Beyond the course: in predict mode, a key/value cache for fast decoding.
   if mode == 'predict':
     attention_core = CachedDotProductAttention(max_len)
-  else:
-    attention_core = tl.Fn('DotProductAttn', dot_product_self_attention)
 
   return tl.Serial(
       tl.Branch(                             # x -- q k v

@@ -14,28 +14,48 @@ expected, what came) and ends with ``All tests passed`` or
 
 Each check returns the number of failed cases. A function that raises (an
 exercise not filled in yet, a wrong shape) fails its cases with the
-exception's message; the check itself never raises.
+exception's message and the line of the learner's code that raised it (a
+Trax ``LayerError`` is unwrapped to its cause); the check itself never
+raises. A printed layer that differs from the course's is reported by the
+layers missing, extra or changed.
+
+Beyond the course's cases, each check runs what the course only prints:
+every layer is run beside the package's, with the same weights and random
+key, in 'train', 'eval' and 'predict' mode, at sizes where the heads' width
+differs from their number and with two blocks of their own weights; the
+loop ``training_loop`` builds is checked for its mode and its model's
+output; ``greedy_decode`` must print only when ``verbose`` says so. A
+mistake in a function therefore fails the checks of the functions built on
+it too. ``test_trained_model`` and ``test_summary`` check the assignment's
+last parts: the shipped weights in the learner's model, and its summary.
 
 ``next_symbol`` and ``greedy_decode`` are checked with stand-ins for the
 trained model, the tokenizer and ``next_symbol``, so they run in a second:
-what is checked is how they pad, read and loop, not what a model says.
+what is checked is how they pad, read and loop, not what a model says
+(``test_next_symbol(next_symbol, TransformerLM)`` adds the course's own case
+with the full-size model, a few seconds).
 """
 
 import contextlib
 import dataclasses
+import difflib
 import functools
 import inspect
 import io
 import operator
 import os
+import sysconfig
 import tempfile
+import traceback
 from typing import Any, Callable
 
 import jax
 import numpy as np
 
+from summarizer import attention as _attention
+from summarizer import model as _model
 from summarizer._trax import fastmath, jnp, tl, trax
-from summarizer.config import EOS, SEP
+from summarizer.config import EOS, PACKAGE_DIR, SEP
 from summarizer.model import TransformerLM as _package_transformer_lm
 
 # Exceptions a learner's function may raise that count as a failed case.
@@ -108,8 +128,46 @@ def _run(cases):
   return failed
 
 
+def _innermost(error):
+  """The exception a Trax ``LayerError`` wraps, however deeply.
+
+  Trax raises a LayerError inside the ``except`` clause that caught the
+  real exception, so each one keeps it as its context; a layer tree nests
+  one LayerError per level.
+  """
+  seen = set()
+  while type(error).__name__ == 'LayerError' and id(error) not in seen:
+    seen.add(id(error))
+    inner = error.__cause__ or error.__context__
+    if inner is None:
+      break
+    error = inner
+  return error
+
+
+# Code that is not the learner's: Python's own library, installed packages
+# (Trax, jax, numpy) and this package.
+_NOT_LEARNERS = tuple(sorted({os.path.realpath(path) + os.sep for path in (
+    sysconfig.get_paths()['stdlib'], sysconfig.get_paths()['purelib'],
+    sysconfig.get_paths()['platlib'], PACKAGE_DIR)}))
+
+
+def _learners_line(error):
+  """' (in NAME, line N: CODE)': where the learner's code raised, or ''."""
+  for frame in reversed(traceback.extract_tb(error.__traceback__)):
+    if not os.path.realpath(frame.filename).startswith(_NOT_LEARNERS):
+      code = (frame.line or '').strip()
+      return f' (in {frame.name}, line {frame.lineno}' + (f': {code})' if code else ')')
+  return ''
+
+
 def _describe(error):
-  """Formats an exception as 'Type: message', the message cut short."""
+  """Formats an exception as 'Type: message (in function, line N: code)'.
+
+  A Trax ``LayerError`` is unwrapped to the exception that caused it, and
+  the line is the last one of the learner's code in its traceback.
+  """
+  error = _innermost(error)
   try:
     message = str(error).strip()
   except _CAUGHT:  # pylint: disable=broad-except
@@ -120,7 +178,7 @@ def _describe(error):
   if len(message) > 500:
     message = message[:500] + ' ...'
   name = type(error).__name__
-  return f'{name}: {message}' if message else name
+  return (f'{name}: {message}' if message else name) + _learners_line(error)
 
 
 def _print_failure(name, expect, got):
@@ -128,29 +186,66 @@ def _print_failure(name, expect, got):
   print(f'Failed: {name}: {expect.what}')
   if (isinstance(got, str) and isinstance(expect.expected, str)
       and '\n' in expect.expected):
-    line, wanted, came = _first_difference(expect.expected, got)
-    print(f'    first difference, line {line}:')
-    print(f'    expected: {wanted!r}')
-    print(f'    got:      {came!r}')
-  else:
-    print(f'    expected: {_show(expect.expected)}')
-    print(f'    got:      {_show(got)}')
+    for line in _tree_difference(expect.expected, got):
+      print(f'    {line}')
+    return
+  print(f'    expected: {_show(expect.expected)}')
+  print(f'    got:      {_show(got)}')
+  difference = (_first_token_difference(got, expect.expected)
+                or _largest_difference(got, expect.expected))
+  if difference:
+    print(f'    {difference}')
 
 
-def _first_difference(expected, got):
-  """Returns (line number, expected line, line got) where two texts differ.
+def _first_token_difference(got, expected):
+  """'first difference at position i: ...' for two lists of ints, else None."""
+  if not (isinstance(got, list) and isinstance(expected, list)
+          and all(isinstance(t, int) for t in got + expected)):
+    return None
+  for position, (came, wanted) in enumerate(zip(got, expected)):
+    if came != wanted:
+      return f'first difference at position {position}: expected {wanted}, got {came}'
+  return f'the same for {min(len(got), len(expected))} tokens, then one ends'
 
-  Spaces are ignored, as the comparison of layer trees ignores them; a
-  missing line shows as None.
+
+def _tree_difference(expected, got):
+  """Says where two printed layer trees differ: the layers missing, extra or changed.
+
+  Spaces are ignored, as the comparison of layer trees ignores them; the
+  first difference is named by the layers around it.
   """
   expected_lines, got_lines = expected.split('\n'), got.split('\n')
-  for number in range(max(len(expected_lines), len(got_lines))):
-    wanted = expected_lines[number] if number < len(expected_lines) else None
-    came = got_lines[number] if number < len(got_lines) else None
-    if (wanted is None or came is None
-        or wanted.replace(' ', '') != came.replace(' ', '')):
-      return number + 1, wanted, came
-  return 1, expected_lines[0], got_lines[0]
+  matcher = difflib.SequenceMatcher(
+      a=[line.replace(' ', '') for line in expected_lines],
+      b=[line.replace(' ', '') for line in got_lines], autojunk=False)
+  for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    if tag == 'equal':
+      continue
+    wanted = ' '.join(line.strip() for line in expected_lines[i1:i2])
+    came = ' '.join(line.strip() for line in got_lines[j1:j2])
+    after = f', after {expected_lines[i1 - 1].strip()!r}' if i1 else ''
+    if tag == 'delete':
+      return [f'missing (line {i1 + 1} of the expected tree{after}): {wanted}']
+    if tag == 'insert':
+      return [f'not expected (line {j1 + 1} of yours{after}): {came}']
+    return [f'first difference, line {i1 + 1}{after}:',
+            f'expected: {wanted}', f'got:      {came}']
+  return []
+
+
+def _largest_difference(got, expected):
+  """'largest difference ...' for two numeric arrays of one shape, else None."""
+  try:
+    got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
+  except _CAUGHT:  # pylint: disable=broad-except
+    return None
+  if got.shape != expected.shape or got.size < 2:
+    return None
+  difference = np.abs(got - expected)
+  index = np.unravel_index(np.nanargmax(np.nan_to_num(difference, nan=np.inf)),
+                           difference.shape)
+  return (f'largest difference at {tuple(int(i) for i in index)}: expected '
+          f'{expected[index]:.6g}, got {got[index]:.6g}')
 
 
 def _show(value, limit=600):
@@ -246,6 +341,108 @@ def _accepts(function, name):
 
 
 # --------------------------------------------------------------------------
+# Running a learner's layer beside the package's, on the same weights.
+
+# The random key of every run: the same dropout masks in both layers when
+# their trees are the same.
+_RUN_SEED = 7
+
+
+@dataclasses.dataclass
+class _Ran:
+  """A learner's layer and the package's, run on one input.
+
+  Attributes:
+    shapes: The learner's weight shapes, in order.
+    expected_shapes: The package's.
+    output: The learner's output with the package's weights (None when
+      its weights do not fit them).
+    expected_output: The package's output.
+  """
+  shapes: list
+  expected_shapes: list
+  output: Any
+  expected_output: Any
+
+
+def _flat_weights(layer):
+  return tl.flatten_weights_and_state(layer.weights, ())[0]
+
+
+def _shapes(layer):
+  return [tuple(np.shape(w)) for w in _flat_weights(layer)]
+
+
+def _run_beside_package(layer, package_layer, inputs):
+  """Runs ``layer`` and ``package_layer`` (same arguments) on ``inputs``.
+
+  The package's layer is initialised at random; the learner's gets the same
+  weights, and both run with the same random key (for dropout).
+  """
+  if isinstance(layer, list):  # A block is a list of layers, as the course's.
+    layer = tl.Serial(layer)
+  if isinstance(package_layer, list):
+    package_layer = tl.Serial(package_layer)
+  if not isinstance(layer, tl.Layer):
+    raise TypeError(f'it returned a {type(layer).__name__}, not a layer')
+  signature = trax.shapes.signature(inputs)
+  rng = fastmath.random.get_prng(_RUN_SEED)
+  package_layer.init(signature, rng=rng)
+  if not _flat_weights(layer):
+    layer.init(signature, rng=rng)
+  expected_output, _ = package_layer.pure_fn(inputs, package_layer.weights,
+                                             package_layer.state, rng)
+  shapes, expected_shapes = _shapes(layer), _shapes(package_layer)
+  output = None
+  if shapes == expected_shapes:
+    layer.weights, _ = tl.unflatten_weights_and_state(
+        _flat_weights(package_layer), (), (layer.weights, layer.state),
+        weights_only=True)
+    output, _ = layer.pure_fn(inputs, layer.weights, layer.state, rng)
+  return _Ran(shapes, expected_shapes, output, expected_output)
+
+
+def _ran_expects(mode):
+  """What a run beside the package's must show: its weights, then its output."""
+  return [
+      _Expect('number of weight arrays (the package builds the same layers)',
+              None, lambda ran: len(ran.shapes)),
+      _Expect('weight shapes', None, lambda ran: ran.shapes),
+      _Expect(f'output in {mode} mode, with the same weights and random key as '
+              "the package's layer", None, _ran_output, _allclose),
+  ]
+
+
+def _ran_output(ran):
+  if ran.output is None:
+    raise ValueError('not run: its weights are not the shapes of the package\'s '
+                     '(see above)')
+  return np.asarray(ran.output)
+
+
+def _beside_package_case(name, build, build_package, inputs, mode):
+  """A case that runs a layer beside the package's and compares them.
+
+  The expected values come from the package's run, so the case computes
+  them when it runs; they are filled into its expectations then.
+  """
+  expects = _ran_expects(mode)
+
+  def call():
+    ran = _run_beside_package(build(), build_package(), inputs)
+    expects[0].expected = len(ran.expected_shapes)
+    expects[1].expected = ran.expected_shapes
+    expects[2].expected = np.asarray(ran.expected_output)
+    return ran
+  return _Case(name, call, expects)
+
+
+def _random_inputs(shape, seed=0):
+  """Float32 activations of ``shape``, the same for every run."""
+  return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+
+
+# --------------------------------------------------------------------------
 # UNQ_C1: DotProductAttention.
 
 # The course's masks are 0 (may not attend) and -1e9 (may attend: any
@@ -299,6 +496,14 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
     cases.append(_Case(f'DotProductAttention, {name}',
                        functools.partial(DotProductAttention, **inputs),
                        [_output(expected), _kind(jax.Array)]))
+  # Beyond the course's cases: 3 heads' worth of random queries, keys and
+  # values under a causal mask, as the layers will call it.
+  query, key, value = (jnp.array(_random_inputs((3, 5, 4), seed)) for seed in (1, 2, 3))
+  mask = jnp.tril(jnp.ones((1, 5, 5), dtype=jnp.bool_))
+  cases.append(_Case(
+      'DotProductAttention on random (3, 5, 4) queries, keys and values, causal mask',
+      functools.partial(DotProductAttention, query=query, key=key, value=value, mask=mask),
+      [_output(_attention.DotProductAttention(query, key, value, mask))]))
   return _run(cases)
 
 
@@ -329,6 +534,11 @@ def test_compute_attention_heads_closure(compute_attention_heads_closure):
         f'compute_attention_heads_closure(n_heads=2, d_head=3) on a batch of {batch}',
         lambda x=x: compute_attention_heads_closure(n_heads=2, d_head=3)(x),
         [_shape((2 * batch, 2, 3)), _output([_POSITIONS] * (2 * batch))]))
+  x = jnp.array(_random_inputs((2, 5, 6)))  # (B, L, H * Dh) with H=3, Dh=2
+  cases.append(_Case(
+      'compute_attention_heads_closure(n_heads=3, d_head=2) on random (2, 5, 6)',
+      lambda: compute_attention_heads_closure(n_heads=3, d_head=2)(x),
+      [_output(_attention.compute_attention_heads_closure(3, 2)(x))]))
   return _run(cases)
 
 
@@ -358,6 +568,11 @@ def test_compute_attention_output_closure(compute_attention_output_closure):
         lambda n_heads=n_heads, d_head=d_head: compute_attention_output_closure(
             n_heads=n_heads, d_head=d_head)(heads),
         [_shape((3, 2, 6)), _output(expected)]))
+  x = jnp.array(_random_inputs((6, 5, 2)))  # (B * H, L, Dh) with B=2, H=3
+  cases.append(_Case(
+      'compute_attention_output_closure(n_heads=3, d_head=2) on random (6, 5, 2)',
+      lambda: compute_attention_output_closure(n_heads=3, d_head=2)(x),
+      [_output(_attention.compute_attention_output_closure(3, 2)(x))]))
   return _run(cases)
 
 
@@ -390,6 +605,11 @@ def test_dot_product_self_attention(dot_product_self_attention):
     cases.append(_Case(f'dot_product_self_attention, {name}',
                        functools.partial(dot_product_self_attention, **inputs),
                        [_shape(np.shape(expected)), _output(expected)]))
+  q, k, v = (jnp.array(_random_inputs((2, 5, 4), seed)) for seed in (4, 5, 6))
+  cases.append(_Case(
+      'dot_product_self_attention on random (2, 5, 4) q, k and v',
+      functools.partial(dot_product_self_attention, q, k, v),
+      [_output(_attention.dot_product_self_attention(q, k, v))]))
   return _run(cases)
 
 
@@ -446,7 +666,33 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
          _Expect('types of its sublayers',
                  ['Serial', 'PureLayer', 'PureLayer', 'Dense'], _sublayer_names),
          _Expect('number of sublayers', 4, lambda layer: len(layer.sublayers))]))
+  cases += _mode_cases(
+      'CausalAttention(d_feature=12, n_heads=3)', CausalAttention,
+      _attention.CausalAttention, dict(d_feature=12, n_heads=3),
+      _random_inputs((2, 5, 12)))
   return _run(cases)
+
+
+# The modes a layer is run in beside the package's. In predict mode the
+# whole sequence goes in one call from an empty cache, which gives what the
+# other modes give: so the course's layers, which keep no cache, pass too.
+_MODES = ('train', 'eval', 'predict')
+
+
+def _mode_cases(name, function, package_function, arguments, inputs):
+  """Cases running ``function(**arguments, mode=m)`` beside the package's, each mode."""
+  cases = []
+  for mode in _MODES:
+    options = dict(arguments, mode=mode)
+    if _accepts(function, 'max_len'):
+      options['max_len'] = 16  # Few positions, a small predict-mode cache.
+    described = name[:-1] + f", mode='{mode}')"
+    cases.append(_beside_package_case(
+        f'{described} on random {np.shape(inputs)}',
+        functools.partial(function, **options),
+        functools.partial(package_function, **dict(arguments, mode=mode, max_len=16)),
+        inputs, mode))
+  return cases
 
 
 def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
@@ -479,6 +725,11 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
                  lambda block: [_sublayer_names(layer) for layer in block]),
          _Expect('numbers of their sublayers', [2, 2],
                  lambda block: [len(layer.sublayers) for layer in block])]))
+  cases += _mode_cases(
+      'DecoderBlock(d_model=12, d_ff=20, n_heads=3, dropout=0.3)', DecoderBlock,
+      _model.DecoderBlock, dict(d_model=12, d_ff=20, n_heads=3, dropout=0.3,
+                                ff_activation=tl.Relu),
+      _random_inputs((2, 5, 12)))
   return _run(cases)
 
 
@@ -545,6 +796,12 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
       [_Expect('number of weights', _EXERCISE_WEIGHTS,
                lambda traced: _count_weights(traced[0])),
        _Expect('output shape', (2, 8, 33300), lambda traced: traced[1])]))
+  # Two blocks, each with weights of its own; 3 heads of 4 features.
+  cases += _mode_cases(
+      'TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, '
+      'dropout=0.3)', TransformerLM, _model.TransformerLM,
+      dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, dropout=0.3),
+      np.random.default_rng(0).integers(2, 40, size=(2, 7)).astype(np.int32))
   return _run(cases)
 
 
@@ -590,7 +847,7 @@ def _home(directory):
 
 
 def _same_directory(got, expected):
-  return os.path.realpath(os.path.expanduser(got)) == os.path.realpath(expected)
+  return os.path.realpath(got) == os.path.realpath(expected)
 
 
 def _train_task(loop):
@@ -622,12 +879,16 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
   """
   TransformerLM = TransformerLM or _package_transformer_lm
   expected_rates = [float(_COURSE_SCHEDULE(step)) for step in _SCHEDULE_STEPS]
+  ids = next(_batches(2))[0]  # (1, 16)
   with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
     output_dir = os.path.join(home, 'output')  # Not '~/model', which is here too.
 
     def build_loop():
-      options = {'output_dir': output_dir} if _accepts(training_loop, 'output_dir') else {}
-      with _home(home):  # Even a loop that ignores output_dir stays in here.
+      # Handed as '~/output', as a learner writes '~/model': a loop that does
+      # not expand '~' writes into a folder named '~', here in the temporary
+      # folder too.
+      options = {'output_dir': '~/output'} if _accepts(training_loop, 'output_dir') else {}
+      with _home(home), _working_directory(home):  # Even a loop that ignores output_dir.
         return training_loop(TransformerLM, _batches(0), _batches(1), **options)
 
     expects = [
@@ -650,12 +911,48 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
                 lambda loop: [str(name) for name in loop.eval_tasks[0].metric_names]),
         _Expect('weights of the model it trains', _EXERCISE_WEIGHTS,
                 lambda loop: _count_weights(loop.model.weights)),
-        _Expect('output directory', output_dir, lambda loop: loop.output_dir,
-                _same_directory),
+        _Expect("output directory ('~/output' with '~' expanded)", output_dir,
+                lambda loop: loop.output_dir, _same_directory),
+        _Expect("modes of the model's layers", ['train'], lambda loop: _modes(loop.model)),
     ]
+    output = _Expect("the model's output on a batch, beside the package's TransformerLM("
+                     "d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train') with the "
+                     'same weights and random key', None, agree=_allclose)
+    output.measure = functools.partial(_output_beside_package, ids=ids, expect=output)
+    expects.append(output)
     return _run([_Case(
         'training_loop(TransformerLM, train_gen, eval_gen, output_dir)',
         build_loop, expects)])
+
+
+def _output_beside_package(loop, ids, expect):
+  """The loop's model's output on ``ids``; sets the package's as expected."""
+  ran = _run_beside_package(loop.model, _package_transformer_lm(
+      **_EXERCISE_MODEL, mode='train'), ids)
+  expect.expected = np.asarray(ran.expected_output)
+  return _ran_output(ran)
+
+
+@contextlib.contextmanager
+def _working_directory(directory):
+  saved = os.getcwd()
+  os.chdir(directory)
+  try:
+    yield
+  finally:
+    os.chdir(saved)
+
+
+def _modes(layer):
+  """The modes of a layer's sublayers that have one (Dropout, PositionalEncoding, ...)."""
+  found, stack = set(), [layer]
+  while stack:
+    current = stack.pop()
+    mode = getattr(current, '_mode', None)
+    if isinstance(mode, str):
+      found.add(mode)
+    stack.extend(current.sublayers)
+  return sorted(found)
 
 
 # --------------------------------------------------------------------------
@@ -702,17 +999,22 @@ def test_next_symbol(next_symbol, model=None):
   power of two strictly greater than their number, as a batch of one; the
   answer is read at position ``len(cur_output_tokens)``; it is a Python int.
 
+  Then the course's own case, when given the model function (its call form
+  ``test_next_symbol(next_symbol, TransformerLM)``): ``TransformerLM()`` in
+  eval mode, initialised with ``PRNGKey(1234)``, gives token 23317 after
+  the course's 10 tokens (with jax's random numbers as the course drew them,
+  ``jax_threefry_partitionable`` off).
+
   Args:
     next_symbol: The function to check.
-    model: Accepted for the course's call forms (a model or TransformerLM);
-      not used: a stand-in model takes its place.
+    model: The course passes ``TransformerLM`` (yours, in the assignment):
+      its full-size model is built for the course's case. A model already
+      built, or None, is not used: the stand-in takes its place.
 
   Returns:
     int: the number of failed cases.
   """
-  del model
-  token_lists = [[5], [13, 483, 320, 1], [7, 7, 9, 31, 2, 1, 0],
-                 [13, 483, 320, 4219, 132, 213, 2775, 10, 1, 0]]
+  token_lists = [[5], [13, 483, 320, 1], [7, 7, 9, 31, 2, 1, 0], _COURSE_TOKENS]
   cases = []
   for tokens in token_lists:
     padded = tokens + [0] * (_padded_length(len(tokens)) - len(tokens))
@@ -731,7 +1033,28 @@ def test_next_symbol(next_symbol, model=None):
     plural = 's' if len(tokens) > 1 else ''
     cases.append(_Case(f'next_symbol on {len(tokens)} token{plural}', read_next,
                        expects))
+  if callable(model) and not isinstance(model, tl.Layer):
+    cases.append(_Case(
+        "next_symbol on the course's 10 tokens with TransformerLM(mode='eval') "
+        'initialised with PRNGKey(1234)',
+        functools.partial(_course_next_symbol, next_symbol, model),
+        [_Expect('next token', _COURSE_NEXT_TOKEN)]))
   return _run(cases)
+
+
+# The course's case: its 10 tokens, and the token its randomly initialised
+# full-size model gives after them.
+_COURSE_TOKENS = [13, 483, 320, 4219, 132, 213, 2775, 10, 1, 0]
+_COURSE_NEXT_TOKEN = 23317
+
+
+def _course_next_symbol(next_symbol, TransformerLM):  # pylint: disable=invalid-name,redefined-outer-name
+  """Builds the course's model as its test does and asks for the next token."""
+  model = TransformerLM(mode='eval')
+  with jax.threefry_partitionable(False):  # The course's jax drew so.
+    model.init(trax.shapes.ShapeDtype((1, 1), np.int32),
+               rng=fastmath.random.get_prng(1234))
+  return next_symbol(list(_COURSE_TOKENS), model)
 
 
 # --------------------------------------------------------------------------
@@ -849,4 +1172,94 @@ def test_greedy_decode(greedy_decode, model=None):
             _Expect('what it prints, line by line', growing,
                     lambda out: out[2].splitlines()),
         ]))
+  if options:  # verbose=False: the summary is returned, nothing is printed.
+    sentence, script = examples[0]
+    prefix = _stand_in_tokenize(sentence) + [SEP]
+
+    def quiet():
+      printed = io.StringIO()
+      with contextlib.redirect_stdout(printed):
+        output = greedy_decode(sentence, _StandInModelArgument(),
+                               next_symbol=_ScriptedNextSymbol(prefix, script),
+                               tokenize=_stand_in_tokenize,
+                               detokenize=_stand_in_detokenize, verbose=False)
+      return output, printed.getvalue()
+    summary = script[:script.index(EOS) + 1]
+    cases.append(_Case('greedy_decode(..., verbose=False)', quiet, [
+        _Expect('the summary it returns', _stand_in_detokenize(summary),
+                lambda out: out[0]),
+        _Expect('what it prints', '', lambda out: out[1])]))
   return _run(cases)
+
+
+# --------------------------------------------------------------------------
+# Parts 4 and 5: the trained model in your TransformerLM, and its summary.
+
+def _article_ids():
+  """The sample article's ids in the shipped model's vocabulary, then EOS and SEP, (1, L)."""
+  from summarizer import coursework, text  # pylint: disable=g-import-not-at-top
+  vocab = os.path.join(coursework.VOCAB_DIR, coursework.VOCAB_FILE)
+  ids = text.tokenize(coursework.sample_article(), vocab) + [SEP]
+  return np.array([ids], np.int32)
+
+
+def test_trained_model(model):
+  """Checks your eval-mode TransformerLM, loaded with the shipped weights (Part 4).
+
+  On the sample article (its ids, EOS and SEP, as a batch of one) it must
+  give the log-probabilities that the package's model gives with the same
+  weights.
+
+  Args:
+    model: Your ``TransformerLM(**coursework.model_size(), mode='eval')``
+      after ``init_from_file``.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  from summarizer import checkpoint, coursework  # pylint: disable=g-import-not-at-top
+  ids = _article_ids()
+  package_model = checkpoint.load_model(coursework.MODEL_DIR, mode='eval')[0]
+  expected = np.asarray(package_model(ids))
+  output = _Expect("log-probabilities, beside the package's model", expected,
+                   _as_array, lambda got, wanted: got.shape == wanted.shape
+                   and np.allclose(got, wanted, rtol=1e-4, atol=1e-3))
+  return _run([_Case(f'your model on the sample article, ids {ids.shape}',
+                     functools.partial(model, ids),
+                     [_shape(expected.shape), output])])
+
+
+def _ids(tokens):
+  """A detokenize that keeps the ids: the summary compared token for token."""
+  return [int(token) for token in tokens]
+
+
+def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
+  """Checks the summary your functions write of the sample article (Part 5).
+
+  ``greedy_decode(article, model, next_symbol, tokenize, ...)`` must write
+  the package's summary (``summarizer.summarize``'s), token for token. Your
+  summary is printed with your ``detokenize``.
+
+  Args:
+    greedy_decode, next_symbol: Yours.
+    model: Your trained model (Part 4).
+    tokenize, detokenize: Part 1's, for the shipped model's vocabulary.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  from summarizer import coursework, decoding  # pylint: disable=g-import-not-at-top
+  article = coursework.sample_article()
+  run = decoding.summarize_tokens(article)
+  expected = list(run) + ([EOS] if len(run.ids) < decoding.MAX_SUMMARY_TOKENS else [])
+
+  def summarise():
+    with contextlib.redirect_stdout(io.StringIO()):  # The ids, were it to print them.
+      ids = greedy_decode(article, model, next_symbol, tokenize, _ids)
+    print('Your summary:')
+    print(detokenize(ids))
+    return ids
+  return _run([_Case('greedy_decode of the sample article with your next_symbol and model',
+                     summarise, [_Expect("the summary's ids, token for token", expected,
+                                         _ids)])])

@@ -20,7 +20,7 @@ from summarizer._trax import fastmath
 from summarizer.config import CALIBRATION_KEY, EOS, SEP
 from summarizer.errors import SummarizerError
 from summarizer.model import TransformerLM
-from summarizer.text import detokenize, tokenize
+from summarizer.text import course_detokenize, course_tokenize, detokenize, tokenize
 
 # Summary tokens generated at most when the caller does not say.
 MAX_SUMMARY_TOKENS = 64
@@ -50,20 +50,22 @@ def next_symbol(cur_output_tokens, model):
 
 
 def greedy_decode(input_sentence, model, next_symbol=next_symbol,  # pylint: disable=redefined-outer-name
-                  tokenize=tokenize, detokenize=detokenize,
+                  tokenize=course_tokenize, detokenize=course_detokenize,
                   verbose=False, max_length=MAX_SUMMARY_TOKENS):
   """Summarises ``input_sentence`` one argmax token at a time (the course's way).
 
   The parameters come in the course's order, so the course's call
   ``greedy_decode(sentence, model, next_symbol, tokenize, detokenize)``
-  works; ``max_length`` comes last.
+  works; ``max_length`` comes last. As in the course, ``tokenize`` and
+  ``detokenize`` default to the course's vocabulary (``detokenize`` wraps at
+  70 columns): a model of another vocabulary needs its own.
 
   Args:
     input_sentence: The article text.
     model: An eval-mode ``TransformerLM``.
     next_symbol: Function (tokens, model) -> next id.
-    tokenize: Function text -> ids ending in EOS.
-    detokenize: Function ids -> text.
+    tokenize: Function text -> ids ending in EOS (default: the course's).
+    detokenize: Function ids -> text (default: the course's).
     verbose: Print the summary as it grows, as the course does.
     max_length: Most summary tokens to generate (the course's loop has no
       bound; a model that never writes EOS would run forever).
@@ -71,13 +73,16 @@ def greedy_decode(input_sentence, model, next_symbol=next_symbol,  # pylint: dis
   Returns:
     The detokenised summary, ending in '<EOS>' when the model ended it.
   """
-  cur_output_tokens = list(tokenize(input_sentence)) + [SEP]
+  cur_output_tokens = list(tokenize(input_sentence)) + [SEP]  # article, EOS, SEP
   generated_output = []
-  for cur_output in greedy_tokens(cur_output_tokens, model, max_length,
-                                  next_symbol):
+  for _ in range(max_length):
+    cur_output = next_symbol(cur_output_tokens, model)
+    cur_output_tokens.append(cur_output)
     generated_output.append(cur_output)
     if verbose:
       print(detokenize(generated_output))
+    if cur_output == EOS:
+      break
   return detokenize(generated_output)
 
 

@@ -1,18 +1,34 @@
-"""Write the assignment as a notebook for a learner: the graded bodies left blank.
+"""Write the assignment as a notebook: the course's five parts, graded bodies blank.
 
   python -m summarizer.exercises                  # transformer_summarizer_exercises.ipynb
   python -m summarizer.exercises --out mine.ipynb --force
+  python -m summarizer.exercises --nbgrader course/   # nbgrader's source version
 
-The notebook holds the course's ten graded functions (UNQ_C1 to UNQ_C10) in
-its order. Each comes with its explanation, its signature and docstring,
-hints, the body to write in nbgrader's form (``# YOUR CODE HERE`` /
-``raise NotImplementedError()``), and below it the course's unit test from
-``summarizer.checks``, which stops the notebook until it passes.
+The notebook follows the course's assignment: Part 1, the data pipeline on
+the embedded news, step by step with expected outputs; Part 2, attention and
+the model (UNQ_C1 to UNQ_C7); Part 3, ``training_loop`` (UNQ_C8) and a short
+run of it on your own model; Part 4, your ``TransformerLM`` loads the shipped
+model's weights with ``init_from_file`` and must give the package's
+log-probabilities; Part 5, ``next_symbol`` and ``greedy_decode`` (UNQ_C9,
+UNQ_C10), then your functions summarise an article, token for token as the
+package does. Each graded function has a code cell of its own with
+scaffolding (each step, what it computes and its shape) and nbgrader's blank
+(``# YOUR CODE HERE`` / ``raise NotImplementedError()``), followed by its
+check from ``summarizer.checks``, which stops the notebook until it passes.
+
+Every cell carries nbgrader's metadata: a graded function's cell is a
+solution cell whose ``grade_id`` is the function's name, its check a graded
+cell ``test_<name>`` with points, the rest read-only. ``--nbgrader DIR``
+writes the teacher's version into ``DIR/source/<assignment>/``, with the
+solutions between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, for
+``nbgrader generate_assignment`` and ``autograde``.
 
 Everything is generated, so the solutions live in one place: the code from
 the package's own functions (found through ``summarizer``'s top-level names,
-so modules may move), the text from the cells of
-``notebooks/03_transformer_summarizer.ipynb`` tagged ``explains:<name>``.
+so modules may move; statements marked ``# Beyond the course`` left out), the
+explanations from the cells of ``notebooks/03_transformer_summarizer.ipynb``
+tagged ``explains:<name>``, the expected outputs of Part 1 from the package's
+pipeline.
 """
 
 import argparse
@@ -42,57 +58,29 @@ GRADED = ('DotProductAttention', 'compute_attention_heads_closure',
 # What each check is handed after the function, as the course calls it.
 CHECK_ARGUMENTS = {'training_loop': ('TransformerLM',),
                    'next_symbol': ('TransformerLM',)}
+# Points of each graded cell: the exercises' checks, then the two checks of
+# the whole (Parts 4 and 5), which fail with any function they use.
+POINTS = {'DotProductAttention': 1, 'compute_attention_heads_closure': 1,
+          'dot_product_self_attention': 1, 'compute_attention_output_closure': 1,
+          'CausalAttention': 2, 'DecoderBlock': 2, 'TransformerLM': 2,
+          'training_loop': 2, 'next_symbol': 2, 'greedy_decode': 2,
+          'trained_model': 2, 'summary': 2}
+ASSIGNMENT = 'transformer_summarizer'  # nbgrader's assignment name.
 
 DEFAULT_OUT = 'transformer_summarizer_exercises.ipynb'
 NOTEBOOK_03 = os.path.join(os.path.dirname(PACKAGE_DIR), 'notebooks',
                            '03_transformer_summarizer.ipynb')
 EXPLAINS = 'explains:'  # Tag prefix of notebook 03's explanation cells.
+BEYOND = '# Beyond the course'  # A comment opening a statement the exercise leaves out.
 
-# What the setup cell always imports, whether or not a function uses it:
-# Trax through the package (a bare `import trax` takes 20 s and is noisy),
-# numpy and the checks. name -> (statement kind, module, imported name).
-_ALWAYS = {
-    'np': ('import', 'numpy', 'numpy'),
-    'summarizer': ('import', 'summarizer', 'summarizer'),
-    'checks': ('from', 'summarizer', 'checks'),
-    **{name: ('from', 'summarizer._trax', name) for name in ('trax', 'tl', 'fastmath', 'jnp')},
-}
+# Names in the package's signatures that mean the notebook's own helpers
+# (Part 1 defines tokenize and detokenize for the shipped model, as the
+# course's notebook defines them for its model).
+NOTEBOOK_NAMES = {'course_tokenize': 'tokenize', 'course_detokenize': 'detokenize'}
+NOTEBOOK_HELPERS = frozenset(NOTEBOOK_NAMES.values())
 
-_INTRO = """\
-# The Transformer Summarizer: the assignment, by you
-
-The ten graded functions of the course's week 2 assignment (UNQ_C1 to UNQ_C10), in its order,
-with their bodies left for you to write. For each one:
-
-1. Read the explanation, then write the function's body in the cell below it: replace
-   `# YOUR CODE HERE` and `raise NotImplementedError()` with your code. The hints say what the
-   solution uses and the shapes along the way, not how.
-2. Run the cell after it: the course's unit test of that function (`summarizer.checks`). It
-   prints `All tests passed`, or each failed case with what was expected and what came, and
-   stops the notebook until your function passes.
-3. When all ten pass, compare your functions with the package's:
-   `notebooks/03_transformer_summarizer.ipynb` shows them at work, `summarizer/` holds their code.
-
-Later exercises use your earlier ones (`CausalAttention` calls your heads and attention
-functions, `DecoderBlock` your `CausalAttention`, ...), so work from the top, after running the
-setup cell. This notebook is written by `python -m summarizer.exercises`: run it again for a
-fresh copy.
-"""
-
-_SETUP_COMMENT = """\
-# Setup, not an exercise: numpy, Trax through the package (quick and quiet),
-# the checks, and the package's helpers that the graded functions call.
-"""
-
-_DONE = """\
-## Done
-
-All ten checks pass. Compare your functions with the package's, in
-`notebooks/03_transformer_summarizer.ipynb` and `summarizer/`: the same results can be reached
-in more than one way.
-"""
-
-
+# nbgrader's markers and blank.
+BEGIN, END = '### BEGIN SOLUTION', '### END SOLUTION'
 # --------------------------------------------------------------------------
 # Reading a graded function's source.
 
@@ -102,17 +90,33 @@ def graded_function(name):
 
 
 def _source_lines(function):
-  """The function's source as lines (with their newlines), without pylint pragmas.
+  """The function's source as the exercise shows it, as lines with their newlines.
 
-  The pragmas speak to the package's linter, not to a learner.
+  Without pylint pragmas (they speak to the package's linter, not to a
+  learner), without the statements marked ``# Beyond the course`` (such as
+  the predict-mode cache of ``CausalAttention``), and with the names of
+  ``NOTEBOOK_NAMES`` as the notebook calls them.
   """
   source = textwrap.dedent(inspect.getsource(function))
   lines = source.splitlines(keepends=True)
-  for token in tokenize.generate_tokens(io.StringIO(source).readline):
+  tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+  for token in reversed(tokens):  # From the end: earlier columns stay true.
+    row, column = token.start
     if token.type == tokenize.COMMENT and token.string.startswith('# pylint:'):
-      row, column = token.start
       lines[row - 1] = lines[row - 1][:column].rstrip() + '\n'
-  return lines
+    elif token.type == tokenize.NAME and token.string in NOTEBOOK_NAMES:
+      line = lines[row - 1]
+      lines[row - 1] = (line[:column] + NOTEBOOK_NAMES[token.string]
+                        + line[column + len(token.string):])
+  dropped = set()
+  for node in ast.walk(ast.parse(''.join(lines))):
+    for statement in getattr(node, 'body', []) if isinstance(node, ast.AST) else []:
+      if not isinstance(statement, ast.stmt):
+        continue
+      above = statement.lineno - 2
+      if above >= 0 and lines[above].strip().startswith(BEYOND):
+        dropped.update(range(above, statement.end_lineno))
+  return [line for number, line in enumerate(lines) if number not in dropped]
 
 
 def _docstring(body):
@@ -257,22 +261,20 @@ def references(function, tree, lines=None):
 
 
 # --------------------------------------------------------------------------
-# The setup cell: imports computed from what the ten functions read.
+# The setup cell: what the course's notebook imports, the data and the checks.
 
-@functools.lru_cache(maxsize=None)
-def _imported_from(module_name):
-  """Where a module's ``from X import name`` statements get each name.
-
-  Returns:
-    dict: name in the module -> (module it comes from, its name there).
-  """
-  tree = ast.parse(inspect.getsource(sys.modules[module_name]))
-  found = {}
-  for node in tree.body:
-    if isinstance(node, ast.ImportFrom) and node.level == 0:
-      for alias in node.names:
-        found[alias.asname or alias.name] = (node.module, alias.name)
-  return found
+# Always imported, whatever the functions read: numpy, Trax through the
+# package (a bare `import trax` takes 20 s and is noisy), the data and the
+# checks, and what Part 1 and Part 3 use. name -> (kind, module, name there).
+_ALWAYS = {
+    'np': ('import', 'numpy', 'numpy'),
+    'os': ('import', 'os', 'os'),
+    'tempfile': ('import', 'tempfile', 'tempfile'),
+    'textwrap': ('import', 'textwrap', 'textwrap'),
+    'checks': ('from', 'summarizer', 'checks'),
+    'coursework': ('from', 'summarizer', 'coursework'),
+    **{name: ('from', 'summarizer._trax', name) for name in ('trax', 'tl', 'fastmath', 'jnp')},
+}
 
 
 def _trax_path(module):
@@ -286,52 +288,63 @@ def _trax_path(module):
   return module.__name__ if reached is module else None
 
 
-def _import_of(name, value, module_name):
-  """How the setup cell gets ``name``: (kind, module, name there).
+def _import_of(name, value, function_name):
+  """How the setup cell gets ``name``, one of the names a solution reads.
 
-  kind is 'import' (``import module as name``), 'from' (``from module import
-  name there [as name]``) or 'trax' (``name = trax.a.b``: a Trax module
-  reached from the package's ``trax``).
+  Returns:
+    (kind, module, what): kind 'import' (``import module as name``), 'from'
+    (``from module import what as name``), 'trax' (``name = trax.a.b``: a
+    Trax module reached from the package's ``trax``) or 'value' (``name =
+    what``: a constant of the package, written out).
+
+  Raises:
+    SummarizerError: for a function or other object of the package, which
+      would do part of the exercise for the learner.
   """
+  for exported in _trax.__all__:
+    if getattr(_trax, exported) is value:
+      return 'from', 'summarizer._trax', exported
   if inspect.ismodule(value):
-    for exported in _trax.__all__:
-      if getattr(_trax, exported) is value:
-        return 'from', 'summarizer._trax', exported
     if _trax_path(value):
       return 'trax', value.__name__, value.__name__
-    package, _, last = value.__name__.rpartition('.')
-    if package and last == name:
-      return 'from', package, name
-    return 'import', value.__name__, value.__name__
-  return ('from', *_imported_from(module_name).get(name, (module_name, name)))
+    if value.__name__.split('.')[0] in sys.stdlib_module_names | {'numpy'}:
+      return 'import', value.__name__, value.__name__
+  elif isinstance(value, (bool, int, float, str)):
+    return 'value', None, repr(value)
+  raise SummarizerError(f'{function_name} reads {name}, which the notebook cannot '
+                        'give a learner (only numpy, Trax, constants and earlier '
+                        'exercises)')
 
 
 def setup_imports():
   """What the exercises need besides each other, and where it comes from.
 
-  Every global name that the ten functions read (graded names aside: the
-  learner's own versions stand in for them) plus ``_ALWAYS``.
+  Every global name that the ten solutions read (graded names and the
+  notebook's helpers aside: the learner's own stand in for them) plus
+  ``_ALWAYS``.
 
   Returns:
-    dict: name -> (kind, module, name there), as ``_import_of`` gives.
+    dict: name -> (kind, module, what), as ``_import_of`` gives.
 
   Raises:
-    SummarizerError: if a name means two things in two modules (the
-      notebook has one namespace).
+    SummarizerError: if a solution reads a package function, or a name means
+      two things in two modules (the notebook has one namespace).
   """
   imports = dict(_ALWAYS)
   for graded in GRADED:
     function = graded_function(graded)
-    module_name = function.__module__
     for dotted in references(function, cut(graded).tree):
       name = dotted.split('.')[0]
-      if name in GRADED:
+      if name in GRADED or name in NOTEBOOK_HELPERS:
         continue
       value = function.__globals__[name]
-      imports.setdefault(name, _import_of(name, value, module_name))
-      if _imported(*imports[name]) is not value:
-        raise SummarizerError(f'{name} of {module_name} is not what the setup '
-                              f'cell imports as {name}')
+      if name not in imports:
+        imports[name] = _import_of(name, value, graded)
+      kind, _, what = imports[name]
+      if (what != repr(value) if kind == 'value'
+          else _imported(*imports[name]) is not value):
+        raise SummarizerError(f'{name} of {function.__module__} is not what the '
+                              f'setup cell gives as {name}')
   return imports
 
 
@@ -341,114 +354,206 @@ def _imported(kind, module, there):
   return getattr(imported, there) if kind == 'from' else imported
 
 
-def _from_line(module, names):
-  """``from module import a, b`` wrapped in parentheses past 80 columns."""
-  line = f'from {module} import {", ".join(names)}'
-  if len(line) <= 80:
-    return line
-  opening = f'from {module} import ('
-  wrapped = textwrap.wrap(', '.join(names) + ')', 80 - len(opening))
-  return ('\n' + ' ' * len(opening)).join([opening + wrapped[0], *wrapped[1:]])
-
-
 def setup_source():
   """The setup cell's code: the imports of ``setup_imports``, grouped."""
-  standard, others, package, froms, assigned = [], [], [], {}, []
+  standard, others, froms, assigned = [], [], {}, []
   for name, (kind, module, there) in sorted(setup_imports().items()):
-    top = module.split('.')[0]
     if kind == 'trax':
       assigned.append(f'{name} = {module}')
+    elif kind == 'value':
+      assigned.append(f'{name} = {there}')
     elif kind == 'import':
       line = f'import {module}' + ('' if module == name else f' as {name}')
-      group = (package if top == 'summarizer' else
-               standard if top in sys.stdlib_module_names else others)
-      group.append(line)
+      (standard if module.split('.')[0] in sys.stdlib_module_names else others).append(line)
     else:
       froms.setdefault(module, []).append(there if there == name else f'{there} as {name}')
-  package += [_from_line(module, names) for module, names in sorted(froms.items())]
+  package = [f'from {module} import {", ".join(names)}'
+             for module, names in sorted(froms.items())]
   groups = [sorted(standard), sorted(others), package, assigned]
   return _SETUP_COMMENT + '\n\n'.join('\n'.join(group) for group in groups if group)
 
 
+_SETUP_COMMENT = """\
+# Setup: numpy, Trax (through the package: quick and quiet), the data
+# (`coursework`: the news stories, the shipped model's files) and the checks.
+"""
 # --------------------------------------------------------------------------
-# The exercise cells.
+# The scaffolding: each step of a solution, what it computes and its shape.
+#
+# Written for learners, in the course's manner ("dots = None" lines become
+# a list of steps). Each step names the variable the package's solution
+# assigns (None for a step that assigns none), so a test can keep the two in
+# step; the hints never show code.
 
-def _body_comments(the_cut):
-  """The comments of the body, in order, without their '#'."""
-  source = ''.join(the_cut.head + the_cut.body + the_cut.tail)
-  first, last = len(the_cut.head) + 1, len(the_cut.head) + len(the_cut.body)
-  return [token.string[1:].strip()
-          for token in tokenize.generate_tokens(io.StringIO(source).readline)
-          if token.type == tokenize.COMMENT and first <= token.start[0] <= last]
+STEPS = {
+    'DotProductAttention': [
+        ('depth', 'the size of the queries\' last axis, d'),
+        ('scores', 'every query\'s dot product with every key (the keys transposed on '
+                   'their last two axes), divided by sqrt(depth), as float32: '
+                   '(..., L_q, L_k)'),
+        ('scores', 'where the mask is False (0), MASK_SCORE instead (only when a mask '
+                   'is given): (..., L_q, L_k)'),
+        ('weights', 'the softmax over the keys, written exp(scores - logsumexp(scores)) '
+                    'with fastmath.logsumexp over the last axis, keeping it: '
+                    '(..., L_q, L_k)'),
+        (None, 'return the weights times the values: (..., L_q, d_v)'),
+    ],
+    'compute_attention_heads_closure': [
+        ('batch', 'the batch size B of x (B, L, H * Dh)'),
+        ('length', 'its length L'),
+        ('x', 'the features split into n_heads heads of d_head: (B, L, H, Dh)'),
+        ('x', 'the heads axis moved before the positions: (B, H, L, Dh)'),
+        (None, 'return the heads folded into the batch: (B * H, L, Dh)'),
+    ],
+    'dot_product_self_attention': [
+        ('length', 'the number of positions L of q (B, L, d)'),
+        ('mask', 'the causal mask, boolean, True where position j <= i '
+                 '(the lower triangle of a square of ones): (1, L, L)'),
+        (None, 'return your DotProductAttention of q, k and v under it: (B, L, d)'),
+    ],
+    'compute_attention_output_closure': [
+        ('length', 'the number of positions L of x (B * H, L, Dh)'),
+        ('x', 'the heads unfolded from the batch (let the batch size be worked '
+              'out): (B, H, L, Dh)'),
+        ('x', 'the positions moved back before the heads: (B, L, H, Dh)'),
+        (None, 'return the heads joined into features: (B, L, H * Dh)'),
+    ],
+    'CausalAttention': [
+        (None, 'd_feature must be a multiple of n_heads (else raise ValueError)'),
+        ('d_head', 'the features of each head'),
+        ('AttnHeads', "a function returning a new tl.Fn layer named 'AttnHeads' that "
+                      'runs your compute_attention_heads_closure at these sizes'),
+        ('attention_core', "a tl.Fn layer named 'DotProductAttn' that runs your "
+                           'dot_product_self_attention: q k v -- (B * H, L, Dh)'),
+        (None, 'return a tl.Serial of: a tl.Branch of three branches (queries, keys, '
+               'values), each a Dense of d_feature then AttnHeads(); the attention '
+               "core; a tl.Fn named 'AttnOutput' that runs your "
+               'compute_attention_output_closure: (B, L, d_feature); a last Dense '
+               'of d_feature'),
+        (None, "mode and max_len serve the package's predict-mode cache (fast "
+               "decoding); the course's layer, and yours, need not use them"),
+    ],
+    'DecoderBlock': [
+        ('causal_attention', 'your CausalAttention of d_model in n_heads, in this '
+                             'mode: (B, L, d_model)'),
+        ('feed_forward', 'a list: LayerNorm, Dense of d_ff, a layer of ff_activation, '
+                         'Dropout, Dense of d_model, Dropout (each Dropout at the '
+                         'rate dropout, in this mode)'),
+        (None, 'return a list of two residual layers: LayerNorm, the causal '
+               'attention and a Dropout; then the feed-forward list'),
+    ],
+    'TransformerLM': [
+        ('positional_encoder', 'a list: an Embedding of vocab_size ids into d_model, '
+                               'a Dropout, a PositionalEncoding of max_len '
+                               '(all in this mode): ids (B, L) -- (B, L, d_model)'),
+        ('decoder_blocks', 'n_layers of your DecoderBlock, each one built anew so '
+                           'that each has weights of its own'),
+        (None, 'return a tl.Serial of: ShiftRight (in this mode), the positional '
+               'encoder, the blocks, a LayerNorm, a Dense of vocab_size and a '
+               'LogSoftmax: (B, L, vocab_size)'),
+    ],
+    'training_loop': [
+        ('output_dir', "the output directory with '~' expanded"),
+        ('learning_rate', 'the course\'s 0.01'),
+        ('train_task', 'a training.TrainTask over train_gen: cross-entropy loss, '
+                       'Adam at the learning rate, the schedule '
+                       'trax.lr.warmup_and_rsqrt_decay with 1,000 warmup steps and '
+                       'that peak, a checkpoint every 10 steps'),
+        ('eval_task', 'a training.EvalTask over eval_gen with the metrics '
+                      'cross-entropy loss and accuracy'),
+        (None, "return a training.Loop of the given TransformerLM with d_model=4, "
+               "d_ff=16, n_layers=1, n_heads=2 in 'train' mode, the train task, "
+               'the eval task (in a list) and the output directory'),
+    ],
+    'next_symbol': [
+        ('token_length', 'the number of tokens so far'),
+        ('padded_length', 'the smallest power of 2 strictly greater than that'),
+        ('padded', 'the tokens followed by zeros up to that length'),
+        ('padded_with_batch', 'as an int32 array with a batch axis: (1, P)'),
+        ('output', "the model's log-probabilities on (padded_with_batch, "
+                   'padded_with_batch), the first of the two things it returns: '
+                   '(1, P, V)'),
+        ('log_probs', 'the row at position token_length (where the next token is '
+                      'predicted): (V,)'),
+        (None, 'return the most likely id, as a Python int'),
+    ],
+    'greedy_decode': [
+        ('cur_output_tokens', 'the article\'s ids (tokenize ends them with EOS), then '
+                              'SEP'),
+        ('generated_output', 'the summary\'s ids so far, none yet'),
+        (None, 'at most max_length times: the next id from next_symbol (with the '
+               'model), appended to both lists; print the detokenized summary so far '
+               'when verbose; stop after EOS'),
+        (None, 'return the detokenized summary'),
+    ],
+}
 
 
-def _parameter_names(value):
-  """'(a, b, *args)' for a callable: its parameters' names, no defaults."""
-  try:
-    parameters = inspect.signature(value).parameters.values()
-  except (TypeError, ValueError):
-    return '(...)'
-  prefixes = {inspect.Parameter.VAR_POSITIONAL: '*', inspect.Parameter.VAR_KEYWORD: '**'}
-  return '(' + ', '.join(prefixes.get(p.kind, '') + p.name for p in parameters) + ')'
+def _assigned(tree):
+  """Names a function's statements assign or define, in order."""
+  names = []
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+      names.append(node.id)
+    elif isinstance(node, ast.FunctionDef) and node is not tree:
+      names.append(node.name)
+  return names
 
 
-def _about(name, value):
-  """One line on a helper the body uses: a package function's summary, a constant's value."""
-  if isinstance(value, (bool, int, float, str)):
-    return f'{name} = {value!r}'
-  if callable(value) and getattr(value, '__module__', '').startswith('summarizer'):
-    summary = (inspect.getdoc(value) or '').split('\n')[0]
-    return f'{name}{_parameter_names(value)}: {summary}'
-  return None
+def steps(name):
+  """The scaffolding comments of an exercise, at the body's indentation.
 
-
-def hints(name):
-  """The hint comments of an exercise: what its solution uses, never the code.
-
-  The dotted names the body reads (``jnp.matmul``, ``tl.Branch``), a line
-  on each of the package's helpers and constants among them, and the
-  body's own comments (the shapes ``# (B, L, H, Dh)``, stacks ``# x -- q k
-  v`` and reasons).
-
-  Returns:
-    A list of lines, each a comment at the body's indentation.
+  The steps of ``STEPS``, then the library functions the solution calls
+  (``jnp.matmul``, ``tl.Branch``): never code, never a package function.
   """
   the_cut, function = cut(name), graded_function(name)
   body_lines = range(len(the_cut.head) + 1, len(the_cut.head) + len(the_cut.body) + 1)
-  # A module alone (``np`` passed as an argument) says nothing; its attributes do.
   used = [dotted for dotted in references(function, the_cut.tree, body_lines)
-          if '.' in dotted or not inspect.ismodule(function.__globals__[dotted])]
-  notes = []
+          if '.' in dotted and dotted.split('.')[0] not in GRADED]
+  notes = ['Steps (each one or two lines of code):']
+  for number, (target, text) in enumerate(STEPS[name], 1):
+    label = f'{number}. {target}: ' if target else f'{number}. '
+    notes += textwrap.wrap(label + text, 74, subsequent_indent='     ',
+                           break_on_hyphens=False)
   if used:
-    notes += textwrap.wrap('- it uses: ' + ', '.join(used), 76, subsequent_indent='  ')
-  for dotted in used:
-    if dotted not in GRADED and '.' not in dotted:
-      about = _about(dotted, function.__globals__[dotted])
-      if about:
-        notes += textwrap.wrap(f'- {about}', 76, subsequent_indent='  ',
-                               break_on_hyphens=False)
-  comments = _body_comments(the_cut)
-  if comments:
-    notes += ['- its comments, in order:'] + [f'    {comment}' for comment in comments]
-  if not notes:
-    return []
-  return [f'{the_cut.indent}# Hints, read from the solution:'] + [
-      f'{the_cut.indent}# {note}'.rstrip() for note in notes]
-
+    notes += textwrap.wrap('Useful here: ' + ', '.join(used), 74,
+                           subsequent_indent='  ', break_on_hyphens=False)
+  return [f'{the_cut.indent}# {note}'.rstrip() for note in notes]
+# --------------------------------------------------------------------------
+# The exercise cells.
 
 def blank(indent):
   """nbgrader's blank, at ``indent``."""
   return f'{indent}# YOUR CODE HERE\n{indent}raise NotImplementedError()\n'
 
 
-def exercise_source(name):
-  """The code cell of an exercise: signature, docstring, hints, the blank."""
+def solution(indent, body):
+  """The solution between nbgrader's markers, at ``indent``."""
+  return f'{indent}{BEGIN}\n' + ''.join(body) + f'{indent}{END}\n'
+
+
+def exercise_source(name, with_solution=False):
+  """The code cell of an exercise: signature, docstring, steps, then the blank.
+
+  Args:
+    name: The graded function.
+    with_solution: Put the package's solution between nbgrader's markers
+      instead of the blank (the teacher's source version).
+  """
   the_cut = cut(name)
   number = GRADED.index(name) + 1
-  hint_lines = ''.join(line + '\n' for line in hints(name))
+  step_lines = ''.join(line + '\n' for line in steps(name))
+  body = (solution(the_cut.indent, the_cut.body) if with_solution
+          else blank(the_cut.indent))
   return (f'# UNQ_C{number}\n# GRADED FUNCTION: {name}\n'
-          + ''.join(the_cut.head) + hint_lines + blank(the_cut.indent)
+          + ''.join(the_cut.head) + step_lines + body
           + ''.join(the_cut.tail)).rstrip('\n')
+
+
+def solution_source(name):
+  """The function as a correct answer defines it in the notebook."""
+  the_cut = cut(name)
+  return ''.join(the_cut.head + the_cut.body + the_cut.tail)
 
 
 def check_source(name):
@@ -485,39 +590,289 @@ def explanations(path=NOTEBOOK_03):
   return {name: found[name][0] for name in GRADED}
 
 
-def _named(cell, tag):
-  """Tags a cell and gives it a fixed id, so that the notebook written is
-  the same each time (cell ids are random by default)."""
+# --------------------------------------------------------------------------
+# The given cells: Part 1's pipeline, Part 3's run, Parts 4 and 5's checks.
+
+_INTRO = """\
+# The Transformer Summarizer: the assignment, by you
+
+The course's week 2 assignment in its five parts: the data (Part 1), attention and the model
+(Part 2), training (Part 3), a trained model (Part 4) and summarising (Part 5). Ten functions
+are yours to write (UNQ_C1 to UNQ_C10). For each one:
+
+1. Read the explanation, then write the function's body in the cell below it: replace
+   `# YOUR CODE HERE` and `raise NotImplementedError()` with your code. The steps above the
+   blank say what each line computes and its shape; the code is yours.
+2. Run the cell after it: the check of that function (`summarizer.checks`). It prints
+   `All tests passed`, or each failed case with what was expected and what came, and stops
+   the notebook until your function passes.
+
+Later exercises use your earlier ones (`CausalAttention` calls your heads and attention
+functions, `DecoderBlock` your `CausalAttention`, ...), so work from the top, after running
+the setup cell. In the end your model, with the shipped model's trained weights, summarises an
+article with your `next_symbol` and `greedy_decode`, and must write the package's summary token
+for token. This notebook is written by `python -m summarizer.exercises`: run it again for a
+fresh copy.
+"""
+
+_PART_1 = """\
+# Part 1: the data
+
+The course streams CNN/DailyMail articles and their highlights; here the embedded news
+stories (`coursework.stories(split)`) take their place, with the shipped model's vocabulary
+(`coursework.VOCAB_DIR`, `coursework.VOCAB_FILE`), so that Parts 4 and 5 can use its trained
+weights. Nothing in Part 1 is graded: run each cell and compare what it prints with the
+expected output below it.
+
+## 1.1 Tokenize and detokenize
+
+`tokenize` turns a text into subword ids and ends them with EOS (1); `detokenize` turns ids
+back into text, wrapped at 70 columns.
+"""
+
+_TOKENIZE = '''\
+wrapper = textwrap.TextWrapper(width=70)
+
+
+def tokenize(input_str, EOS=1):
+    """Ids of the shipped model's vocabulary, then EOS."""
+    ids = next(trax.data.tokenize(iter([input_str]), vocab_dir=coursework.VOCAB_DIR,
+                                  vocab_file=coursework.VOCAB_FILE))
+    return ids.tolist() + [EOS]
+
+
+def detokenize(integers):
+    """The text of these ids, wrapped at 70 columns."""
+    text = trax.data.detokenize(integers, vocab_dir=coursework.VOCAB_DIR,
+                                vocab_file=coursework.VOCAB_FILE)
+    return wrapper.fill(text)
+
+
+article, summary = next(coursework.stories('train'))
+print(tokenize(summary))
+print(detokenize(tokenize(summary)))'''
+
+_PART_1_2 = """\
+## 1.2 The joint sequence and its loss mask
+
+The model is a language model: it reads one sequence per story, `article + [EOS, SEP] +
+summary + [EOS]` (SEP is 0), and learns to continue a text. The loss should count only the
+summary, so a mask weighs each position: 0 over the article, EOS and SEP, 1 over the summary
+and its EOS. `preprocess` yields (inputs, targets, mask) with inputs equal to targets, as
+Trax's training loop expects; the pipeline tokenizes each pair, joins it and drops sequences
+longer than `coursework.MAX_LENGTH`.
+"""
+
+_PREPROCESS = '''\
+def preprocess(stream):
+    for (article, summary) in stream:
+        joint = np.array(list(article) + [EOS, SEP] + list(summary) + [EOS])
+        mask = [0] * (len(list(article)) + 2) + [1] * (len(list(summary)) + 1)
+        yield joint, joint, np.array(mask)
+
+
+input_pipeline = trax.data.Serial(
+    trax.data.Tokenize(vocab_dir=coursework.VOCAB_DIR, vocab_file=coursework.VOCAB_FILE),
+    preprocess,
+    trax.data.FilterByLength(coursework.MAX_LENGTH))
+train_stream = input_pipeline(coursework.stories('train'))
+eval_stream = input_pipeline(coursework.stories('validation'))
+
+train_input, train_target, train_mask = next(train_stream)
+assert (train_input == train_target).all()
+article_length = int((train_mask == 0).sum()) - 2
+print('joint sequence:', len(train_input), 'tokens; article', article_length,
+      '+ EOS, SEP + summary and EOS', int(train_mask.sum()))
+print('around the separator:', train_input[article_length - 2:article_length + 5].tolist())
+print('their mask:          ', train_mask[article_length - 2:article_length + 5].tolist())'''
+
+_PART_1_3 = """\
+## 1.3 Batches of similar length
+
+Sequences are grouped by length into buckets, each with its own batch size (many short ones
+or few long ones), and padded with 0 to the bucket's length. The padding's mask is 0 too.
+"""
+
+_BUCKETS = '''\
+train_batch_stream = trax.data.BucketByLength(coursework.BOUNDARIES,
+                                              coursework.BATCH_SIZES)(train_stream)
+eval_batch_stream = trax.data.BucketByLength(coursework.BOUNDARIES,
+                                             coursework.BATCH_SIZES)(eval_stream)
+input_batch, _, mask_batch = next(train_batch_stream)
+print('batch:', input_batch.shape, ' mask:', mask_batch.shape)'''
+
+_PART_2 = """\
+# Part 2: attention and the model
+
+Seven functions, from scaled dot-product attention up to the whole language model.
+"""
+
+_PART_3 = """\
+# Part 3: training
+
+`training_loop` sets up Trax's training as the course does; then your loop trains your model
+(a small one: d_model 4) for a few steps on the batches of Part 1, and shows its loss.
+"""
+
+_TRAINING_RUN = '''\
+# A few steps of your training_loop on your TransformerLM (seconds, not a trained model).
+loop = training_loop(TransformerLM, train_batch_stream, eval_batch_stream,
+                     output_dir=tempfile.mkdtemp())
+loop.run(10)'''
+
+_PART_4 = """\
+# Part 4: a trained model
+
+Training a summarizer takes hours; the course loads a model it trained. Here the shipped
+model (`data/model`, trained on the news stories) takes its place: your `TransformerLM`, at
+its size (`coursework.model_size()`), in eval mode, loads its weights as the course loads its
+model, with `init_from_file`. With the same weights it must give the package's
+log-probabilities: that is a check of all seven functions of Part 2 at once.
+"""
+
+_LOAD = '''\
+# Your TransformerLM, the shipped model's weights, loaded the course's way.
+model = TransformerLM(**coursework.model_size(), mode='eval')
+model.init_from_file(coursework.MODEL_FILE, weights_only=True)'''
+
+_TRAINED_CHECK = '''\
+# Your model and the package's, same weights, same article: the same log-probabilities.
+assert checks.test_trained_model(model) == 0, 'see the failed cases above\''''
+
+_PART_5 = """\
+# Part 5: summarising
+
+`next_symbol` gives the model's most likely next token, and `greedy_decode` writes a summary
+with it, one token at a time.
+"""
+
+_SUMMARY_CHECK = '''\
+# Your greedy_decode, next_symbol and model summarise an article: the package's summary,
+# token for token.
+assert checks.test_summary(greedy_decode, next_symbol, model, tokenize, detokenize) == 0, \\
+    'see the failed cases above\''''
+
+_DONE = """\
+## Done
+
+All checks pass, and your functions write the package's summary. Compare them with the
+package's, in `notebooks/03_transformer_summarizer.ipynb` and `summarizer/`: the same results
+can be reached in more than one way.
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def expected_outputs():
+  """What Part 1's cells print, computed with the package's own pipeline.
+
+  Returns:
+    dict: cell name ('tokenize', 'preprocess', 'buckets') -> the text.
+  """
+  from summarizer import coursework, data, text  # pylint: disable=g-import-not-at-top
+  vocab = os.path.join(coursework.VOCAB_DIR, coursework.VOCAB_FILE)
+  article, summary = next(coursework.stories('train'))
+  summary_ids = text.tokenize(summary, vocab)
+  wrapped = textwrap.TextWrapper(width=70).fill(text.detokenize(summary_ids, vocab))
+  joint, weights = data.joint_sequence(text.tokenize(article, vocab)[:-1], summary_ids[:-1])
+  article_length = int((weights == 0).sum()) - 2
+  around = slice(article_length - 2, article_length + 5)
+  batch, _, mask = next(data.batches(
+      'news', 'train', vocab, boundaries=coursework.BOUNDARIES,
+      batch_sizes=coursework.BATCH_SIZES, max_joint_length=coursework.MAX_LENGTH,
+      repeat=False, shuffle=False, n_devices=1))
+  return {
+      'tokenize': f'{summary_ids}\n{wrapped}\n',
+      'preprocess': (f'joint sequence: {len(joint)} tokens; article {article_length} '
+                     f'+ EOS, SEP + summary and EOS {int(weights.sum())}\n'
+                     f'around the separator: {joint[around].tolist()}\n'
+                     f'their mask:           {weights[around].astype(int).tolist()}\n'),
+      'buckets': f'batch: {batch.shape}  mask: {mask.shape}\n',
+  }
+
+
+def _expected_cell(name):
+  return '**Expected output**\n\n```\n' + expected_outputs()[name] + '```\n'
+# --------------------------------------------------------------------------
+# The notebook.
+
+def _nbgrader(grade_id, solution=False, points=None):
+  """nbgrader's cell metadata: a solution cell, a graded cell or a read-only one."""
+  metadata = {'grade': points is not None, 'grade_id': grade_id,
+              'locked': not solution, 'schema_version': 3, 'solution': solution}
+  if points is not None:
+    metadata['points'] = points
+  return metadata
+
+
+def _cell(kind, source, tag, solution=False, points=None, grade_id=None):
+  """A cell with a tag, a fixed id (the notebook is the same each time) and nbgrader's metadata."""
+  new = nbformat.v4.new_markdown_cell if kind == 'markdown' else nbformat.v4.new_code_cell
+  cell = new(source)
   cell.metadata['tags'] = [tag]
-  cell.id = tag.replace(':', '-')
+  cell.id = tag.replace(':', '-').replace('.', '-')
+  cell.metadata['nbgrader'] = _nbgrader(grade_id or cell.id, solution, points)
   return cell
 
 
-def exercise_notebook(explained_by=NOTEBOOK_03):
-  """Builds the exercise notebook (nbformat v4, no outputs).
+def _exercise_cells(name, texts, with_solutions):
+  """Explanation, exercise and check of one graded function."""
+  number = GRADED.index(name) + 1
+  heading = f'## Exercise {number}: `{name}` (UNQ_C{number})\n\n'
+  return [
+      _cell('markdown', heading + texts[name], EXPLAINS + name),
+      _cell('code', exercise_source(name, with_solutions), f'exercise:{name}',
+            solution=True, grade_id=name),
+      _cell('code', check_source(name), f'check:{name}', points=POINTS[name],
+            grade_id=f'test_{name}'),
+  ]
+
+
+def exercise_notebook(explained_by=NOTEBOOK_03, with_solutions=False):
+  """Builds the assignment notebook (nbformat v4, no outputs).
 
   Args:
     explained_by: The notebook whose tagged cells explain the functions.
+    with_solutions: The teacher's source version: solutions between
+      nbgrader's markers instead of blanks.
 
   Returns:
-    An ``nbformat.NotebookNode``: the introduction, the setup cell (tagged
-    ``setup``), then for each graded function its explanation, its exercise
-    and its check (tagged ``explains:``, ``exercise:`` and ``check:`` plus
-    the name), and a closing cell.
+    An ``nbformat.NotebookNode``: the introduction and the setup cell, then
+    the five parts. Each graded function has its explanation, exercise and
+    check (tagged ``explains:``, ``exercise:`` and ``check:`` plus its name);
+    the other cells are tagged by what they hold. Every cell has nbgrader's
+    metadata.
   """
-  v4 = nbformat.v4
   texts = explanations(explained_by)
-  cells = [_named(v4.new_markdown_cell(_INTRO), 'intro'),
-           _named(v4.new_code_cell(setup_source()), 'setup')]
-  for number, name in enumerate(GRADED, 1):
-    heading = f'## Exercise {number}: `{name}` (UNQ_C{number})\n\n'
-    cells += [
-        _named(v4.new_markdown_cell(heading + texts[name]), EXPLAINS + name),
-        _named(v4.new_code_cell(exercise_source(name)), f'exercise:{name}'),
-        _named(v4.new_code_cell(check_source(name)), f'check:{name}'),
-    ]
-  cells.append(_named(v4.new_markdown_cell(_DONE), 'done'))
-  notebook = v4.new_notebook(cells=cells, metadata={
+  exercises = {name: _exercise_cells(name, texts, with_solutions) for name in GRADED}
+  cells = [
+      _cell('markdown', _INTRO, 'intro'),
+      _cell('code', setup_source(), 'setup'),
+      _cell('markdown', _PART_1, 'part:1'),
+      _cell('code', _TOKENIZE, 'data:tokenize'),
+      _cell('markdown', _expected_cell('tokenize'), 'expected:tokenize'),
+      _cell('markdown', _PART_1_2, 'part:1.2'),
+      _cell('code', _PREPROCESS, 'data:preprocess'),
+      _cell('markdown', _expected_cell('preprocess'), 'expected:preprocess'),
+      _cell('markdown', _PART_1_3, 'part:1.3'),
+      _cell('code', _BUCKETS, 'data:buckets'),
+      _cell('markdown', _expected_cell('buckets'), 'expected:buckets'),
+      _cell('markdown', _PART_2, 'part:2'),
+      *[cell for name in GRADED[:7] for cell in exercises[name]],
+      _cell('markdown', _PART_3, 'part:3'),
+      *exercises['training_loop'],
+      _cell('code', _TRAINING_RUN, 'run:training'),
+      _cell('markdown', _PART_4, 'part:4'),
+      _cell('code', _LOAD, 'run:load'),
+      _cell('code', _TRAINED_CHECK, 'check:trained_model', points=POINTS['trained_model'],
+            grade_id='test_trained_model'),
+      _cell('markdown', _PART_5, 'part:5'),
+      *exercises['next_symbol'],
+      *exercises['greedy_decode'],
+      _cell('code', _SUMMARY_CHECK, 'check:summary', points=POINTS['summary'],
+            grade_id='test_summary'),
+      _cell('markdown', _DONE, 'done'),
+  ]
+  notebook = nbformat.v4.new_notebook(cells=cells, metadata={
       'kernelspec': {'display_name': 'Python 3', 'language': 'python', 'name': 'python3'},
       'language_info': {'name': 'python'},
   })
@@ -525,14 +880,7 @@ def exercise_notebook(explained_by=NOTEBOOK_03):
   return notebook
 
 
-def write_exercises(path=DEFAULT_OUT, force=False):
-  """Writes the exercise notebook to ``path``; returns the path.
-
-  Raises:
-    SummarizerError: if ``path`` exists and ``force`` is not set, or it
-      cannot be written.
-  """
-  text = nbformat.writes(exercise_notebook())
+def _write(path, text, force):
   try:
     with open(path, 'w' if force else 'x', encoding='utf-8') as f:
       f.write(text)
@@ -543,19 +891,55 @@ def write_exercises(path=DEFAULT_OUT, force=False):
   return path
 
 
+def write_exercises(path=DEFAULT_OUT, force=False):
+  """Writes the learner's notebook to ``path``; returns the path.
+
+  Raises:
+    SummarizerError: if ``path`` exists and ``force`` is not set, or it
+      cannot be written.
+  """
+  return _write(path, nbformat.writes(exercise_notebook()), force)
+
+
+def write_nbgrader_source(course_dir, force=False):
+  """Writes nbgrader's source version into ``course_dir/source/<assignment>/``.
+
+  Returns:
+    The notebook's path.
+
+  Raises:
+    SummarizerError: as ``write_exercises``.
+  """
+  directory = os.path.join(course_dir, 'source', ASSIGNMENT)
+  try:
+    os.makedirs(directory, exist_ok=True)
+  except OSError as e:
+    raise SummarizerError(f'cannot write {directory}: {e.strerror or e}') from None
+  path = os.path.join(directory, ASSIGNMENT + '.ipynb')
+  return _write(path, nbformat.writes(exercise_notebook(with_solutions=True)), force)
+
+
 def main(argv=None):
   parser = OneLineParser(prog='python -m summarizer.exercises', description=__doc__,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument('--out', default=DEFAULT_OUT,
                       help=f'the notebook to write (default: {DEFAULT_OUT})')
+  parser.add_argument('--nbgrader', metavar='COURSE_DIR',
+                      help='write the teacher\'s source version (solutions included) '
+                           f'into COURSE_DIR/source/{ASSIGNMENT}/ instead')
   parser.add_argument('--force', action='store_true',
-                      help='overwrite --out if it exists')
+                      help='overwrite the notebook if it exists')
   args = parser.parse_args(argv)
 
   def command():
+    if args.nbgrader:
+      path = write_nbgrader_source(args.nbgrader, force=args.force)
+      print(f'wrote {path}: the source version for nbgrader; next, in {args.nbgrader}: '
+            f'nbgrader generate_assignment {ASSIGNMENT}')
+      return 0
     write_exercises(args.out, force=args.force)
-    print(f'wrote {args.out}: {len(GRADED)} exercises; fill in each blank and run '
-          'the check below it')
+    print(f'wrote {args.out}: {len(GRADED)} exercises in five parts; fill in each blank '
+          'and run the check below it')
     return 0
   return run_command(command, interrupted='stopped')
 

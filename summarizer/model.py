@@ -19,7 +19,10 @@ _SHAPE_STEP = 64
 
 
 def PositionalEncoder(vocab_size, d_model, dropout, max_len, mode):
-  """Token embedding, dropout and positional encoding.
+  """Token embedding, dropout and positional encoding (lab 2's helper).
+
+  ``TransformerLM`` writes these layers out itself, as the course's exercise
+  does; a test checks the two agree.
 
   Args:
     vocab_size: Number of token ids.
@@ -40,6 +43,9 @@ def PositionalEncoder(vocab_size, d_model, dropout, max_len, mode):
 
 def FeedForward(d_model, d_ff, dropout, mode, ff_activation):
   """The position-wise feed-forward network, with its layer norm and dropouts.
+
+  Lab 2's helper: ``DecoderBlock`` writes these layers out itself, as the
+  course's exercise does; a test checks the two agree.
 
   Args:
     d_model: Width of the input and output.
@@ -77,13 +83,21 @@ def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation,
   Returns:
     A list of two residual layers mapping (B, L, d_model) to (B, L, d_model).
   """
+  causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode,
+                                     max_len=max_len)  # (B, L, d_model)
+  # The layers of FeedForward, written out as the course's exercise asks.
+  feed_forward = [
+      tl.LayerNorm(),
+      tl.Dense(d_ff),                       # (B, L, d_ff)
+      ff_activation(),
+      tl.Dropout(rate=dropout, mode=mode),
+      tl.Dense(d_model),                    # (B, L, d_model)
+      tl.Dropout(rate=dropout, mode=mode),
+  ]
   return [
-      tl.Residual(
-          tl.LayerNorm(),
-          CausalAttention(d_model, n_heads=n_heads, mode=mode, max_len=max_len),
-          tl.Dropout(rate=dropout, mode=mode),
-      ),
-      tl.Residual(FeedForward(d_model, d_ff, dropout, mode, ff_activation)),
+      tl.Residual(tl.LayerNorm(), causal_attention,
+                  tl.Dropout(rate=dropout, mode=mode)),
+      tl.Residual(feed_forward),
   ]
 
 
@@ -107,14 +121,23 @@ def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6,
     A layer mapping token ids (B, L) to log-probabilities (B, L, vocab_size)
     of the token at each position given the tokens before it.
   """
+  # The layers of PositionalEncoder, written out as the course's exercise asks.
+  positional_encoder = [
+      tl.Embedding(vocab_size, d_model),                # (B, L, d_model)
+      tl.Dropout(rate=dropout, mode=mode),
+      tl.PositionalEncoding(max_len=max_len, mode=mode),
+  ]
+  # n_layers blocks, each built anew: each has weights of its own.
+  decoder_blocks = [
+      DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation,
+                   max_len=max_len)
+      for _ in range(n_layers)]
   return tl.Serial(
       tl.ShiftRight(mode=mode),  # Position i predicts token i from tokens < i.
-      PositionalEncoder(vocab_size, d_model, dropout, max_len, mode),
-      [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation,
-                    max_len=max_len)
-       for _ in range(n_layers)],
+      positional_encoder,
+      decoder_blocks,
       tl.LayerNorm(),
-      tl.Dense(vocab_size),
+      tl.Dense(vocab_size),      # (B, L, vocab_size)
       tl.LogSoftmax(),
   )
 

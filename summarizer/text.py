@@ -14,11 +14,12 @@ import functools
 import hashlib
 import os
 import re
+import textwrap
 
 import numpy as np
 
 from summarizer._trax import trax
-from summarizer.config import DEFAULT_VOCAB_FILE, EOS
+from summarizer.config import COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, EOS
 from summarizer.errors import SummarizerError
 
 # Words ending in a full stop that does not end a sentence; also never names.
@@ -93,6 +94,23 @@ def detokenize(ids, vocab_file=None):
   """
   return encoder(vocab_file).decode(np.asarray(ids, dtype=np.int64).tolist())
 
+
+def course_tokenize(input_str, EOS=EOS):  # pylint: disable=invalid-name,redefined-outer-name
+  """The course's ``tokenize``: ids of the course's vocabulary, then EOS.
+
+  ``greedy_decode``'s default, as in the course's notebook, whose tests
+  expect the course's ids (``summarize32k.subword.subwords``, shipped in
+  ``data/``).
+  """
+  return list(encoder(COURSE_VOCAB_FILE).encode(input_str)) + [EOS]
+
+
+def course_detokenize(integers):
+  """The course's ``detokenize``: the course's vocabulary, wrapped at 70 columns."""
+  return _COURSE_WRAPPER.fill(detokenize(integers, COURSE_VOCAB_FILE))
+
+
+_COURSE_WRAPPER = textwrap.TextWrapper(width=70)
 
 # Where a sentence ends: white space after . ! or ?, maybe closing a quote.
 _SENTENCE_END = re.compile(r'(?:(?<=[.!?])|(?<=[.!?]["\u201d\']))\s+')

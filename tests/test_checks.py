@@ -26,16 +26,16 @@ CHECKS = {
     'DecoderBlock': (summarizer.DecoderBlock, ()),
     'TransformerLM': (summarizer.TransformerLM, ()),
     'training_loop': (train.training_loop, (summarizer.TransformerLM,)),
-    'next_symbol': (decoding.next_symbol, (summarizer.TransformerLM,)),
+    'next_symbol': (decoding.next_symbol, ()),  # With TransformerLM: a test of its own.
     'greedy_decode': (decoding.greedy_decode, (None,)),
 }
 
 # How many cases each check counts (one per comparison).
 N_CASES = {
-    'DotProductAttention': 8, 'compute_attention_heads_closure': 4,
-    'dot_product_self_attention': 4, 'compute_attention_output_closure': 4,
-    'CausalAttention': 8, 'DecoderBlock': 10, 'TransformerLM': 10,
-    'training_loop': 8, 'next_symbol': 12, 'greedy_decode': 8,
+    'DotProductAttention': 9, 'compute_attention_heads_closure': 5,
+    'dot_product_self_attention': 5, 'compute_attention_output_closure': 5,
+    'CausalAttention': 17, 'DecoderBlock': 19, 'TransformerLM': 19,
+    'training_loop': 10, 'next_symbol': 12, 'greedy_decode': 10,
 }
 
 
@@ -77,10 +77,12 @@ def test_softmax_instead_of_logsumexp_fails_on_fully_masked_rows(capsys):
   assert checks.test_DotProductAttention(softmax_attention) == 3
   out = capsys.readouterr().out
   assert 'Failed: DotProductAttention, example 1 (first row fully masked): output' in out
-  assert 'example 4' not in out  # No fully masked row: softmax agrees there.
+  assert 'example 4' not in out  # No fully masked row: softmax agrees there,
+  assert 'causal mask' not in out  # and under a causal mask.
   assert ('expected: [[1, 1, 1], [0, 1, 0]]\n'
-          '    got:      [[0.5, 0.5, 0.5], [0, 1, 0]]') in out
-  assert out.strip().endswith('5 Tests passed, 3 Tests failed')
+          '    got:      [[0.5, 0.5, 0.5], [0, 1, 0]]\n'
+          '    largest difference at (0, 0): expected 1, got 0.5') in out
+  assert out.strip().endswith('6 Tests passed, 3 Tests failed')
 
 
 def test_numpy_output_is_not_a_jax_array(capsys):
@@ -102,23 +104,23 @@ def output_without_transpose(n_heads, d_head):
 
 
 def test_heads_reshaped_without_transpose_fail(capsys):
-  assert checks.test_compute_attention_heads_closure(heads_without_transpose) == 2
-  assert checks.test_compute_attention_output_closure(output_without_transpose) == 2
+  assert checks.test_compute_attention_heads_closure(heads_without_transpose) == 3
+  assert checks.test_compute_attention_output_closure(output_without_transpose) == 3
   out = capsys.readouterr().out
-  assert out.count(': output\n') == 4 and ': shape' not in out
-  assert out.count('2 Tests passed, 2 Tests failed') == 2
+  assert out.count(': output\n') == 6 and ': shape' not in out
+  assert out.count('2 Tests passed, 3 Tests failed') == 2
 
 
 def test_heads_of_the_wrong_shape_fail_on_shape_and_values(capsys):
   flat = lambda n_heads, d_head: lambda x: x  # Returns its input unchanged.
-  assert checks.test_compute_attention_heads_closure(flat) == 4
+  assert checks.test_compute_attention_heads_closure(flat) == 5
   out = capsys.readouterr().out
   assert 'shape\n    expected: (4, 2, 3)\n    got:      (2, 2, 6)' in out
 
 
 def test_self_attention_without_the_causal_mask_fails(capsys):
   unmasked = lambda q, k, v: summarizer.DotProductAttention(q, k, v, None)
-  assert checks.test_dot_product_self_attention(unmasked) == 2
+  assert checks.test_dot_product_self_attention(unmasked) == 3
   assert 'output' in capsys.readouterr().out
 
 
@@ -135,13 +137,18 @@ def causal_attention_without_output_dense(d_feature, n_heads, mode='train'):
 
 
 def test_causal_attention_without_its_last_dense_fails(capsys):
-  assert checks.test_CausalAttention(causal_attention_without_output_dense) == 6
+  # Both printed layers (3 each), and each mode's run: 6 weight arrays, not 8.
+  assert checks.test_CausalAttention(causal_attention_without_output_dense) == 6 + 3 * 3
   out = capsys.readouterr().out
-  assert "first difference, line 9:\n    expected: '  Dense_512'\n    got:      ']'" in out
+  assert "missing (line 9 of the expected tree, after 'AttnOutput'): Dense_512" in out
   assert 'number of sublayers\n    expected: 4\n    got:      3' in out
+  assert ('number of weight arrays (the package builds the same layers)\n'
+          '    expected: 8\n    got:      6') in out
 
 
-def decoder_block_without_residuals(d_model, d_ff, n_heads, dropout, mode, ff_activation):
+def decoder_block_without_residuals(d_model, d_ff, n_heads, dropout, mode, ff_activation,
+                                    max_len=4096):
+  del max_len
   return [
       tl.Serial(tl.LayerNorm(), attention.CausalAttention(d_model, n_heads, mode=mode),
                 tl.Dropout(rate=dropout, mode=mode)),
@@ -152,8 +159,10 @@ def decoder_block_without_residuals(d_model, d_ff, n_heads, dropout, mode, ff_ac
 def test_decoder_block_without_residuals_fails(capsys):
   failed = checks.test_DecoderBlock(decoder_block_without_residuals)
   out = capsys.readouterr().out
-  assert failed == 6  # str, sublayer types and counts, in both cases.
-  assert "expected: '  Branch_out2['\n    got:      '  LayerNorm'" in out
+  # str, sublayer types and counts, in both cases; the output in each mode.
+  assert failed == 6 + 3
+  assert "missing (line 2 of the expected tree, after '[Serial['): Branch_out2[ None Serial[" in out
+  assert "output in eval mode, with the same weights and random key as the package's" in out
 
 
 def transformer_without_log_softmax(**kwargs):
@@ -163,15 +172,16 @@ def transformer_without_log_softmax(**kwargs):
 def test_transformer_lm_without_log_softmax_fails(capsys):
   failed = checks.test_TransformerLM(transformer_without_log_softmax)
   out = capsys.readouterr().out
-  assert failed == 6  # str, sublayer types, their number, in both sizes.
-  assert "expected: '  LogSoftmax'\n    got:      ']'" in out
+  assert failed == 6 + 3  # str, sublayer types, their number, in both sizes; outputs.
+  assert "missing (line 46 of the expected tree, after 'Dense_33300'): LogSoftmax" in out
 
 
 def test_transformer_lm_of_the_wrong_width_fails_on_weights(capsys):
   wide = lambda d_model=512, **kwargs: summarizer.TransformerLM(d_model=2 * d_model, **kwargs)
-  # Both printed models, and the exercise model's weights (its output's
-  # shape, and the layers' types, are right).
-  assert checks.test_TransformerLM(wide) == 3
+  # Both printed models, the exercise model's weights (its output's shape,
+  # and the layers' types, are right), and each mode's run: as many weight
+  # arrays, of other shapes.
+  assert checks.test_TransformerLM(wide) == 3 + 3 * 2
   out = capsys.readouterr().out
   assert 'number of weights\n    expected: 316336\n    got:      ' in out
 
@@ -197,7 +207,7 @@ def test_training_loop_with_the_wrong_learning_rate_fails(capsys):
   out = capsys.readouterr().out
   assert failed == 2
   assert 'optimizer parameters' in out and 'learning rates at steps' in out
-  assert out.strip().endswith('6 Tests passed, 2 Tests failed')
+  assert out.strip().endswith('8 Tests passed, 2 Tests failed')
 
 
 def test_training_loop_keeps_out_of_home_even_if_it_ignores_output_dir(
@@ -333,8 +343,73 @@ def test_an_exception_message_is_printed(capsys):
   def wrong_shapes(query, key, value, mask):
     return jnp.matmul(query, key)  # (2, 3) @ (2, 3): no transpose.
 
-  assert checks.test_DotProductAttention(wrong_shapes) == 8
+  assert checks.test_DotProductAttention(wrong_shapes) == 9
   out = capsys.readouterr().out
   assert ('Failed: DotProductAttention, example 1 (first row fully masked): '
           'it raised TypeError') in out
   assert 'dot_general requires contracting dimensions to have the same shape' in out
+  # Where, in the learner's code: the function, its line and the code.
+  assert '(in wrong_shapes, line ' in out
+  assert ': return jnp.matmul(query, key)  # (2, 3) @ (2, 3): no transpose.)' in out
+
+
+# --------------------------------------------------------------------------
+# What a failure says: the innermost cause, the missing layer, the meaning of verbose.
+
+def causal_attention_with_an_unfilled_closure(d_feature, n_heads, mode='train', max_len=4096):
+  def compute_attention_output_closure(n_heads, d_head):
+    def compute_attention_output(x):
+      raise NotImplementedError()
+    return compute_attention_output
+  del max_len
+  d_head = d_feature // n_heads
+  heads = lambda: tl.Fn('AttnHeads', attention.compute_attention_heads_closure(n_heads, d_head))
+  return tl.Serial(
+      tl.Branch([tl.Dense(d_feature), heads()], [tl.Dense(d_feature), heads()],
+                [tl.Dense(d_feature), heads()]),
+      tl.Fn('DotProductAttn', attention.dot_product_self_attention),
+      tl.Fn('AttnOutput', compute_attention_output_closure(n_heads, d_head)),
+      tl.Dense(d_feature))
+
+
+def test_an_error_inside_a_layer_is_the_learners_exception_and_line(capsys):
+  # The printed layer is right; running it reaches the unfilled closure.
+  assert checks.test_CausalAttention(causal_attention_with_an_unfilled_closure) == 3 * 3
+  out = capsys.readouterr().out
+  assert ("Failed: CausalAttention(d_feature=12, n_heads=3, mode='eval') on random "
+          '(2, 5, 12): it raised NotImplementedError (in compute_attention_output, line ') in out
+  assert ': raise NotImplementedError())' in out
+  assert 'LayerError' not in out and 'Exception passing through layer' not in out
+
+
+def test_a_missing_layer_is_named(capsys):
+  def no_shift_right(**kwargs):
+    return tl.Serial(summarizer.TransformerLM(**kwargs).sublayers[1:])
+
+  assert checks.test_TransformerLM(no_shift_right) > 0
+  out = capsys.readouterr().out
+  assert 'missing (line 2 of the expected tree, after \'Serial[\'): Serial[ ShiftRight(1) ]' in out
+
+
+def test_next_symbol_with_the_model_function_runs_the_courses_case(capsys):
+  assert checks.test_next_symbol(decoding.next_symbol, summarizer.TransformerLM) == 0
+  assert capsys.readouterr().out == 'All tests passed\n'
+
+  def one_block(**kwargs):  # The course's case builds the full model: 6 blocks.
+    return summarizer.TransformerLM(**dict(kwargs, n_layers=1))
+
+  assert checks.test_next_symbol(decoding.next_symbol, one_block) == 1
+  assert ("next_symbol on the course's 10 tokens with TransformerLM(mode='eval') "
+          'initialised with PRNGKey(1234): next token\n    expected: 23317') in capsys.readouterr().out
+
+
+def test_greedy_decode_that_prints_whatever_verbose_says_fails(capsys):
+  def always_prints(input_sentence, model, next_symbol=None, tokenize=None,  # pylint: disable=redefined-outer-name
+                    detokenize=None, verbose=False):
+    del verbose
+    return decoding.greedy_decode(input_sentence, model, next_symbol, tokenize, detokenize,
+                                  verbose=True)
+
+  assert checks.test_greedy_decode(always_prints) == 1
+  assert "Failed: greedy_decode(..., verbose=False): what it prints\n    expected: ''" in \
+      capsys.readouterr().out

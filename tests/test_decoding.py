@@ -86,8 +86,9 @@ def test_sampling_is_seeded_and_top_1_is_greedy(random_model_dir):
 
 
 def test_summarize_methods_agree(random_model_dir):
-  fast = summarize(ARTICLES[1], model_dir=random_model_dir, max_length=10)
-  greedy = summarize(ARTICLES[1], model_dir=random_model_dir, max_length=10,
+  # An article the random model answers with more than EOS.
+  fast = summarize(ARTICLES[0], model_dir=random_model_dir, max_length=10)
+  greedy = summarize(ARTICLES[0], model_dir=random_model_dir, max_length=10,
                      method='greedy')
   assert isinstance(fast, str) and fast
   assert fast == greedy

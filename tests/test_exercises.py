@@ -1,5 +1,7 @@
-"""The exercise notebook: run as written it stops at the first blank; with the
-package's own bodies put back (in memory) it runs through all ten checks."""
+"""The assignment notebook: its five parts, scaffolding and not answers, nbgrader's
+metadata; run as written it prints Part 1's expected outputs and stops at the first
+blank. (Filled with the package's answers it passes every check: tests/test_nbgrader.py
+autogrades such a submission to full marks.)"""
 
 import ast
 import copy
@@ -23,6 +25,9 @@ COURSE_ORDER = ['DotProductAttention', 'compute_attention_heads_closure',
                 'CausalAttention', 'DecoderBlock', 'TransformerLM', 'training_loop',
                 'next_symbol', 'greedy_decode']
 CLOSURES = {'compute_attention_heads_closure', 'compute_attention_output_closure'}
+# Setup, Part 1's three, ten exercises and their checks, the training run, the
+# loading and the two checks of the whole.
+N_CODE_CELLS = 1 + 3 + 2 * 10 + 4
 
 
 @pytest.fixture(scope='module')
@@ -61,47 +66,32 @@ def explained_in_notebook_03():
 # --------------------------------------------------------------------------
 # Run as written, and filled in.
 
-def test_run_as_written_it_stops_at_the_first_exercises_check(notebook, tmp_path):
+def test_run_as_written_it_prints_part_1_and_stops_at_the_first_exercises_check(
+    notebook, tmp_path):
   ran = copy.deepcopy(notebook)
   with pytest.raises(nbclient.exceptions.CellExecutionError):
     execute(ran, tmp_path)
+  # Part 1 runs and prints what its expected-output cells say.
+  for name in ('tokenize', 'preprocess', 'buckets'):
+    cell = ran.cells[cell_index(ran, f'data:{name}')]
+    expected = ran.cells[cell_index(ran, f'expected:{name}')].source
+    assert expected == ('**Expected output**\n\n```\n' + printed(cell) + '```\n'), name
   stop = cell_index(ran, 'check:DotProductAttention')
   check = ran.cells[stop]
   assert [output.ename for output in check.outputs
           if output.output_type == 'error'] == ['AssertionError']
   out = printed(check)
   assert 'Failed: DotProductAttention, example 1' in out
-  assert 'it raised NotImplementedError' in out
+  assert 'it raised NotImplementedError (in DotProductAttention, line ' in out
   assert re.fullmatch(r'0 Tests passed, \d+ Tests failed', out.strip().splitlines()[-1])
   before = [cell for cell in ran.cells[:stop] if cell.cell_type == 'code']
-  assert len(before) == 2  # The setup and the first exercise ran, without error.
+  assert len(before) == 5  # Setup, Part 1's three cells and the first exercise.
   assert all(cell.execution_count and not any(output.output_type == 'error'
                                                for output in cell.outputs)
              for cell in before)
   after = [cell for cell in ran.cells[stop + 1:] if cell.cell_type == 'code']
-  assert len(after) == 2 * 9
+  assert len(after) == N_CODE_CELLS - 6
   assert all(cell.execution_count is None and not cell.outputs for cell in after)
-
-
-def filled_in(notebook):
-  """The notebook with each blank replaced by the package's body (in memory)."""
-  filled = copy.deepcopy(notebook)
-  for name in COURSE_ORDER:
-    cell = filled.cells[cell_index(filled, f'exercise:{name}')]
-    the_cut = exercises.cut(name)
-    blank = exercises.blank(the_cut.indent).rstrip('\n')
-    assert cell.source.count(blank) == 1
-    cell.source = cell.source.replace(blank, ''.join(the_cut.body).rstrip('\n'))
-  return filled
-
-
-def test_filled_with_the_packages_bodies_every_check_passes(notebook, tmp_path):
-  filled = filled_in(notebook)
-  execute(filled, tmp_path)
-  for name in COURSE_ORDER:
-    check = filled.cells[cell_index(filled, f'check:{name}')]
-    assert check.execution_count, name
-    assert printed(check) == 'All tests passed\n', name
 
 
 # --------------------------------------------------------------------------
@@ -156,7 +146,10 @@ def test_ten_exercises_in_course_order_each_after_its_explanation(notebook):
     assert cell.source.count('raise NotImplementedError()') == 1
     function = blanked_function(cell.source, name)
     package_tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(summarizer, name))))
-    assert ast.unparse(function.args) == ast.unparse(package_tree.body[0].args)
+    package_arguments = ast.unparse(package_tree.body[0].args)
+    for package_name, notebook_name in exercises.NOTEBOOK_NAMES.items():
+      package_arguments = package_arguments.replace(package_name, notebook_name)
+    assert ast.unparse(function.args) == package_arguments
     assert ast.get_docstring(function) == ast.get_docstring(package_tree.body[0])
     code = package_body_code(name)
     assert len(code) >= 1
@@ -173,9 +166,10 @@ def test_exercises_show_hints_not_code(notebook):
   attention = notebook.cells[cell_index(notebook, 'exercise:DotProductAttention')].source
   assert 'jnp.matmul(' not in attention
   assert 'jnp.matmul' in attention and '(..., L_q, L_k)' in attention
+  assert 'logsumexp' in attention
   causal = notebook.cells[cell_index(notebook, 'exercise:CausalAttention')].source
   assert 'tl.Branch(' not in causal
-  assert 'tl.Branch' in causal and 'x -- q k v' in causal
+  assert 'tl.Branch' in causal and "'AttnHeads'" in causal
   heads = notebook.cells[cell_index(notebook, 'exercise:compute_attention_heads_closure')].source
   assert '(B, L, H, Dh)' in heads
   assert 'jnp.reshape(' not in heads and 'jnp.transpose(' not in heads
@@ -194,7 +188,7 @@ def test_check_cells_use_the_courses_call_forms_and_stop_on_failure(notebook):
   assert 'checks.test_greedy_decode(greedy_decode) == 0' in sources['greedy_decode']
 
 
-def test_setup_imports_trax_through_the_package_and_no_graded_name(notebook):
+def test_setup_imports_numpy_trax_the_data_and_the_checks_only(notebook):
   setup = notebook.cells[cell_index(notebook, 'setup')]
   assert notebook.cells.index(setup) == 1
   bound, modules = set(), set()
@@ -208,18 +202,78 @@ def test_setup_imports_trax_through_the_package_and_no_graded_name(notebook):
     elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
       bound.add(node.id)
   assert not bound & set(COURSE_ORDER)
-  assert not any(module.split('.')[0] == 'trax' for module in modules)
-  assert {'summarizer', 'trax', 'tl', 'jnp', 'fastmath', 'np', 'checks'} <= bound
-  # What the package's bodies call (test 2 shows it is enough).
-  assert {'causal_mask', 'MASK_SCORE', 'CachedDotProductAttention', 'PositionalEncoder',
-          'FeedForward', 'training', 'os', 'SEP', 'greedy_tokens'} <= bound
+  assert modules == {'os', 'tempfile', 'textwrap', 'numpy', 'summarizer', 'summarizer._trax'}
+  assert bound == {'os', 'tempfile', 'textwrap', 'np', 'checks', 'coursework', 'trax', 'tl',
+                   'jnp', 'fastmath', 'training',
+                   # The constants the solutions read, written out.
+                   'EOS', 'SEP', 'MASK_SCORE', 'MAX_SUMMARY_TOKENS'}
+
+
+# Package functions that would do (part of) an exercise: no cell may name them.
+PACKAGE_HELPERS = ('causal_mask', 'FeedForward', 'PositionalEncoder', 'greedy_tokens',
+                   'CachedDotProductAttention', 'joint_sequence', 'summarize')
+
+
+def test_no_cell_names_a_package_function_that_does_an_exercise(notebook):
+  for cell in notebook.cells:
+    if cell.cell_type == 'code':
+      named = {node.id for node in ast.walk(ast.parse(cell.source))
+               if isinstance(node, ast.Name)}
+      assert not named & set(PACKAGE_HELPERS), cell.metadata.tags
+      assert 'summarizer.' not in cell.source.replace('summarizer._trax', ''), cell.metadata.tags
+  texts = [cell.source for cell in notebook.cells if 'exercise:' in cell.metadata.tags[0]]
+  assert not any(helper in text for helper in PACKAGE_HELPERS for text in texts)
+
+
+def test_each_step_names_what_the_solution_assigns():
+  for name in COURSE_ORDER:
+    assigned = exercises._assigned(exercises.cut(name).tree)  # pylint: disable=protected-access
+    targets = [target for target, _ in exercises.STEPS[name] if target]
+    assert set(targets) <= set(assigned), name
+    source = exercises.exercise_source(name)
+    assert all(f'. {target}: ' in source for target in targets), name
+
+
+def test_every_cell_has_nbgrader_metadata(notebook):
+  ids = []
+  for cell in notebook.cells:
+    metadata = cell.metadata['nbgrader']
+    assert metadata['schema_version'] == 3
+    ids.append(metadata['grade_id'])
+    tag = cell.metadata['tags'][0]
+    if tag.startswith('exercise:'):
+      assert metadata['solution'] and not metadata['grade'] and not metadata['locked']
+      assert metadata['grade_id'] == tag[len('exercise:'):]
+    elif tag.startswith('check:'):
+      name = tag[len('check:'):]
+      assert metadata['grade'] and metadata['locked'] and not metadata['solution']
+      assert metadata['grade_id'] == f'test_{name}'
+      assert metadata['points'] == exercises.POINTS[name]
+    else:
+      assert metadata['locked'] and not metadata['solution'] and not metadata['grade']
+  assert len(ids) == len(set(ids))
+
+
+def test_the_five_parts_in_order(notebook):
+  tags = [cell.metadata['tags'][0] for cell in notebook.cells]
+  parts = [tag for tag in tags if tag.startswith('part:')]
+  assert parts == ['part:1', 'part:1.2', 'part:1.3', 'part:2', 'part:3', 'part:4', 'part:5']
+  order = ['setup', 'data:tokenize', 'data:preprocess', 'data:buckets',
+           *[f'exercise:{name}' for name in COURSE_ORDER[:8]], 'run:training', 'run:load',
+           'check:trained_model', 'exercise:next_symbol', 'exercise:greedy_decode',
+           'check:summary']
+  assert [tags.index(tag) for tag in order] == sorted(tags.index(tag) for tag in order)
+  assert 'training_loop(TransformerLM, ' in notebook.cells[tags.index('run:training')].source
+  load = notebook.cells[tags.index('run:load')].source
+  assert "TransformerLM(**coursework.model_size(), mode='eval')" in load
+  assert 'init_from_file(coursework.MODEL_FILE, weights_only=True)' in load
 
 
 def test_no_outputs_python3_kernel_and_the_same_notebook_each_time(notebook):
   assert notebook.metadata.kernelspec.name == 'python3'
   nbformat.validate(notebook)
   code = [cell for cell in notebook.cells if cell.cell_type == 'code']
-  assert len(code) == 21
+  assert len(code) == N_CODE_CELLS
   assert all(not cell.outputs and cell.execution_count is None for cell in code)
   assert nbformat.writes(exercises.exercise_notebook()) == nbformat.writes(notebook)
 
@@ -284,3 +338,16 @@ def test_command_errors_are_one_line(tmp_path, capsys):
     exercises.main(['--outt', 'x.ipynb'])
   assert exited.value.code == 2
   one_line(capsys.readouterr().err)
+
+
+def test_the_written_out_layers_are_lab_2s_helpers():
+  # The graded DecoderBlock and TransformerLM write out the layers of
+  # FeedForward and PositionalEncoder (the exercise asks for them).
+  from summarizer import model  # pylint: disable=g-import-not-at-top
+  from summarizer._trax import tl  # pylint: disable=g-import-not-at-top
+  block = model.DecoderBlock(16, 32, 4, 0.1, 'train', tl.Relu)
+  assert str(block[1]) == str(tl.Residual(model.FeedForward(16, 32, 0.1, 'train', tl.Relu)))
+  lm = model.TransformerLM(vocab_size=100, d_model=16, d_ff=32, n_layers=1, n_heads=4,
+                           max_len=64, mode='eval')
+  encoder = tl.Serial(model.PositionalEncoder(100, 16, 0.1, 64, 'eval'))
+  assert [str(layer) for layer in lm.sublayers[1:4]] == [str(layer) for layer in encoder.sublayers]

@@ -1,0 +1,535 @@
+"""Answers a learner might write: typical mistakes and correct answers written another way.
+
+Each variant is a whole function as a learner writes it in the assignment
+notebook. It is defined in a namespace like the notebook's (the setup cell,
+then the package's solutions, then the variant in place of one of them), so
+later functions use it as they use the learner's own. A mistake must fail
+the check of its own function and of every function built on it that it
+changes (``fails``); a correct variant must pass them all.
+
+Run as a script to measure the catch rate of a checks module::
+
+  python tests/learner_variants.py                      # this checkout's checks
+  python tests/learner_variants.py --checks OTHER/summarizer/checks.py
+"""
+
+import argparse
+import contextlib
+import dataclasses
+import importlib.util
+import io
+import linecache
+import sys
+import textwrap
+
+from summarizer import exercises, text
+
+# Exercise checks built on each function (the numbers of every later layer
+# change when an earlier function is wrong).
+BUILT_ON = {
+    'DotProductAttention': ('dot_product_self_attention', 'CausalAttention',
+                            'DecoderBlock', 'TransformerLM', 'training_loop'),
+    'compute_attention_heads_closure': ('CausalAttention', 'DecoderBlock',
+                                        'TransformerLM', 'training_loop'),
+    'dot_product_self_attention': ('CausalAttention', 'DecoderBlock', 'TransformerLM',
+                                   'training_loop'),
+    'compute_attention_output_closure': ('CausalAttention', 'DecoderBlock',
+                                         'TransformerLM', 'training_loop'),
+    'CausalAttention': ('DecoderBlock', 'TransformerLM', 'training_loop'),
+    'DecoderBlock': ('TransformerLM', 'training_loop'),
+    'TransformerLM': ('training_loop',),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Variant:
+  """A function as a learner writes it.
+
+  Attributes:
+    name: What it does, in a few words.
+    function: The graded function it defines.
+    source: Its code.
+    fails: The checks it must fail, its own first (none for a correct one).
+  """
+  name: str
+  function: str
+  source: str
+  fails: tuple = ()
+
+  @property
+  def correct(self):
+    return not self.fails
+
+
+def _mistake(name, function, source, *also_fails):
+  return Variant(name, function, textwrap.dedent(source), (function, *also_fails))
+
+
+def _correct(name, function, source):
+  return Variant(name, function, textwrap.dedent(source))
+
+
+_LAYERS_AFTER_ATTENTION = ('CausalAttention', 'DecoderBlock', 'TransformerLM', 'training_loop')
+
+VARIANTS = [
+    # UNQ_C1
+    _mistake('softmax with jax.nn.softmax (fully masked rows differ)', 'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          import jax
+          depth = query.shape[-1]
+          dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(depth)
+          if mask is not None:
+            dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+          return jnp.matmul(jax.nn.softmax(dots, axis=-1), value)
+        '''),
+    _mistake('scores not scaled by sqrt(depth)', 'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2))
+          if mask is not None:
+            dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+          dots = jnp.exp(dots - fastmath.logsumexp(dots, axis=-1, keepdims=True))
+          return jnp.matmul(dots, value)
+        ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION),
+    _mistake('mask the wrong way round', 'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
+          if mask is not None:
+            dots = jnp.where(mask, jnp.full_like(dots, -1e9), dots)
+          dots = jnp.exp(dots - fastmath.logsumexp(dots, axis=-1, keepdims=True))
+          return jnp.matmul(dots, value)
+        ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION),
+    _correct('operators instead of jnp calls', 'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          dots = (query @ key.swapaxes(-1, -2)) / np.sqrt(query.shape[-1])
+          if mask is not None:
+            dots = jnp.where(mask, dots, -1e9)
+          dots = jnp.exp(dots - fastmath.logsumexp(dots, axis=-1, keepdims=True))
+          return dots @ value
+        '''),
+    _correct('einsum', 'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          dots = jnp.einsum('...qd,...kd->...qk', query, key) / jnp.sqrt(query.shape[-1])
+          if mask is not None:
+            dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+          logsumexp = fastmath.logsumexp(dots, axis=-1, keepdims=True)
+          return jnp.einsum('...qk,...kd->...qd', jnp.exp(dots - logsumexp), value)
+        '''),
+    # UNQ_C2
+    _mistake('heads reshaped without the transpose', 'compute_attention_heads_closure', '''
+        def compute_attention_heads_closure(n_heads, d_head):
+          def compute_attention_heads(x):
+            batch_size, seqlen = x.shape[0], x.shape[1]
+            return jnp.reshape(x, (batch_size * n_heads, seqlen, d_head))
+          return compute_attention_heads
+        ''', *_LAYERS_AFTER_ATTENTION),
+    _correct('swapaxes and -1 for the batch', 'compute_attention_heads_closure', '''
+        def compute_attention_heads_closure(n_heads, d_head):
+          def compute_attention_heads(x):
+            x = x.reshape((x.shape[0], -1, n_heads, d_head))
+            x = jnp.swapaxes(x, 1, 2)
+            return x.reshape((-1, x.shape[2], d_head))
+          return compute_attention_heads
+        '''),
+    # UNQ_C3
+    _mistake('no causal mask', 'dot_product_self_attention', '''
+        def dot_product_self_attention(q, k, v):
+          return DotProductAttention(q, k, v, None)
+        ''', *_LAYERS_AFTER_ATTENTION),
+    _mistake('the mask above the diagonal (triu)', 'dot_product_self_attention', '''
+        def dot_product_self_attention(q, k, v):
+          mask_size = q.shape[-2]
+          mask = jnp.triu(jnp.ones((1, mask_size, mask_size), dtype=jnp.bool_), k=0)
+          return DotProductAttention(q, k, v, mask)
+        ''', *_LAYERS_AFTER_ATTENTION),
+    _correct('a float mask', 'dot_product_self_attention', '''
+        def dot_product_self_attention(q, k, v):
+          mask_size = q.shape[-2]
+          mask = jnp.tril(jnp.ones((1, mask_size, mask_size)))
+          return DotProductAttention(q, k, v, mask)
+        '''),
+    _correct('a numpy mask', 'dot_product_self_attention', '''
+        def dot_product_self_attention(q, k, v):
+          mask = np.tril(np.ones((q.shape[1], q.shape[1]), dtype=bool))[None]
+          return DotProductAttention(q, k, v, mask)
+        '''),
+    # UNQ_C4
+    _mistake('left blank', 'compute_attention_output_closure', '''
+        def compute_attention_output_closure(n_heads, d_head):
+          def compute_attention_output(x):
+            # YOUR CODE HERE
+            raise NotImplementedError()
+          return compute_attention_output
+        ''', *_LAYERS_AFTER_ATTENTION),
+    _mistake('heads joined without the transpose', 'compute_attention_output_closure', '''
+        def compute_attention_output_closure(n_heads, d_head):
+          def compute_attention_output(x):
+            seqlen = x.shape[1]
+            return jnp.reshape(x, (-1, seqlen, n_heads * d_head))
+          return compute_attention_output
+        ''', *_LAYERS_AFTER_ATTENTION),
+    _correct('swapaxes', 'compute_attention_output_closure', '''
+        def compute_attention_output_closure(n_heads, d_head):
+          def compute_attention_output(x):
+            x = x.reshape((-1, n_heads, x.shape[1], d_head))
+            return jnp.swapaxes(x, 1, 2).reshape((x.shape[0], x.shape[2], -1))
+          return compute_attention_output
+        '''),
+    # UNQ_C5
+    _mistake('d_head = n_heads', 'CausalAttention', '''
+        def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
+          d_head = n_heads
+          def AttnHeads():
+            return tl.Fn('AttnHeads', compute_attention_heads_closure(n_heads, d_head))
+          return tl.Serial(
+              tl.Branch([tl.Dense(d_feature), AttnHeads()],
+                        [tl.Dense(d_feature), AttnHeads()],
+                        [tl.Dense(d_feature), AttnHeads()]),
+              tl.Fn('DotProductAttn', dot_product_self_attention),
+              tl.Fn('AttnOutput', compute_attention_output_closure(n_heads, d_head)),
+              tl.Dense(d_feature))
+        ''', 'DecoderBlock', 'TransformerLM'),
+    _mistake('no last Dense', 'CausalAttention', '''
+        def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
+          d_head = d_feature // n_heads
+          def AttnHeads():
+            return tl.Fn('AttnHeads', compute_attention_heads_closure(n_heads, d_head))
+          return tl.Serial(
+              tl.Branch([tl.Dense(d_feature), AttnHeads()],
+                        [tl.Dense(d_feature), AttnHeads()],
+                        [tl.Dense(d_feature), AttnHeads()]),
+              tl.Fn('DotProductAttn', dot_product_self_attention),
+              tl.Fn('AttnOutput', compute_attention_output_closure(n_heads, d_head)))
+        ''', 'DecoderBlock', 'TransformerLM', 'training_loop'),
+    _correct('the heads layer built three times, n_out given', 'CausalAttention', '''
+        def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
+          assert d_feature % n_heads == 0
+          d_head = d_feature // n_heads
+          heads = compute_attention_heads_closure(n_heads, d_head)
+          return tl.Serial(
+              tl.Branch([tl.Dense(d_feature), tl.Fn('AttnHeads', heads, n_out=1)],
+                        [tl.Dense(d_feature), tl.Fn('AttnHeads', heads, n_out=1)],
+                        [tl.Dense(d_feature), tl.Fn('AttnHeads', heads, n_out=1)]),
+              tl.Fn('DotProductAttn', dot_product_self_attention, n_out=1),
+              tl.Fn('AttnOutput', compute_attention_output_closure(n_heads, d_head),
+                    n_out=1),
+              tl.Dense(d_feature))
+        '''),
+    # UNQ_C6
+    _mistake('feed-forward without its residual', 'DecoderBlock', '''
+        def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation, max_len=4096):
+          causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode)
+          feed_forward = [tl.LayerNorm(), tl.Dense(d_ff), ff_activation(),
+                          tl.Dropout(rate=dropout, mode=mode), tl.Dense(d_model),
+                          tl.Dropout(rate=dropout, mode=mode)]
+          return [tl.Residual(tl.LayerNorm(), causal_attention,
+                              tl.Dropout(rate=dropout, mode=mode)),
+                  tl.Serial(feed_forward)]
+        ''', 'TransformerLM', 'training_loop'),
+    _mistake('dropout not told the mode', 'DecoderBlock', '''
+        def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation, max_len=4096):
+          causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode)
+          feed_forward = [tl.LayerNorm(), tl.Dense(d_ff), ff_activation(),
+                          tl.Dropout(rate=dropout), tl.Dense(d_model),
+                          tl.Dropout(rate=dropout)]
+          return [tl.Residual(tl.LayerNorm(), causal_attention, tl.Dropout(rate=dropout)),
+                  tl.Residual(feed_forward)]
+        ''', 'TransformerLM'),
+    _correct('residuals given lists', 'DecoderBlock', '''
+        def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation, max_len=4096):
+          attention = [tl.LayerNorm(), CausalAttention(d_model, n_heads, mode=mode),
+                       tl.Dropout(rate=dropout, mode=mode)]
+          feed_forward = [tl.LayerNorm(), tl.Dense(d_ff), ff_activation(),
+                          tl.Dropout(rate=dropout, mode=mode), tl.Dense(d_model),
+                          tl.Dropout(rate=dropout, mode=mode)]
+          return [tl.Residual(attention), tl.Residual(feed_forward)]
+        '''),
+    # UNQ_C7
+    _mistake('n_layers ignored', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          return tl.Serial(
+              tl.ShiftRight(mode=mode),
+              tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode),
+              DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation),
+              tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
+        '''),
+    _mistake('one block repeated', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          block = DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+          return tl.Serial(
+              tl.ShiftRight(mode=mode),
+              tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode),
+              [block] * n_layers,
+              tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
+        '''),
+    _mistake('no ShiftRight', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          return tl.Serial(
+              tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode),
+              [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+               for _ in range(n_layers)],
+              tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
+        ''', 'training_loop'),
+    _mistake('ShiftRight and PositionalEncoding not told the mode', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          return tl.Serial(
+              tl.ShiftRight(),
+              tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len),
+              [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+               for _ in range(n_layers)],
+              tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
+        '''),
+    _correct('blocks appended in a for loop', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          blocks = []
+          for _ in range(n_layers):
+            blocks.append(DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation))
+          encoder = [tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+                     tl.PositionalEncoding(max_len=max_len, mode=mode)]
+          return tl.Serial(tl.ShiftRight(mode=mode), encoder, blocks, tl.LayerNorm(),
+                           tl.Dense(vocab_size), tl.LogSoftmax())
+        '''),
+    # UNQ_C8
+    _mistake('an eval-mode model', 'training_loop', '''
+        def training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model'):
+          output_dir = os.path.expanduser(output_dir)
+          train_task = training.TrainTask(
+              labeled_data=train_gen, loss_layer=tl.CrossEntropyLoss(),
+              optimizer=trax.optimizers.Adam(0.01),
+              lr_schedule=trax.lr.warmup_and_rsqrt_decay(1000, 0.01),
+              n_steps_per_checkpoint=10)
+          eval_task = training.EvalTask(labeled_data=eval_gen,
+                                        metrics=[tl.CrossEntropyLoss(), tl.Accuracy()])
+          return training.Loop(TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2,
+                                             mode='eval'),
+                               train_task, eval_tasks=[eval_task], output_dir=output_dir)
+        '''),
+    # Trax's Loop expands '~' itself (trax/supervised/training.py): not a mistake.
+    _correct('output_dir without expanduser', 'training_loop', '''
+        def training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model'):
+          train_task = training.TrainTask(
+              labeled_data=train_gen, loss_layer=tl.CrossEntropyLoss(),
+              optimizer=trax.optimizers.Adam(0.01),
+              lr_schedule=trax.lr.warmup_and_rsqrt_decay(1000, 0.01),
+              n_steps_per_checkpoint=10)
+          eval_task = training.EvalTask(labeled_data=eval_gen,
+                                        metrics=[tl.CrossEntropyLoss(), tl.Accuracy()])
+          return training.Loop(TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2,
+                                             mode='train'),
+                               train_task, eval_tasks=[eval_task], output_dir=output_dir)
+        '''),
+    _mistake('learning rate 0.001', 'training_loop', '''
+        def training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model'):
+          output_dir = os.path.expanduser(output_dir)
+          train_task = training.TrainTask(
+              labeled_data=train_gen, loss_layer=tl.CrossEntropyLoss(),
+              optimizer=trax.optimizers.Adam(0.001),
+              lr_schedule=trax.lr.warmup_and_rsqrt_decay(1000, 0.001),
+              n_steps_per_checkpoint=10)
+          eval_task = training.EvalTask(labeled_data=eval_gen,
+                                        metrics=[tl.CrossEntropyLoss(), tl.Accuracy()])
+          return training.Loop(TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2,
+                                             mode='train'),
+                               train_task, eval_tasks=[eval_task], output_dir=output_dir)
+        '''),
+    _correct('trax.supervised.training spelled out, keyword arguments', 'training_loop', '''
+        def training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model'):
+          lr = 0.01
+          train_task = trax.supervised.training.TrainTask(
+              labeled_data=train_gen, loss_layer=tl.CrossEntropyLoss(),
+              optimizer=trax.optimizers.Adam(learning_rate=lr),
+              lr_schedule=trax.lr.warmup_and_rsqrt_decay(n_warmup_steps=1000, max_value=lr),
+              n_steps_per_checkpoint=10)
+          eval_task = trax.supervised.training.EvalTask(
+              labeled_data=eval_gen, metrics=[tl.CrossEntropyLoss(), tl.Accuracy()])
+          model = TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train')
+          return trax.supervised.training.Loop(
+              model, train_task, eval_tasks=[eval_task],
+              output_dir=os.path.expanduser(output_dir))
+        '''),
+    # UNQ_C9
+    _mistake('reads position len - 1', 'next_symbol', '''
+        def next_symbol(cur_output_tokens, model):
+          token_length = len(cur_output_tokens)
+          padded_length = 2 ** int(np.ceil(np.log2(token_length + 1)))
+          padded = cur_output_tokens + [0] * (padded_length - token_length)
+          padded_with_batch = np.array(padded)[None, :]
+          output, _ = model((padded_with_batch, padded_with_batch))
+          return int(np.argmax(output[0, token_length - 1, :]))
+        '''),
+    _mistake('pads to a power of two not above the length', 'next_symbol', '''
+        def next_symbol(cur_output_tokens, model):
+          token_length = len(cur_output_tokens)
+          padded_length = 2 ** int(np.ceil(np.log2(token_length)))
+          padded = cur_output_tokens + [0] * (padded_length - token_length)
+          padded_with_batch = np.array(padded)[None, :]
+          output, _ = model((padded_with_batch, padded_with_batch))
+          return int(np.argmax(output[0, token_length, :]))
+        '''),
+    _mistake('returns a numpy integer', 'next_symbol', '''
+        def next_symbol(cur_output_tokens, model):
+          token_length = len(cur_output_tokens)
+          padded_length = 2 ** int(np.ceil(np.log2(token_length + 1)))
+          padded = cur_output_tokens + [0] * (padded_length - token_length)
+          padded_with_batch = np.array(padded)[None, :]
+          output, _ = model((padded_with_batch, padded_with_batch))
+          return np.argmax(output[0, token_length, :])
+        '''),
+    _correct('a while loop for the length, .item()', 'next_symbol', '''
+        def next_symbol(cur_output_tokens, model):
+          padded_length = 1
+          while padded_length <= len(cur_output_tokens):
+            padded_length *= 2
+          padded = np.zeros((1, padded_length), dtype=np.int32)
+          padded[0, :len(cur_output_tokens)] = cur_output_tokens
+          log_probs, _ = model((padded, padded))
+          return jnp.argmax(log_probs[0, len(cur_output_tokens)]).item()
+        '''),
+    # UNQ_C10
+    _mistake('no separator after the article', 'greedy_decode', '''
+        def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                          detokenize=detokenize, verbose=False, max_length=64):
+          cur_output_tokens = tokenize(input_sentence)
+          generated_output = []
+          for _ in range(max_length):
+            cur_output = next_symbol(cur_output_tokens, model)
+            cur_output_tokens.append(cur_output)
+            generated_output.append(cur_output)
+            if verbose:
+              print(detokenize(generated_output))
+            if cur_output == EOS:
+              break
+          return detokenize(generated_output)
+        '''),
+    _mistake('prints whatever verbose says', 'greedy_decode', '''
+        def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                          detokenize=detokenize, verbose=False, max_length=64):
+          cur_output_tokens = tokenize(input_sentence) + [0]
+          generated_output = []
+          for _ in range(max_length):
+            cur_output = next_symbol(cur_output_tokens, model)
+            cur_output_tokens.append(cur_output)
+            generated_output.append(cur_output)
+            print(detokenize(generated_output))
+            if cur_output == EOS:
+              break
+          return detokenize(generated_output)
+        '''),
+    _mistake('does not stop at EOS', 'greedy_decode', '''
+        def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                          detokenize=detokenize, verbose=False, max_length=64):
+          cur_output_tokens = tokenize(input_sentence) + [0]
+          generated_output = []
+          for _ in range(max_length):
+            cur_output = next_symbol(cur_output_tokens, model)
+            cur_output_tokens.append(cur_output)
+            generated_output.append(cur_output)
+            if verbose:
+              print(detokenize(generated_output))
+          return detokenize(generated_output)
+        '''),
+    _correct("the course's while loop", 'greedy_decode', '''
+        def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                          detokenize=detokenize, verbose=False, max_length=64):
+          cur_output_tokens = tokenize(input_sentence) + [0]
+          generated_output = []
+          cur_output = 0
+          while cur_output != 1 and len(generated_output) < max_length:
+            cur_output = next_symbol(cur_output_tokens, model)
+            cur_output_tokens.append(cur_output)
+            generated_output.append(cur_output)
+            if verbose:
+              print(detokenize(generated_output))
+          return detokenize(generated_output)
+        '''),
+]
+
+# The extra arguments of each check, as the notebook calls it.
+CHECK_ARGUMENTS = exercises.CHECK_ARGUMENTS
+
+
+def namespace(variant=None):
+  """The notebook's namespace: the setup, the package's solutions, then the variant."""
+  names = {'tokenize': text.course_tokenize, 'detokenize': text.course_detokenize}
+  exec(exercises.setup_source(), names)  # pylint: disable=exec-used
+  for name in exercises.GRADED:
+    exec(compile(exercises.solution_source(name), f'<solution {name}>', 'exec'), names)  # pylint: disable=exec-used
+  if variant is not None:
+    # Kept where tracebacks find source lines, as Jupyter keeps its cells.
+    filename = f'<learner {variant.function}>'
+    linecache.cache[filename] = (len(variant.source), None,
+                                 variant.source.splitlines(keepends=True), filename)
+    exec(compile(variant.source, filename, 'exec'), names)  # pylint: disable=exec-used
+  return names
+
+
+def checks_to_run(variant):
+  """The checks a variant is run through: its own and those built on it."""
+  return (variant.function, *BUILT_ON.get(variant.function, ()))
+
+
+def run_check(checks, name, names):
+  """Runs one check in the namespace; returns (failed cases, what it printed)."""
+  arguments = [names[argument] for argument in (name, *CHECK_ARGUMENTS.get(name, ()))]
+  printed = io.StringIO()
+  with contextlib.redirect_stdout(printed):
+    failed = getattr(checks, f'test_{name}')(*arguments)
+  return failed, printed.getvalue()
+
+
+def outcome(checks, variant):
+  """{check name: whether it failed} for the checks a variant is run through."""
+  names = namespace(variant)
+  return {name: bool(run_check(checks, name, names)[0]) for name in checks_to_run(variant)}
+
+
+def caught(variant, failed):
+  """Whether a check outcome is right for the variant: the mistake fails every
+  check it must, a correct answer fails none."""
+  if variant.correct:
+    return not any(failed.values())
+  return all(failed[name] for name in variant.fails)
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
+  parser.add_argument('--checks', help='a checks.py to measure (default: this one)')
+  args = parser.parse_args(argv)
+  if args.checks:
+    spec = importlib.util.spec_from_file_location('measured_checks', args.checks)
+    checks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(checks)
+  else:
+    from summarizer import checks  # pylint: disable=g-import-not-at-top
+  own_caught = caught_all = correct_passed = 0
+  for variant in VARIANTS:
+    failed = outcome(checks, variant)
+    verdict = caught(variant, failed)
+    if variant.correct:
+      correct_passed += verdict
+    else:
+      own_caught += failed[variant.function]
+      caught_all += verdict
+    kind = 'correct' if variant.correct else 'mistake'
+    print(f'{"ok  " if verdict else "MISS"} {kind:7} {variant.function}: {variant.name}'
+          f' (failed: {", ".join(name for name, bad in failed.items() if bad) or "none"})',
+          flush=True)
+  n_mistakes = sum(not variant.correct for variant in VARIANTS)
+  print(f'mistakes failing their own check: {own_caught} of {n_mistakes}')
+  print(f'mistakes failing their own check and every check built on it that they '
+        f'change: {caught_all} of {n_mistakes}')
+  print(f'correct variants passing every check: {correct_passed} of '
+        f'{len(VARIANTS) - n_mistakes}')
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main())
