@@ -15,6 +15,7 @@ import jax
 from jax import numpy as jnp
 import numpy as np
 
+from summarizer import beam
 from summarizer import checkpoint
 from summarizer._trax import fastmath
 from summarizer.config import CALIBRATION_KEY, EOS, SEP
@@ -99,7 +100,16 @@ PREFILL_BLOCK = 64
 
 
 class FastDecoder:
-  """Greedy or sampled decoding with a key/value cache, one jitted call a token.
+  """Greedy, sampled or beam decoding with a key/value cache.
+
+  The decoder's rows are sequences decoded side by side in one predict-mode
+  batch: articles, or beams of one article. Each row keeps the state of a
+  batch of one (its own caches and position counters: ``jax.vmap`` over the
+  model's pure function), so rows of different lengths each see exactly
+  what they would alone, and a beam's row moves with a gather on the batch
+  axis. A prefix is read in one call; then either one jitted call a token
+  (``resume``: streaming and sampling) or the whole token loop in one
+  compiled call (``decode_rows``).
 
   Args:
     model: A predict-mode ``TransformerLM`` (batch of one) with its weights.
@@ -112,37 +122,95 @@ class FastDecoder:
     self._empty_state = model.state
     self._rng = fastmath.random.get_prng(0)  # Unused: no dropout in predict mode.
     forward = model.pure_fn
+    rng = self._rng
 
-    def prefill(tokens, length, n_scored, weights, state, rng):
-      """Feeds tokens (1, P) of which ``length`` are real.
+    def prefill(tokens, length, n_scored, weights, state):
+      """Feeds one row's tokens (P,) of which ``length`` are real.
 
       Returns the log-probs (V,) after the last real token, the mean negative
       log-probability of tokens 1..n_scored (each given those before it:
       the model reads the article anyway, so its perplexity costs nothing
       more) and the state.
       """
-      log_probs, state = forward(tokens, weights, state, rng)  # (1, P, V)
+      log_probs, state = forward(tokens[None, :], weights, state, rng)  # (1, P, V)
       # Position i predicts token i + 1 of the shifted input.
-      following = jnp.roll(tokens[0], -1)                                   # (P,)
+      following = jnp.roll(tokens, -1)                                      # (P,)
       predicted = jnp.take_along_axis(log_probs[0], following[:, None], 1)  # (P, 1)
-      scored = jnp.arange(tokens.shape[1]) < n_scored                       # (P,)
+      scored = jnp.arange(tokens.shape[0]) < n_scored                       # (P,)
       mean_nll = -jnp.sum(jnp.where(scored, predicted[:, 0], 0.0)) / jnp.maximum(n_scored, 1)
       # The pad slots of the caches will be overwritten by the tokens that
       # follow (until then, causal masking hides them): the position
       # counters go back to the real length.
       state = fastmath.nested_map(
-          lambda s: length.astype(s.dtype) if s.ndim == 0 else s, state)
+          lambda s: length.astype(s.dtype) if s.ndim == 0 and s.dtype == jnp.int32 else s,
+          state)
       next_log_probs = fastmath.dynamic_slice_in_dim(log_probs[0], length - 1, 1)[0]
       return next_log_probs, mean_nll, state
 
-    def step(token, weights, state, rng):
-      """Feeds one token (1, 1); returns the next log-probs (V,) and the state."""
-      log_probs, state = forward(token, weights, state, rng)  # (1, 1, V)
+    def step(token, weights, state):
+      """Feeds one row's token (); returns the next log-probs (V,) and the state."""
+      log_probs, state = forward(token[None, None], weights, state, rng)  # (1, 1, V)
       return log_probs[0, -1], state
 
-    self._prefill = jax.jit(prefill)
+    prefill_rows = jax.vmap(prefill, in_axes=(0, 0, 0, None, 0))
+    self._step_rows = step_rows = jax.vmap(step, in_axes=(0, None, 0))
+    self._prefill = jax.jit(prefill_rows)
     # The caches are updated in place: the state passed in is given up.
-    self._step = jax.jit(step, donate_argnums=(2,))
+    self._step = jax.jit(step_rows, donate_argnums=(2,))
+    self._constrain = jax.jit(beam.constrain, static_argnums=(3, 4))
+
+    def greedy(weights, log_probs, state, max_length, min_length, no_repeat_ngram_size,
+               stop_at_eos):
+      return beam.greedy_loop(lambda tokens, state: step_rows(tokens, weights, state),
+                              log_probs, state, max_length, min_length,
+                              no_repeat_ngram_size, stop_at_eos)
+
+    def beams(weights, log_probs, state, num_beams, max_length, length_penalty,
+              min_length, no_repeat_ngram_size):
+      return beam.beam_loop(lambda tokens, state: step_rows(tokens, weights, state),
+                            log_probs, state, num_beams, max_length, length_penalty,
+                            min_length, no_repeat_ngram_size)
+
+    self._greedy_loop = jax.jit(greedy, static_argnums=(3, 4, 5, 6))
+    self._beam_loop = jax.jit(beams, static_argnums=(3, 4, 5, 6, 7))
+
+  def empty_state(self, rows):
+    """Returns the state of ``rows`` rows before any token."""
+    return jax.tree_util.tree_map(
+        lambda s: jnp.broadcast_to(jnp.asarray(s), (rows,) + jnp.shape(s)), self._empty_state)
+
+  @functools.cached_property
+  def row_bytes(self):
+    """Bytes of the caches one row keeps."""
+    return sum(jnp.size(s) * jnp.asarray(s).dtype.itemsize
+               for s in jax.tree_util.tree_leaves(self._empty_state))
+
+  def rows_per_batch(self, num_beams=1):
+    """How many articles of ``num_beams`` rows each fit ``beam.ROWS_MEMORY_BYTES``."""
+    return max(1, beam.ROWS_MEMORY_BYTES // (self.row_bytes * num_beams))
+
+  def start_rows(self, prefixes, n_scored=None):
+    """Reads several prefixes side by side, in one call.
+
+    Args:
+      prefixes: Lists of ids, each ``article + [EOS, SEP]``.
+      n_scored: For each, how many of its first ids to score (default: none).
+
+    Returns:
+      (started, mean_nlls): what ``decode_rows`` continues from (once), and
+      each prefix's mean negative log-probability of its scored ids.
+    """
+    n_scored = [0] * len(prefixes) if n_scored is None else n_scored
+    # Predict mode does not shift by itself: each row starts with a 0.
+    lengths = [len(prefix) + 1 for prefix in prefixes]
+    padded_length = min(-(-max(lengths) // PREFILL_BLOCK) * PREFILL_BLOCK, self._max_len)
+    padded = np.zeros((len(prefixes), padded_length), np.int32)  # (R, P)
+    for row, prefix in enumerate(prefixes):
+      padded[row, 1:lengths[row]] = prefix
+    log_probs, mean_nlls, state = self._prefill(
+        padded, np.array(lengths, np.int32), np.array(n_scored, np.int32),
+        self.weights, self.empty_state(len(prefixes)))
+    return (log_probs, state), [float(x) for x in np.asarray(mean_nlls)]
 
   def start(self, prefix, n_scored=0):
     """Reads the prefix in one call.
@@ -152,22 +220,19 @@ class FastDecoder:
       n_scored: How many of the first ids to score (the article's).
 
     Returns:
-      (started, mean_nll): what ``resume`` continues from (once), and the
-      mean negative log-probability of the first ``n_scored`` ids.
+      (started, mean_nll): what ``resume`` or ``decode_rows`` continues from
+      (once), and the mean negative log-probability of the first
+      ``n_scored`` ids.
     """
-    shifted = [0] + list(prefix)  # Predict mode does not shift by itself.
-    length = len(shifted)
-    padded_length = min(-(-length // PREFILL_BLOCK) * PREFILL_BLOCK, self._max_len)
-    padded = np.zeros((1, padded_length), np.int32)  # (1, P)
-    padded[0, :length] = shifted
-    log_probs, mean_nll, state = self._prefill(
-        padded, np.int32(length), np.int32(n_scored), self.weights,
-        self._empty_state, self._rng)
-    return (log_probs, state), float(mean_nll)
+    started, (mean_nll,) = self.start_rows([prefix], [n_scored])
+    return started, mean_nll
 
   def resume(self, started, max_length=MAX_SUMMARY_TOKENS, temperature=0.0,
-             top_k=None, seed=0, stop_at_eos=True):
+             top_k=None, seed=0, stop_at_eos=True, min_length=0,
+             no_repeat_ngram_size=0):
     """Yields the token ids that follow a ``start``-ed prefix, EOS included if reached.
+
+    One jitted call a token: for streaming and sampling.
 
     Args:
       started: What ``start`` returned first.
@@ -178,16 +243,48 @@ class FastDecoder:
       seed: Seed of the sampling.
       stop_at_eos: Stop after EOS (False: always make ``max_length`` tokens,
         for benchmarks).
+      min_length: Forbid EOS before this many tokens.
+      no_repeat_ngram_size: Forbid any n-gram of this many tokens twice.
     """
     log_probs, state = started
     rng = np.random.default_rng(seed)
-    for _ in range(max_length):
-      token = _choose(np.asarray(log_probs), temperature, top_k, rng)
+    constrained = min_length > 0 or no_repeat_ngram_size > 0
+    generated = np.zeros((1, max_length), np.int32)
+    for t in range(max_length):
+      if constrained:
+        log_probs = self._constrain(log_probs, generated, np.int32(t), min_length,
+                                    no_repeat_ngram_size)
+      token = _choose(np.asarray(log_probs[0]), temperature, top_k, rng)
+      generated[0, t] = token
       yield token
       if token == EOS and stop_at_eos:
         return
-      log_probs, state = self._step(np.array([[token]], np.int32), self.weights,
-                                    state, self._rng)
+      log_probs, state = self._step(np.array([token], np.int32), self.weights, state)
+
+  def decode_rows(self, started, max_length=MAX_SUMMARY_TOKENS, search=beam.Search(),
+                  stop_at_eos=True):
+    """Decodes every ``start_rows``-ed prefix in one compiled call.
+
+    Args:
+      started: What ``start_rows`` (or ``start``) returned first.
+      max_length: Most tokens to generate.
+      search: A ``beam.Search`` (default: greedy).
+      stop_at_eos: Stop a row at its EOS (greedy search only).
+
+    Returns:
+      A list, for each prefix, of its summary's ids, EOS included if reached.
+    """
+    log_probs, state = started
+    if search.num_beams == 1:
+      tokens, lengths = self._greedy_loop(
+          self.weights, log_probs, state, max_length, search.min_length,
+          search.no_repeat_ngram_size, stop_at_eos)
+    else:
+      tokens, lengths, _ = self._beam_loop(
+          self.weights, log_probs, state, search.num_beams, max_length,
+          float(search.length_penalty), search.min_length, search.no_repeat_ngram_size)
+    tokens, lengths = np.asarray(tokens), np.asarray(lengths)
+    return [row[:length].tolist() for row, length in zip(tokens, lengths)]
 
   def check_fits(self, prefix_length, max_length):
     """Raises ``SummarizerError`` if prefix and summary overflow the context."""
@@ -318,15 +415,17 @@ class SummaryRun:
   """
 
   def __init__(self, loaded, text, max_length=MAX_SUMMARY_TOKENS, method='fast',
-               temperature=0.0, top_k=None, seed=0):
-    _check_arguments(text, max_length, method, temperature)
+               temperature=0.0, top_k=None, seed=0, search=None, stream=True):
+    search = search or beam.Search()
+    _check_arguments(text, max_length, method, temperature, search)
     self._loaded = loaded
     kept, self.article_tokens = article_ids(loaded, text, max_length)
     self.kept_tokens = len(kept)
+    self.prefix = kept + [EOS, SEP]
     self.article_perplexity = None
     self.ids = []
-    self._tokens = self._generate(kept + [EOS, SEP], max_length, method,
-                                  temperature, top_k, seed)
+    self._tokens = self._generate(self.prefix, max_length, method,
+                                  temperature, top_k, seed, search, stream)
 
   @property
   def cut(self):
@@ -341,19 +440,29 @@ class SummaryRun:
       return None
     return self.article_perplexity > self._loaded.calibration['threshold']
 
-  def _generate(self, prefix, max_length, method, temperature, top_k, seed):
+  def _generate(self, prefix, max_length, method, temperature, top_k, seed,
+                search, stream):
     decoder = self._loaded.decoder
     decoder.check_fits(len(prefix), max_length)
     started, mean_nll = decoder.start(prefix, n_scored=self.kept_tokens)
     self.article_perplexity = float(np.exp(mean_nll))
-    if method == 'fast':
-      tokens = decoder.resume(started, max_length, temperature, top_k, seed)
-    else:
+    if method == 'greedy':
       tokens = greedy_tokens(prefix, self._loaded.model, max_length)
+    elif temperature > 0 or (stream and search.num_beams == 1):
+      tokens = decoder.resume(started, max_length, temperature, top_k, seed,
+                              min_length=search.min_length,
+                              no_repeat_ngram_size=search.no_repeat_ngram_size)
+    else:  # The whole loop in one compiled call (beams cannot stream).
+      (tokens,) = decoder.decode_rows(started, max_length, search)
     for token in tokens:
       if token == EOS:
         return
       yield token
+
+  def _decoded(self, ids, mean_nll):
+    """Takes the summary ``ids`` (EOS included if reached) decoded in a batch."""
+    self.article_perplexity = float(np.exp(mean_nll))
+    self._tokens = iter(ids[:ids.index(EOS)] if EOS in ids else ids)
 
   def __iter__(self):
     return self
@@ -381,7 +490,7 @@ class SummaryRun:
     }
 
 
-def _check_arguments(text, max_length, method, temperature):
+def _check_arguments(text, max_length, method, temperature, search=beam.Search()):
   if method not in ('fast', 'greedy'):
     raise SummarizerError(f"unknown method {method!r}; choose 'fast' or 'greedy'")
   if not isinstance(text, str) or not text.strip():
@@ -390,11 +499,17 @@ def _check_arguments(text, max_length, method, temperature):
     raise SummarizerError('max_length must be at least 1')
   if method == 'greedy' and temperature > 0:
     raise SummarizerError("sampling (temperature > 0) needs method='fast'")
+  search.check(max_length)
+  if method == 'greedy' and search.constrained:
+    raise SummarizerError("beams, min_length and no_repeat_ngram_size need method='fast'")
+  if temperature > 0 and search.num_beams > 1:
+    raise SummarizerError('sampling (temperature > 0) and beam search exclude each other')
 
 
 def summarize_tokens(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
                      method='fast', temperature=0.0, top_k=None, seed=0,
-                     on_cut=None, vocab_file=None, n_heads=None):
+                     on_cut=None, vocab_file=None, n_heads=None, search=None,
+                     stream=True):
   """Returns a ``SummaryRun``: the summary's token ids as they are generated.
 
   Args:
@@ -408,12 +523,71 @@ def summarize_tokens(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
     on_cut: Called with (kept, total) token counts if the article is cut.
     vocab_file: A vocabulary to use instead of the model's own.
     n_heads: Attention heads of a checkpoint without ``config.json``.
+    search: A ``beam.Search``: beams and constraints (default: greedy).
+    stream: Generate one token a call (True), or the whole summary in one
+      compiled call when it is first asked for (faster; beams always do).
   """
   run = SummaryRun(load(model_dir, vocab_file, n_heads), text, max_length, method,
-                   temperature, top_k, seed)
+                   temperature, top_k, seed, search, stream)
   if run.cut and on_cut is not None:
     on_cut(run.kept_tokens, run.article_tokens)
   return run
+
+
+# Articles decoded side by side when the caller does not say.
+BATCH_SIZE = 16
+
+
+def summarize_many(texts, model_dir=None, max_length=MAX_SUMMARY_TOKENS, method='fast',
+                   search=None, batch_size=BATCH_SIZE, on_cut=None, vocab_file=None,
+                   n_heads=None, on_batch=None):
+  """Summarises several articles, decoding up to ``batch_size`` side by side.
+
+  Each article gets exactly the summary it gets alone: the rows of a batch
+  keep their own positions and caches (see ``FastDecoder``). Articles of
+  similar lengths are batched together (less padding in the prefill), and
+  a batch is made smaller if its caches would take more than
+  ``beam.ROWS_MEMORY_BYTES``. The course's decoder (``method='greedy'``)
+  decodes one at a time.
+
+  Args:
+    texts: The articles.
+    model_dir, max_length, method, search, vocab_file, n_heads: As for
+      ``summarize_tokens``.
+    batch_size: Most articles decoded side by side.
+    on_cut: Called with (index, kept, total) for each article cut to fit.
+    on_batch: Called with the number of articles of each batch decoded.
+
+  Returns:
+    A list of finished ``SummaryRun``s, in the order of ``texts``.
+  """
+  if batch_size < 1:
+    raise SummarizerError(f'batch_size must be at least 1, not {batch_size}')
+  search = search or beam.Search()
+  loaded = load(model_dir, vocab_file, n_heads)
+  runs = [SummaryRun(loaded, text, max_length, method, search=search, stream=False)
+          for text in texts]
+  for index, run in enumerate(runs):
+    loaded.decoder.check_fits(len(run.prefix), max_length)
+    if run.cut and on_cut is not None:
+      on_cut(index, run.kept_tokens, run.article_tokens)
+  if method == 'greedy':
+    batch_size = 1  # The course's decoder reads one article at a time.
+  batch_size = min(batch_size, loaded.decoder.rows_per_batch(search.num_beams))
+  order = sorted(range(len(runs)), key=lambda i: len(runs[i].prefix))
+  for first in range(0, len(order), batch_size):
+    batch = [runs[i] for i in order[first:first + batch_size]]
+    if method == 'greedy':
+      batch[0].details()
+    else:
+      started, mean_nlls = loaded.decoder.start_rows(
+          [run.prefix for run in batch], [run.kept_tokens for run in batch])
+      summaries = loaded.decoder.decode_rows(started, max_length, search)
+      for run, ids, mean_nll in zip(batch, summaries, mean_nlls):
+        run._decoded(ids, mean_nll)  # pylint: disable=protected-access
+    if on_batch is not None:
+      on_batch(len(batch))
+  return runs
 
 
 class ArticleCutWarning(UserWarning):
@@ -426,7 +600,9 @@ def _warn_cut(kept, total):
 
 
 def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
-                      method='fast', temperature=0.0):
+                      method='fast', temperature=0.0, num_beams=1,
+                      length_penalty=beam.LENGTH_PENALTY, no_repeat_ngram_size=0,
+                      min_length=0):
   """Summarises an article and says how familiar it was to the model.
 
   Args:
@@ -435,6 +611,12 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
     max_length: Most summary tokens.
     method: 'fast' (cached decoder) or 'greedy' (the course's decoder).
     temperature: 0 for the most likely summary; above 0 samples.
+    num_beams: 1 for greedy search (the course's way); more for beam search.
+    length_penalty: Beam search ranks finished summaries by their
+      log-probability / length ** length_penalty (Hugging Face's).
+    no_repeat_ngram_size: Forbid any n-gram of this many tokens twice in the
+      summary (0: allowed).
+    min_length: Forbid the summary to end before this many tokens.
 
   Returns:
     A dict: ``summary_text``; ``article_perplexity``, the perplexity of the
@@ -444,19 +626,23 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
     ``kept_tokens``, the article's length and what the model read of it.
     An article cut to fit the model also raises an ``ArticleCutWarning``.
   """
+  search = beam.Search(num_beams, length_penalty, no_repeat_ngram_size, min_length)
   run = summarize_tokens(text, model_dir, max_length, method, temperature,
-                         on_cut=_warn_cut)
+                         on_cut=_warn_cut, search=search, stream=False)
   return run.details()
 
 
 def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
-              method='fast', temperature=0.0):
+              method='fast', temperature=0.0, num_beams=1,
+              length_penalty=beam.LENGTH_PENALTY, no_repeat_ngram_size=0,
+              min_length=0):
   """Summarises an article; returns the summary as a string.
 
   The arguments are ``summarize_details``'s, which also tells how familiar
   the article was to the model. An article cut to fit the model raises an
   ``ArticleCutWarning``.
   """
+  search = beam.Search(num_beams, length_penalty, no_repeat_ngram_size, min_length)
   run = summarize_tokens(text, model_dir, max_length, method, temperature,
-                         on_cut=_warn_cut)
+                         on_cut=_warn_cut, search=search, stream=False)
   return run.details()['summary_text']
