@@ -1,6 +1,7 @@
 """Beam search and the constraints: against exhaustive search on a tiny model."""
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -191,3 +192,51 @@ def test_beam_search_on_the_course_checkpoint(course_model_dir):
     assert len(set(bigrams)) == len(bigrams)
   assert runs[0].ids == list(decoding.summarize_tokens(article, course_model_dir, 12,
                                                        search=search))
+
+
+def test_command_line_search_options(random_model_dir, tmp_path, capsys):
+  from summarizer.__main__ import main  # pylint: disable=import-outside-toplevel
+  paths = []
+  for number, article in enumerate(ARTICLES[:3]):
+    paths.append(tmp_path / f'{number}.txt')
+    paths[-1].write_text(article, encoding='utf-8')
+  options = ['--model', random_model_dir, '--max-length', '8', '--num-beams', '3',
+             '--length-penalty', '2', '--no-repeat-ngram-size', '2', '--min-length', '3',
+             '--json']
+  assert main([*map(str, paths), *options, '--batch-size', '2']) == 0
+  together = json.loads(capsys.readouterr().out)
+  expected = [decoding.summarize(article, random_model_dir, 8, num_beams=3,
+                                 length_penalty=2.0, no_repeat_ngram_size=2, min_length=3)
+              for article in ARTICLES[:3]]
+  assert [result['summary_text'] for result in together] == expected
+
+
+@pytest.mark.parametrize('argv,fragment', [
+    (['--num-beams', '0'], '--num-beams: must be at least 1'),
+    (['--no-repeat-ngram-size', '-1'], '--no-repeat-ngram-size: must not be negative'),
+    (['--min-length', '70'], '--min-length: 70 is more than --max-length 64'),
+    (['--batch-size', '0'], '--batch-size: must be at least 1'),
+    (['--num-beams', '2', '--stream'], '--stream needs --num-beams 1'),
+])
+def test_bad_search_options_are_one_line(argv, fragment, capsys):
+  from summarizer.__main__ import main  # pylint: disable=import-outside-toplevel
+  with pytest.raises(SystemExit) as exited:
+    main(['--text', 'Rain.', *argv])
+  err = capsys.readouterr().err
+  assert exited.value.code == 2 and err.count('\n') == 1 and fragment in err, err
+
+
+def test_evaluate_records_its_search(random_model_dir, tmp_path):
+  from summarizer import evaluate  # pylint: disable=import-outside-toplevel
+  results = evaluate.evaluate(random_model_dir, limit=3, max_length=6, retrieval_pool=5,
+                              output_dir=str(tmp_path), batch_size=2,
+                              search=beam.Search(2, 2.0, 3, 1))
+  assert results['n'] == 3
+  saved = json.loads((tmp_path / evaluate.RESULTS_FILE).read_text())
+  assert {k: saved['settings'][k] for k in ('num_beams', 'length_penalty',
+                                            'no_repeat_ngram_size', 'min_length',
+                                            'batch_size')} == {
+      'num_beams': 2, 'length_penalty': 2.0, 'no_repeat_ngram_size': 3,
+      'min_length': 1, 'batch_size': 2}
+  with pytest.raises(SummarizerError, match='batch-size must be at least 1'):
+    evaluate.evaluate(random_model_dir, limit=1, batch_size=0)
