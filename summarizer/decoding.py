@@ -333,10 +333,9 @@ class LoadedModel:
   """
 
   def __init__(self, model_dir=None, vocab_file=None, n_heads=None):
-    predict_model, self.config, self.vocab_file = checkpoint.load_model(
+    predict_model, self.config, self.vocab_file, values = checkpoint.read_model_dir(
         model_dir, mode='predict', vocab_file=vocab_file, n_heads=n_heads)
     self.decoder = FastDecoder(predict_model, self.config.max_len)
-    values = checkpoint.model_values(model_dir)
     self.max_article_tokens = values.get('max_article_tokens') or None
     self.calibration = values.get(CALIBRATION_KEY)
 
