@@ -1,11 +1,10 @@
 """Search beyond the course's argmax: constraints, greedy and beam search in one XLA loop.
 
-The decoder's rows are independent sequences that share one predict-mode
-batch: several articles, or several beams of one article. Here they are
-advanced by a ``step(tokens (R,), state) -> (log_probs (R, V), state)`` that
-the caller closes over its weights, and every function is traceable, so the
-whole token loop runs inside one ``lax.while_loop`` (as flax's lm1b sampler
-and t5x do) and stops when every row has ended.
+The decoder advances a batch of B articles, each with K rows (its beams;
+one for greedy search), by a ``step(tokens (B, K), state) -> (log_probs
+(B, K, V), state)`` that it closes over its weights. Every function here is
+traceable, so the whole token loop runs inside one ``lax.while_loop`` (as
+flax's lm1b sampler and t5x do) and stops when every row has ended.
 
 The constraints, as Hugging Face's ``generate()`` names them:
 
@@ -21,7 +20,6 @@ The constraints, as Hugging Face's ``generate()`` names them:
 import dataclasses
 import math
 
-import jax
 from jax import lax
 from jax import numpy as jnp
 
@@ -134,7 +132,7 @@ def greedy_loop(step, log_probs, state, max_length, min_length=0,
   """Greedy search for every row in one ``lax.while_loop``.
 
   Args:
-    step: Function (tokens (R,), state) -> (log_probs (R, V), state).
+    step: Function (tokens (R, 1), state) -> (log_probs (R, 1, V), state).
     log_probs: Array (R, V) after each row's prefix.
     state: The rows' model state after their prefixes.
     max_length: Most tokens a row generates (static).
@@ -159,8 +157,8 @@ def greedy_loop(step, log_probs, state, max_length, min_length=0,
     generated = generated.at[:, t].set(tokens)
     ended = ~done & (tokens == EOS) if stop_at_eos else jnp.zeros_like(done)
     lengths = jnp.where(ended, t + 1, lengths)
-    log_probs, state = step(tokens, state)
-    return t + 1, generated, lengths, done | ended, log_probs, state
+    log_probs, state = step(tokens[:, None], state)
+    return t + 1, generated, lengths, done | ended, log_probs[:, 0], state
 
   carry = (jnp.int32(0), jnp.zeros((rows, max_length), jnp.int32),
            jnp.full((rows,), max_length, jnp.int32), jnp.zeros((rows,), bool),
@@ -180,7 +178,7 @@ def _keep_best(seqs, scores, lengths, k):
   return seqs, scores, jnp.take_along_axis(lengths, keep, axis=1)
 
 
-def beam_loop(step, log_probs, state, num_beams, max_length,
+def beam_loop(step, expand, reorder, log_probs, state, num_beams, max_length,
               length_penalty=LENGTH_PENALTY, min_length=0, no_repeat_ngram_size=0):
   """Beam search for every article of a batch in one ``lax.while_loop``.
 
@@ -196,9 +194,13 @@ def beam_loop(step, log_probs, state, num_beams, max_length,
   enough beams the search is exact.
 
   Args:
-    step: Function (tokens (R,), state) -> (log_probs (R, V), state).
+    step: Function (tokens (B, K), state) -> (log_probs (B, K, V), state).
+    expand: Function (state, K) -> the state with each article's row copied
+      to K rows.
+    reorder: Function (state, source (B, K)) -> the state whose row k of
+      article b is row ``source[b, k]`` of that article.
     log_probs: Array (B, V) after each article's prefix.
-    state: The B articles' model state after their prefixes.
+    state: The B articles' model state after their prefixes (one row each).
     num_beams: K (static).
     max_length: Most summary tokens, EOS included (static).
     length_penalty, min_length, no_repeat_ngram_size: See the module
@@ -210,8 +212,8 @@ def beam_loop(step, log_probs, state, num_beams, max_length,
   """
   batch, vocab_size = log_probs.shape
   k, rows = num_beams, batch * num_beams
-  state = jax.tree_util.tree_map(lambda s: jnp.repeat(s, k, axis=0), state)  # row b*K+j
-  log_probs = jnp.repeat(log_probs, k, axis=0)                 # (R, V)
+  state = expand(state, k)
+  log_probs = jnp.repeat(log_probs, k, axis=0)                 # (R, V), row b*K+j
   # Only the first copy starts live: the others would repeat its extensions.
   alive_scores = jnp.tile(jnp.array([0.0] + [-jnp.inf] * (k - 1), jnp.float32),
                           (batch, 1))                          # (B, K)
@@ -251,10 +253,9 @@ def beam_loop(step, log_probs, state, num_beams, max_length,
     alive_scores, keep = lax.top_k(jnp.where(ends, -jnp.inf, scores), k)  # (B, K)
     alive = jnp.take_along_axis(seqs, keep[..., None], axis=1)            # (B, K, T)
     source = jnp.take_along_axis(beam, keep, axis=1)                     # (B, K)
-    next_tokens = jnp.take_along_axis(tokens, keep, axis=1).reshape(rows)
-    source_rows = (jnp.arange(batch)[:, None] * k + source).reshape(rows)
-    state = jax.tree_util.tree_map(lambda s: s[source_rows], state)
-    log_probs, state = step(next_tokens, state)
+    next_tokens = jnp.take_along_axis(tokens, keep, axis=1)    # (B, K)
+    log_probs, state = step(next_tokens, reorder(state, source))
+    log_probs = log_probs.reshape(rows, vocab_size)
     best_possible = _normalised(alive_scores.max(axis=1), bound_length(t),
                                 length_penalty)
     done = done | (finished_scores.min(axis=1) >= best_possible)

@@ -155,7 +155,7 @@ def bench_decode(model_dir=None, article_tokens=256, summary_tokens=64):
     return list(decoder.generate(prefix, summary_tokens, stop_at_eos=False))
 
   def loop():
-    started, _ = decoder.start(prefix)
+    started, _ = decoder.start(prefix, max_length=summary_tokens)
     (tokens,) = decoder.decode_rows(started, summary_tokens, stop_at_eos=False)
     return tokens
 

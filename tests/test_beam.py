@@ -79,13 +79,8 @@ def test_enough_beams_find_the_exhaustive_best_and_fewer_never_beat_it(tiny, sea
     for num_beams in (TINY['vocab_size'] ** max_length, 3, 2, 1):
       wide = beam.Search(num_beams, search.length_penalty, search.no_repeat_ngram_size,
                          search.min_length)
-      started, _ = decoder.start(prefix)
-      log_probs, state = started
-      tokens, lengths, scores = decoder._beam_loop(  # pylint: disable=protected-access
-          decoder.weights, log_probs, state, num_beams, max_length,
-          search.length_penalty, search.min_length, search.no_repeat_ngram_size)
-      ids = np.asarray(tokens)[0, :int(lengths[0])].tolist()
-      score = float(scores[0])
+      started, _ = decoder.start(prefix, max_length=max_length)
+      (ids,), (score,) = decoder.decode_rows(started, max_length, wide, with_scores=True)
       assert tuple(ids) in scores_of, (wide, ids)  # A summary the search allows...
       assert score == pytest.approx(scores_of[tuple(ids)], abs=1e-4)  # ... scored right.
       if num_beams == TINY['vocab_size'] ** max_length:
@@ -99,9 +94,11 @@ def test_one_beam_without_constraints_is_greedy(tiny):
     greedy = list(decoder.resume(decoder.start(prefix)[0], 12))
     (one_beam,) = decoder.decode_rows(decoder.start(prefix)[0], 12,
                                       beam.Search(1, length_penalty=0.0))
+    # The beam loop itself, with one beam (decode_rows takes it for 2 or more).
+    sized = decoder._at(TINY['max_len'])  # pylint: disable=protected-access
     started, _ = decoder.start(prefix)
-    tokens, lengths, _ = decoder._beam_loop(  # pylint: disable=protected-access
-        decoder.weights, *started, 1, 12, 0.0, 0, 0)
+    tokens, lengths, _ = sized.beam_loop(sized.weights, started.log_probs, started.state,
+                                         1, 12, 0.0, 0, 0)
     assert one_beam == greedy
     assert np.asarray(tokens)[0, :int(lengths[0])].tolist() == greedy
 
