@@ -101,6 +101,7 @@ def parse_args(argv=None):
   p.add_argument('--seed', type=int, default=0, help='seed of the sampling')
   p.add_argument('--num-beams', type=int, default=1,
                  help='1 (default): greedy search, the course\'s way; more: beam search')
+  # 1.0 is beam.LENGTH_PENALTY, not imported here: --help must not load jax.
   p.add_argument('--length-penalty', type=float, default=1.0,
                  help='beam search ranks summaries by log-probability / '
                       'length ** this (default: 1.0; above 0 favours longer ones)')
@@ -184,8 +185,7 @@ def run(args, stdin=None, out=None, err=None):
   err = err or sys.stderr
   articles = read_articles(args, stdin)
   # Imported on use: the decoder's modules are not needed to read input.
-  from summarizer import decoding, text  # pylint: disable=g-import-not-at-top
-  from summarizer import beam  # pylint: disable=g-import-not-at-top
+  from summarizer import beam, decoding, text  # pylint: disable=g-import-not-at-top
   loaded = decoding.load(args.model, args.vocab, args.n_heads)
   several = len(articles) > 1
   search = beam.Search(args.num_beams, args.length_penalty, args.no_repeat_ngram_size,

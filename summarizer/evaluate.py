@@ -265,7 +265,20 @@ def parse_args(argv=None):
                       "(default: the course's 8)")
   p.add_argument('--json', action='store_true',
                  help='print the scores as one JSON object instead of a table')
-  return p.parse_args(argv)
+  args = p.parse_args(argv)
+  for name in ('num_beams', 'batch_size'):
+    if getattr(args, name) < 1:
+      p.error(f'argument --{name.replace("_", "-")}: must be at least 1')
+  for name in ('no_repeat_ngram_size', 'min_length'):
+    if getattr(args, name) < 0:
+      p.error(f'argument --{name.replace("_", "-")}: must not be negative')
+  if args.min_length > args.max_length:
+    p.error(f'argument --min-length: {args.min_length} is more than --max-length '
+            f'{args.max_length}')
+  if args.method == 'greedy' and (args.num_beams > 1 or args.no_repeat_ngram_size
+                                  or args.min_length):
+    p.error('--num-beams, --no-repeat-ngram-size and --min-length need --method fast')
+  return args
 
 
 def command(args):

@@ -237,3 +237,16 @@ def test_evaluate_records_its_search(random_model_dir, tmp_path):
       'min_length': 1, 'batch_size': 2}
   with pytest.raises(SummarizerError, match='batch-size must be at least 1'):
     evaluate.evaluate(random_model_dir, limit=1, batch_size=0)
+
+
+@pytest.mark.parametrize('argv,fragment', [
+    (['--num-beams', '0'], '--num-beams: must be at least 1'),
+    (['--min-length', '9', '--max-length', '8'], '--min-length: 9 is more than --max-length 8'),
+    (['--batch-size', '0'], '--batch-size: must be at least 1'),
+])
+def test_bad_evaluate_search_options_are_one_line(argv, fragment, capsys):
+  from summarizer import evaluate  # pylint: disable=import-outside-toplevel
+  with pytest.raises(SystemExit) as exited:
+    evaluate.main(argv)
+  err = capsys.readouterr().err
+  assert exited.value.code == 2 and err.count('\n') == 1 and fragment in err, err
