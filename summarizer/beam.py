@@ -26,8 +26,9 @@ from jax import numpy as jnp
 from summarizer.config import EOS
 from summarizer.errors import SummarizerError
 
-# Hugging Face's default length penalty.
+# Hugging Face's default length penalty, and when its beam search stops.
 LENGTH_PENALTY = 1.0
+EARLY_STOPPING = False
 # Memory the caches of one batch of rows may take: more rows are decoded in
 # several batches (the course's model keeps 100 MB of cache per row).
 ROWS_MEMORY_BYTES = 2 ** 30
@@ -44,11 +45,14 @@ class Search:
     no_repeat_ngram_size: Forbid any n-gram of this many tokens twice in a
       summary (0: no constraint).
     min_length: Forbid EOS before this many summary tokens.
+    early_stopping: When beam search stops, as Hugging Face's: True, False
+      or 'never' (exact; see ``beam_loop``).
   """
   num_beams: int = 1
   length_penalty: float = LENGTH_PENALTY
   no_repeat_ngram_size: int = 0
   min_length: int = 0
+  early_stopping: object = EARLY_STOPPING
 
   def check(self, max_length):
     """Raises ``SummarizerError`` naming the first setting that cannot be used."""
@@ -64,6 +68,9 @@ class Search:
                             f'{max_length}')
     if not math.isfinite(self.length_penalty):
       raise SummarizerError(f'length_penalty must be a number, not {self.length_penalty}')
+    if self.early_stopping not in (True, False, 'never'):
+      raise SummarizerError("early_stopping must be True, False or 'never', not "
+                            f'{self.early_stopping!r}')
     return self
 
   @property
@@ -179,7 +186,8 @@ def _keep_best(seqs, scores, lengths, k):
 
 
 def beam_loop(step, expand, reorder, log_probs, state, num_beams, max_length,
-              length_penalty=LENGTH_PENALTY, min_length=0, no_repeat_ngram_size=0):
+              length_penalty=LENGTH_PENALTY, min_length=0, no_repeat_ngram_size=0,
+              early_stopping=EARLY_STOPPING):
   """Beam search for every article of a batch in one ``lax.while_loop``.
 
   Each article's prefill (one row) is copied to ``num_beams`` rows, which
@@ -187,11 +195,12 @@ def beam_loop(step, expand, reorder, log_probs, state, num_beams, max_length,
   article's beams are taken: those ending in EOS join its finished
   summaries (the best ``num_beams`` kept, by normalised score), the best
   ``num_beams`` others go on, and the caches of the rows are reordered to
-  match (a gather on the batch axis of every array of the state). An
-  article is done when no beam still running can beat its worst finished
-  summary: with a positive length penalty that bound assumes the longest
-  summary allowed (Hugging Face's ``early_stopping='never'``), so with
-  enough beams the search is exact.
+  match (a gather on the batch axis of every array of the state). When an
+  article is done, as Hugging Face's ``early_stopping`` says: True, once
+  it has ``num_beams`` finished summaries; False (its default), once its
+  best running beam, ranked at its current length, cannot beat its worst
+  finished summary; 'never', once no running beam can beat it at any
+  length allowed, so that with enough beams the search is exact.
 
   Args:
     step: Function (tokens (B, K), state) -> (log_probs (B, K, V), state).
@@ -205,6 +214,7 @@ def beam_loop(step, expand, reorder, log_probs, state, num_beams, max_length,
     max_length: Most summary tokens, EOS included (static).
     length_penalty, min_length, no_repeat_ngram_size: See the module
       docstring (static).
+    early_stopping: True, False or 'never' (static; see above).
 
   Returns:
     (tokens (B, max_length), lengths (B,), scores (B,)): the best summary of
@@ -222,9 +232,11 @@ def beam_loop(step, expand, reorder, log_probs, state, num_beams, max_length,
   finished_scores = jnp.full((batch, k), -jnp.inf, jnp.float32)
   finished_lengths = jnp.zeros((batch, k), jnp.int32)
   done = jnp.zeros((batch,), bool)
-  if length_penalty > 0:  # The best a running beam can do: end as long as allowed.
+  if early_stopping is False:  # Hugging Face's guess: ranked at its length now.
+    bound_length = lambda t: t + 1
+  elif length_penalty > 0:  # The best a running beam can do: end as long as allowed.
     bound_length = lambda t: max_length
-  else:                   # ... end as soon as possible, one token on.
+  else:                     # ... end as soon as possible, one token on.
     bound_length = lambda t: t + 2
 
   def cond(carry):
@@ -258,6 +270,8 @@ def beam_loop(step, expand, reorder, log_probs, state, num_beams, max_length,
     log_probs = log_probs.reshape(rows, vocab_size)
     best_possible = _normalised(alive_scores.max(axis=1), bound_length(t),
                                 length_penalty)
+    if early_stopping is True:
+      best_possible = jnp.full_like(best_possible, -jnp.inf)
     done = done | (finished_scores.min(axis=1) >= best_possible)
     return (t + 1, alive, alive_scores, finished, finished_scores, finished_lengths,
             done, log_probs, state)

@@ -201,13 +201,14 @@ class _SizedDecoder:
                               no_repeat_ngram_size, stop_at_eos)
 
     def beams(weights, log_probs, state, num_beams, max_length, length_penalty,
-              min_length, no_repeat_ngram_size):
+              min_length, no_repeat_ngram_size, early_stopping):
       return beam.beam_loop(lambda tokens, state: step_articles(tokens, weights, state),
                             expand, reorder, log_probs, state, num_beams, max_length,
-                            length_penalty, min_length, no_repeat_ngram_size)
+                            length_penalty, min_length, no_repeat_ngram_size,
+                            early_stopping)
 
     self.greedy_loop = jax.jit(greedy, static_argnums=(3, 4, 5, 6))
-    self.beam_loop = jax.jit(beams, static_argnums=(3, 4, 5, 6, 7))
+    self.beam_loop = jax.jit(beams, static_argnums=(3, 4, 5, 6, 7, 8))
 
   def articles_state(self, batch):
     """Returns the state of ``batch`` articles before any token."""
@@ -397,7 +398,8 @@ class FastDecoder:
     else:
       tokens, lengths, scores = sized.beam_loop(
           sized.weights, log_probs, state, search.num_beams, max_length,
-          float(search.length_penalty), search.min_length, search.no_repeat_ngram_size)
+          float(search.length_penalty), search.min_length, search.no_repeat_ngram_size,
+          search.early_stopping)
       scores = np.asarray(scores).tolist()
     tokens, lengths = np.asarray(tokens), np.asarray(lengths)
     summaries = [row[:length].tolist() for row, length in zip(tokens, lengths)]

@@ -78,7 +78,7 @@ def test_enough_beams_find_the_exhaustive_best_and_fewer_never_beat_it(tiny, sea
     scores_of = {tuple(ids): score for score, ids in ranked}
     for num_beams in (TINY['vocab_size'] ** max_length, 2, 1):
       wide = beam.Search(num_beams, search.length_penalty, search.no_repeat_ngram_size,
-                         search.min_length)
+                         search.min_length, early_stopping='never')
       started, _ = decoder.start(prefix, max_length=max_length)
       (ids,), (score,) = decoder.decode_rows(started, max_length, wide, with_scores=True)
       assert tuple(ids) in scores_of, (wide, ids)  # A summary the search allows...
@@ -98,9 +98,23 @@ def test_one_beam_without_constraints_is_greedy(tiny):
     sized = decoder._at(TINY['max_len'])  # pylint: disable=protected-access
     started, _ = decoder.start(prefix)
     tokens, lengths, _ = sized.beam_loop(sized.weights, started.log_probs, started.state,
-                                         1, 12, 0.0, 0, 0)
+                                         1, 12, 0.0, 0, 0, 'never')
     assert one_beam == greedy
     assert np.asarray(tokens)[0, :int(lengths[0])].tolist() == greedy
+
+
+@pytest.mark.parametrize('early_stopping', [True, False, 'never'])
+def test_each_way_of_stopping_finds_a_real_summary_and_never_beats_exact(tiny, early_stopping):
+  # Stopping earlier can only miss better summaries: never find a better one.
+  _, decoder = tiny
+  for prefix in PREFIXES:
+    scores = {}
+    for stop in (early_stopping, 'never'):
+      search = beam.Search(3, 2.0, early_stopping=stop)
+      started, _ = decoder.start(prefix, max_length=8)
+      (ids,), (scores[stop],) = decoder.decode_rows(started, 8, search, with_scores=True)
+      assert ids and (ids[-1] == EOS or len(ids) == 8)
+    assert scores[early_stopping] <= scores['never'] + 1e-6
 
 
 def test_constraints_hold_in_greedy_and_beam_search(tiny):
