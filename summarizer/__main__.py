@@ -28,6 +28,8 @@ EPILOG = """examples:
   python -m summarizer story.txt --method greedy       the course's decoder (slow)
   python -m summarizer story.txt --temperature 0.8 --top-k 40 --seed 1
   python -m summarizer story.txt --explain story.html  what it read, per word
+  python -m summarizer story.txt --num-beams 4 --no-repeat-ngram-size 3
+  python -m summarizer *.txt --batch-size 16           many articles side by side
 """
 
 
@@ -98,6 +100,19 @@ def parse_args(argv=None):
   p.add_argument('--top-k', type=int, default=None,
                  help='sample among the k most likely tokens')
   p.add_argument('--seed', type=int, default=0, help='seed of the sampling')
+  p.add_argument('--num-beams', type=int, default=1,
+                 help='1 (default): greedy search, the course\'s way; more: beam search')
+  # 1.0 is beam.LENGTH_PENALTY, not imported here: --help must not load jax.
+  p.add_argument('--length-penalty', type=float, default=1.0,
+                 help='beam search ranks summaries by log-probability / '
+                      'length ** this (default: 1.0; above 0 favours longer ones)')
+  p.add_argument('--no-repeat-ngram-size', type=int, default=0, metavar='N',
+                 help='never repeat an N-token sequence within a summary '
+                      '(default: 0, allowed)')
+  p.add_argument('--min-length', type=int, default=0,
+                 help='summary tokens at least, before it may end (default: 0)')
+  p.add_argument('--batch-size', type=int, default=16,
+                 help='articles (FILEs) decoded side by side (default: 16)')
   p.add_argument('--stream', action='store_true',
                  help='print the summary as it is generated')
   p.add_argument('--json', action='store_true',
@@ -113,6 +128,10 @@ def parse_args(argv=None):
             'nor .png (the heatmap)')
   if args.explain is not None and (args.stream or args.json):
     p.error('--explain prints the summary itself: leave out --stream and --json')
+  if args.explain is not None and (args.num_beams > 1 or args.no_repeat_ngram_size
+                                   or args.min_length or args.temperature > 0):
+    p.error('--explain explains the greedy summary: leave out --num-beams, '
+            '--no-repeat-ngram-size, --min-length and --temperature')
   if args.max_length < 1:
     p.error('argument --max-length: must be at least 1')
   if args.temperature < 0:
@@ -121,6 +140,22 @@ def parse_args(argv=None):
     p.error('argument --top-k: must be at least 1')
   if args.n_heads is not None and args.n_heads < 1:
     p.error('argument --n-heads: must be at least 1')
+  for name in ('num_beams', 'batch_size'):
+    if getattr(args, name) < 1:
+      p.error(f'argument --{name.replace("_", "-")}: must be at least 1')
+  for name in ('no_repeat_ngram_size', 'min_length'):
+    if getattr(args, name) < 0:
+      p.error(f'argument --{name.replace("_", "-")}: must not be negative')
+  if args.min_length > args.max_length:
+    p.error(f'argument --min-length: {args.min_length} is more than --max-length '
+            f'{args.max_length}')
+  if args.num_beams > 1 and args.temperature > 0:
+    p.error('--num-beams and --temperature exclude each other (beam search does not sample)')
+  if args.num_beams > 1 and args.stream:
+    p.error('--stream needs --num-beams 1 (a beam\'s summary is known only at its end)')
+  if args.method == 'greedy' and (args.num_beams > 1 or args.no_repeat_ngram_size
+                                  or args.min_length):
+    p.error("--num-beams, --no-repeat-ngram-size and --min-length need --method fast")
   if args.stream and args.json:
     p.error('--stream and --json exclude each other')
   if args.files.count('-') > 1:
@@ -167,9 +202,16 @@ def run(args, stdin=None, out=None, err=None):
     from summarizer import explorer  # pylint: disable=g-import-not-at-top
     return explorer.run_explain(articles, args, out, err)
   # Imported on use: the decoder's modules are not needed to read input.
-  from summarizer import decoding, text  # pylint: disable=g-import-not-at-top
+  from summarizer import beam, decoding, text  # pylint: disable=g-import-not-at-top
   loaded = decoding.load(args.model, args.vocab, args.n_heads)
   several = len(articles) > 1
+  search = beam.Search(args.num_beams, args.length_penalty, args.no_repeat_ngram_size,
+                       args.min_length)
+  batched = None
+  if several and not args.stream and args.temperature == 0:
+    batched = decoding.summarize_many(
+        [article for _, article in articles], args.model, args.max_length, args.method,
+        search, args.batch_size, vocab_file=args.vocab, n_heads=args.n_heads)
   results = []
   for number, (name, article) in enumerate(articles):
     where = f'{name}: ' if several else ''
@@ -178,10 +220,15 @@ def run(args, stdin=None, out=None, err=None):
       print(f'warning: {where}article cut to its first {kept} of {total} tokens '
             '(the most this model reads)', file=err)
 
-    summary_run = decoding.summarize_tokens(
-        article, args.model, args.max_length, args.method, args.temperature,
-        args.top_k, args.seed, on_cut=warn_cut, vocab_file=args.vocab,
-        n_heads=args.n_heads)
+    if batched:
+      summary_run = batched[number]
+      if summary_run.cut:
+        warn_cut(summary_run.kept_tokens, summary_run.article_tokens)
+    else:
+      summary_run = decoding.summarize_tokens(
+          article, args.model, args.max_length, args.method, args.temperature,
+          args.top_k, args.seed, on_cut=warn_cut, vocab_file=args.vocab,
+          n_heads=args.n_heads, search=search, stream=args.stream)
     if several and not args.json:
       out.write(f'{"" if number == 0 else chr(10)}==> {name} <==\n')
     shown = ''

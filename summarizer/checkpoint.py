@@ -25,15 +25,14 @@ import glob
 import gzip
 import os
 import pickle
-import shutil
 import zlib
 
 import numpy as np
 
 from summarizer import text
 from summarizer._trax import fastmath, jnp, tl, trax
-from summarizer.config import (CALIBRATION_KEY, COURSE_VOCAB_FILE, COURSE_VOCAB_NAME, DEFAULT_MODEL_DIR,
-                               PRESETS, load_config, save_config)
+from summarizer.config import (COURSE_VOCAB_FILE, COURSE_VOCAB_NAME, DEFAULT_MODEL_DIR,
+                               PRESETS, load_config, save_config)  # pylint: disable=unused-import
 from summarizer.errors import SummarizerError
 from summarizer.model import TransformerLM
 
@@ -99,36 +98,6 @@ def save_atomically(write, directory):
   _publish(directory)
 
 
-def export(run_dir, model_dir, calibration_articles=None):
-  """Copies what inference needs (config, vocabulary, weights) to ``model_dir``.
-
-  Optimizer slots are left behind: they triple the size and serve only
-  training. A run that was not calibrated (``summarizer.calibration``) is
-  calibrated on the way, on ``calibration_articles`` validation articles
-  (default: ``calibration.CALIBRATION_ARTICLES``).
-  """
-  if not has_checkpoint(run_dir):
-    raise SummarizerError(f'{run_dir}: no checkpoint to export')
-  os.makedirs(model_dir, exist_ok=True)
-  for name in (VOCAB_NAME, BASENAME + '.pkl.gz', BASENAME + '.weights.npy.gz'):
-    shutil.copyfile(os.path.join(run_dir, name), os.path.join(model_dir, name))
-  config, values = load_config(run_dir)
-  extra = {k: v for k, v in values.items() if k not in config.to_dict()}
-  extra['trained_steps'] = saved_step(run_dir)
-  # The lineage says where each run started; a top-level init_from naming a
-  # directory would name the exported model itself once it is overwritten.
-  extra.pop('init_from', None)
-  if extra.get('lineage'):
-    extra['lineage'][-1]['steps'] = extra['trained_steps']
-    extra['total_steps'] = sum(run.get('steps') or 0 for run in extra['lineage'])
-  save_config(config, model_dir, **extra)
-  if CALIBRATION_KEY not in extra:  # A run stopped early was not calibrated.
-    from summarizer import calibration  # pylint: disable=g-import-not-at-top
-    limit = calibration_articles or calibration.CALIBRATION_ARTICLES
-    calibration.save_calibration(model_dir, calibration.calibrate(
-        model_dir, values.get('data', 'news'), limit=limit))
-
-
 def saved_step(directory):
   """Returns the training step of the checkpoint in ``directory``."""
   with gzip.open(os.path.join(directory, BASENAME + '.pkl.gz'), 'rb') as f:
@@ -147,6 +116,15 @@ def model_vocab_file(model_dir, values):
 def load_model(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
   """Builds the model a directory describes and loads its weights.
 
+  Returns ``read_model_dir``'s (model, config, vocab_file); the arguments
+  are its.
+  """
+  return read_model_dir(model_dir, mode, vocab_file, n_heads)[:3]
+
+
+def read_model_dir(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
+  """Builds the model a directory describes and loads its weights, reading it once.
+
   Args:
     model_dir: A model directory, ours (with ``config.json``) or the
       course's (checkpoint files only); default: the shipped model.
@@ -157,7 +135,8 @@ def load_model(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
       (default: the course's 8); a directory with one must agree.
 
   Returns:
-    (model, config, vocab_file).
+    (model, config, vocab_file, values): ``values`` is what its config.json
+    records ({} for the course's directory).
 
   Raises:
     SummarizerError: naming what is missing or does not fit.
@@ -166,7 +145,7 @@ def load_model(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
   if not os.path.isdir(model_dir):
     raise SummarizerError(f'{model_dir}: model directory not found')
   pkl = os.path.join(model_dir, BASENAME + '.pkl.gz')
-  weights = None
+  weights, values = None, {}
   if has_config(model_dir):
     config, values = load_config(model_dir)
     if n_heads is not None and n_heads != config.n_heads:
@@ -194,7 +173,7 @@ def load_model(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
     set_weights(model, weights)
   except ValueError as e:
     raise SummarizerError(f'{model_dir}: cannot load the weights ({e})') from None
-  return model, config, vocab_file
+  return model, config, vocab_file, values
 
 
 def model_values(model_dir=None):

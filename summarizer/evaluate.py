@@ -4,9 +4,11 @@
   python -m summarizer.evaluate --model runs/tiny --data news --json
   python -m summarizer.evaluate --facts-only     # short texts
   python -m summarizer.evaluate --join 2         # long texts: two stories an article
+  python -m summarizer.evaluate --num-beams 4 --length-penalty 2 --no-repeat-ngram-size 3
 
-Three systems summarise the same articles: the model (greedy argmax,
-``summarizer.decoding``), Lead-3 and retrieval (``summarizer.baselines``).
+Three systems summarise the same articles: the model (greedy argmax by
+default, or beam search; ``summarizer.decoding``, several articles side by
+side), Lead-3 and retrieval (``summarizer.baselines``).
 Each is scored with ROUGE-1, ROUGE-2, ROUGE-L and the precision and recall
 of its names and numbers (``summarizer.scoring``, which defines them).
 """
@@ -19,6 +21,7 @@ import sys
 import time
 
 from summarizer import baselines
+from summarizer import beam
 from summarizer import decoding
 from summarizer import lessons
 from summarizer import progress
@@ -38,21 +41,22 @@ PREDICTIONS_FILE = 'generated_predictions.txt'
 
 
 def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
-                       show_progress=False, n_heads=None):
-  """Summarises articles with a model directory.
+                       show_progress=False, n_heads=None, search=None,
+                       batch_size=decoding.BATCH_SIZE):
+  """Summarises articles with a model directory, ``batch_size`` side by side.
 
   Returns:
     (summaries, cut): the summaries, line breaks kept, and how many
     articles had to be cut to fit the model's context.
   """
-  summaries, cut = [], 0
-  for article in progress.bar(articles, total=len(articles), desc='summarising',
-                              unit='article', disable=not show_progress):
-    run = decoding.summarize_tokens(article, model_dir, max_length, method,
-                                    n_heads=n_heads)
-    summaries.append(run.details()['summary_text'])
-    cut += run.cut
-  return summaries, cut
+  bar = progress.bar(total=len(articles), desc='summarising', unit='article',
+                     disable=not show_progress)
+  try:
+    runs = decoding.summarize_many(articles, model_dir, max_length, method, search,
+                                   batch_size, n_heads=n_heads, on_batch=bar.update)
+  finally:
+    bar.close()
+  return [run.details()['summary_text'] for run in runs], sum(run.cut for run in runs)
 
 
 def scored_pairs(source='news', split='test', limit=None, data_dir=None, download=True,
@@ -81,9 +85,9 @@ def scored_pairs(source='news', split='test', limit=None, data_dir=None, downloa
   return pairs
 
 
-def _check_settings(limit, max_length, method, retrieval_pool):
+def _check_settings(limit, max_length, method, retrieval_pool, batch_size=1):
   for name, value in (('limit', limit), ('max_length', max_length),
-                      ('retrieval_pool', retrieval_pool)):
+                      ('retrieval_pool', retrieval_pool), ('batch_size', batch_size)):
     if value is not None and value < 1:
       raise SummarizerError(f'{name.replace("_", "-")} must be at least 1, not {value}')
   if method not in METHODS:
@@ -93,7 +97,7 @@ def _check_settings(limit, max_length, method, retrieval_pool):
 def evaluate(model_dir=None, source='news', split='test', limit=None,
              max_length=64, method='fast', data_dir=None, retrieval_pool=5000,
              output_dir=None, show_progress=False, facts_only=False, join=1,
-             download=True, n_heads=None):
+             download=True, n_heads=None, search=None, batch_size=decoding.BATCH_SIZE):
   """Summarises a split with a model and scores it beside Lead-3 and retrieval.
 
   Args:
@@ -115,6 +119,8 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
     download: Whether a ``tfds:`` dataset missing from ``data_dir`` may be
       downloaded.
     n_heads: Attention heads of a checkpoint without config.json.
+    search: A ``beam.Search``: beams and constraints (default: greedy).
+    batch_size: Articles decoded side by side (the same summaries).
 
   Returns:
     {'model': {...}, 'lead3': {...}, 'retrieval': {...}, 'n': N}, each
@@ -125,7 +131,9 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
     SummarizerError: bad settings, an unknown source or split, a missing
       model directory, an unwritable output directory.
   """
-  _check_settings(limit, max_length, method, retrieval_pool)
+  _check_settings(limit, max_length, method, retrieval_pool, batch_size)
+  search = search or beam.Search()
+  search.check(max_length)
   split = sources.canonical_split(split)
   pairs = scored_pairs(source, split, limit, data_dir, download, join, facts_only)
   articles = [article for article, _ in pairs]
@@ -134,7 +142,7 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
   retriever = baselines.build_retriever(source, data_dir, retrieval_pool, show_progress)
   start = time.monotonic()
   predictions, cut = summarize_articles(articles, model_dir, max_length, method,
-                                        show_progress, n_heads)
+                                        show_progress, n_heads, search, batch_size)
   seconds = time.monotonic() - start
   if cut and show_progress:
     print(f'note: {cut} of {len(articles)} articles were cut to fit the '
@@ -151,7 +159,8 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
     settings = dict(limit=limit, max_length=max_length, method=method,
                     facts_only=facts_only, join=join,
                     retrieval_pool=len(retriever.highlights), data_dir=data_dir,
-                    articles_cut=cut, summarising_seconds=round(seconds, 2))
+                    articles_cut=cut, summarising_seconds=round(seconds, 2),
+                    batch_size=batch_size, **search.to_dict())
     write_outputs(output_dir, results, predictions, settings,
                   model_dir=os.path.abspath(model_dir or DEFAULT_MODEL_DIR),
                   data=source, split=split)
@@ -228,6 +237,17 @@ def parse_args(argv=None):
                  help='most summary tokens (default: %(default)s)')
   p.add_argument('--method', choices=METHODS, default='fast',
                  help="decoder: fast (cached) or greedy (the course's loop)")
+  p.add_argument('--num-beams', type=int, default=1,
+                 help="1 (default): greedy search, the course's way; more: beam search")
+  p.add_argument('--length-penalty', type=float, default=beam.LENGTH_PENALTY,
+                 help='beam search ranks summaries by log-probability / '
+                      'length ** this (default: %(default)s)')
+  p.add_argument('--no-repeat-ngram-size', type=int, default=0, metavar='N',
+                 help='never repeat an N-token sequence within a summary (default: 0)')
+  p.add_argument('--min-length', type=int, default=0,
+                 help='summary tokens at least (default: 0)')
+  p.add_argument('--batch-size', type=int, default=decoding.BATCH_SIZE,
+                 help='articles decoded side by side (default: %(default)s)')
   p.add_argument('--retrieval-pool', type=int, default=5000,
                  help='training articles the retrieval baseline indexes '
                       '(default: %(default)s)')
@@ -245,7 +265,20 @@ def parse_args(argv=None):
                       "(default: the course's 8)")
   p.add_argument('--json', action='store_true',
                  help='print the scores as one JSON object instead of a table')
-  return p.parse_args(argv)
+  args = p.parse_args(argv)
+  for name in ('num_beams', 'batch_size'):
+    if getattr(args, name) < 1:
+      p.error(f'argument --{name.replace("_", "-")}: must be at least 1')
+  for name in ('no_repeat_ngram_size', 'min_length'):
+    if getattr(args, name) < 0:
+      p.error(f'argument --{name.replace("_", "-")}: must not be negative')
+  if args.min_length > args.max_length:
+    p.error(f'argument --min-length: {args.min_length} is more than --max-length '
+            f'{args.max_length}')
+  if args.method == 'greedy' and (args.num_beams > 1 or args.no_repeat_ngram_size
+                                  or args.min_length):
+    p.error('--num-beams, --no-repeat-ngram-size and --min-length need --method fast')
+  return args
 
 
 def command(args):
@@ -254,7 +287,10 @@ def command(args):
                      args.max_length, args.method, args.data_dir,
                      args.retrieval_pool, args.output_dir, show_progress=True,
                      facts_only=args.facts_only, join=args.join,
-                     download=not args.no_download, n_heads=args.n_heads)
+                     download=not args.no_download, n_heads=args.n_heads,
+                     search=beam.Search(args.num_beams, args.length_penalty,
+                                        args.no_repeat_ngram_size, args.min_length),
+                     batch_size=args.batch_size)
   if args.json:
     print(json.dumps(results))
   else:

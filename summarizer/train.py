@@ -28,6 +28,7 @@ import numpy as np
 from summarizer import calibration
 from summarizer import checkpoint
 from summarizer import data
+from summarizer import export
 from summarizer import progress
 from summarizer import runs
 from summarizer._trax import HookedLoop, quiet_loop_log, tl, training, trax
@@ -378,7 +379,7 @@ def _finish(run, loop, report, stopped_by):
       'output_dir': out,
   }
   if args.export_to and stopped_by is None:
-    checkpoint.export(out, args.export_to, args.calibration_articles)
+    export.export(out, args.export_to, args.calibration_articles)
     summary['exported_to'] = args.export_to
   if stopped_by is not None:
     print(f'interrupted: checkpoint of step {loop.step} saved in {out}; '

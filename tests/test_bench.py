@@ -23,7 +23,7 @@ def test_unknown_section_is_one_line(capsys):
     bench.main(['--only', 'import,warp'])
   assert exited.value.code == 2
   assert capsys.readouterr().err == ('error: unknown section(s) warp; choose from '
-                                     'import, train, decode, data, cli (see --help)\n')
+                                     'import, train, decode, data, cli, batch, beam (see --help)\n')
 
 
 def test_training_benchmark_keeps_trax_loop_quiet(capfd):
@@ -52,3 +52,22 @@ def test_stages_of_the_summarize_command_are_timed(random_model_dir, tmp_path):
   assert 0 <= stages['other_tokens'] < 64  # The first token is counted apart.
   row = bench.table({'cli': {'memory_mb': 900, 'seconds': 7.0, 'stages': stages}})
   assert f'import {stages["import_s"]} s' in row
+
+
+def test_batch_and_beam_benchmarks_report_side_by_side(random_model_dir):
+  batch = bench.bench_batch(random_model_dir, n_articles=5, batch_size=4, max_length=6)
+  assert batch['identical'] and batch['articles'] == 5 and batch['ratio'] > 0
+  searches = bench.BEAM_SEARCHES[:1] + bench.BEAM_SEARCHES[-1:]
+  rows = bench.bench_beam(random_model_dir, n_articles=3, joined=2, max_length=6,
+                          batch_size=2, searches=searches)
+  assert [(r['search'], r['join'], r['articles']) for r in rows] == [
+      ('greedy', 1, 3), (searches[1][0], 1, 3), ('greedy', 2, 2), (searches[1][0], 2, 2)]
+  assert all(0 <= r['trigram_repeats'] <= 1 and r['ms_per_article'] > 0 for r in rows)
+  text = bench.table({'batch': batch, 'beam': rows})
+  assert 'batch 1 vs 4' in text and ('meets goal ≥ 4' in text or 'MISSES goal ≥ 4' in text)
+  assert '3 test stories' in text and '2 joined test stories' in text
+
+
+def test_a_trigram_repeat_is_three_words_twice():
+  assert bench.repeats_a_trigram('the cat sat . The cat sat down')
+  assert not bench.repeats_a_trigram('the cat sat on the cat')
