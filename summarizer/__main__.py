@@ -128,10 +128,6 @@ def parse_args(argv=None):
             'nor .png (the heatmap)')
   if args.explain is not None and (args.stream or args.json):
     p.error('--explain prints the summary itself: leave out --stream and --json')
-  if args.explain is not None and (args.num_beams > 1 or args.no_repeat_ngram_size
-                                   or args.min_length or args.temperature > 0):
-    p.error('--explain explains the greedy summary: leave out --num-beams, '
-            '--no-repeat-ngram-size, --min-length and --temperature')
   if args.max_length < 1:
     p.error('argument --max-length: must be at least 1')
   if args.temperature < 0:
@@ -205,8 +201,7 @@ def run(args, stdin=None, out=None, err=None):
   from summarizer import beam, decoding, text  # pylint: disable=g-import-not-at-top
   loaded = decoding.load(args.model, args.vocab, args.n_heads)
   several = len(articles) > 1
-  search = beam.Search(args.num_beams, args.length_penalty, args.no_repeat_ngram_size,
-                       args.min_length)
+  search = beam.Search.from_args(args)
   batched = None
   if several and not args.stream and args.temperature == 0:
     batched = decoding.summarize_many(

@@ -54,6 +54,12 @@ class Search:
   min_length: int = 0
   early_stopping: object = EARLY_STOPPING
 
+  @classmethod
+  def from_args(cls, args):
+    """The search a command line's ``--num-beams`` ... ``--min-length`` ask for."""
+    return cls(args.num_beams, args.length_penalty, args.no_repeat_ngram_size,
+               args.min_length)
+
   def check(self, max_length):
     """Raises ``SummarizerError`` naming the first setting that cannot be used."""
     if self.num_beams < 1:

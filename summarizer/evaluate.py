@@ -288,8 +288,7 @@ def command(args):
                      args.retrieval_pool, args.output_dir, show_progress=True,
                      facts_only=args.facts_only, join=args.join,
                      download=not args.no_download, n_heads=args.n_heads,
-                     search=beam.Search(args.num_beams, args.length_penalty,
-                                        args.no_repeat_ngram_size, args.min_length),
+                     search=beam.Search.from_args(args),
                      batch_size=args.batch_size)
   if args.json:
     print(json.dumps(results))

@@ -401,7 +401,8 @@ def word_number(text, position):
 
 
 def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
-            top_k=None, seed=0, vocab_file=None, n_heads=None, on_cut='warn'):
+            top_k=None, seed=0, vocab_file=None, n_heads=None, on_cut='warn',
+            search=None):
   """Summarises an article and returns what the model attended to as it wrote.
 
   The summary comes from the decoder ``summarize`` uses (the same summary);
@@ -417,6 +418,7 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
     n_heads: Attention heads of a checkpoint without ``config.json``.
     on_cut: Called with (kept, total) token counts if the article is cut;
       'warn' (default) raises an ``ArticleCutWarning``, as ``summarize`` does.
+    search: A ``beam.Search`` (beams and constraints; default: greedy).
 
   Returns:
     An ``Explanation``.
@@ -427,7 +429,7 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
   run = decoding.summarize_tokens(
       text, model_dir, max_length, method, temperature, top_k, seed,
       on_cut=decoding._warn_cut if on_cut == 'warn' else on_cut,  # pylint: disable=protected-access
-      vocab_file=vocab_file, n_heads=n_heads)
+      vocab_file=vocab_file, n_heads=n_heads, search=search)
   details = run.details()
   loaded = decoding.load(model_dir, vocab_file, n_heads)
   kept, _ = decoding.article_ids(loaded, text, max_length)
@@ -710,6 +712,7 @@ def _percent(share):
 
 def run_explain(articles, args, out, err):
   """The ``--explain PATH`` of ``python -m summarizer``: writes the page or plot."""
+  from summarizer import beam  # pylint: disable=g-import-not-at-top
   if len(articles) != 1:
     raise SummarizerError('--explain takes one article')
   check_output_path(args.explain)
@@ -720,7 +723,7 @@ def run_explain(articles, args, out, err):
 
   explanation = explain(articles[0][1], args.model, args.max_length, args.method,
                         args.temperature, args.top_k, args.seed, args.vocab,
-                        args.n_heads, on_cut=warn_cut)
+                        args.n_heads, on_cut=warn_cut, search=beam.Search.from_args(args))
   explanation.save(args.explain)
   out.write(explanation.summary + '\n')
   made_up = [f.text for f in explanation.facts if not f.in_article]

@@ -100,7 +100,11 @@ def test_one_beam_without_constraints_is_greedy(tiny):
     tokens, lengths, _ = sized.beam_loop(sized.weights, started.log_probs, started.state,
                                          1, 12, 0.0, 0, 0, 'never')
     assert one_beam == greedy
-    assert np.asarray(tokens)[0, :int(lengths[0])].tolist() == greedy
+    # One beam follows the greedy path, but (as Hugging Face's beam search)
+    # keeps an EOS that was second best at some step as a finished summary,
+    # which may outscore the longer greedy one: greedy cut short, then EOS.
+    looped = np.asarray(tokens)[0, :int(lengths[0])].tolist()
+    assert looped == greedy or (looped[-1] == EOS and greedy[:len(looped) - 1] == looped[:-1])
 
 
 @pytest.mark.parametrize('early_stopping', [True, False, 'never'])
