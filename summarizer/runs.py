@@ -14,6 +14,7 @@ import os
 import shutil
 
 from summarizer import checkpoint
+from summarizer import locks
 from summarizer import text
 from summarizer.config import (COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, get_preset,
                                load_config, save_config)
@@ -144,7 +145,7 @@ def prepare_output_dir(args, config):
       raise SummarizerError(f'{out}: checkpoint does not match the requested '
                             'model: ' + differences)
     return True
-  if os.listdir(out):
+  if set(os.listdir(out)) - {locks.LOCK_NAME}:
     raise SummarizerError(f'--output-dir {out} is not empty: pass --resume to '
                           'continue its checkpoint or --overwrite-output-dir '
                           'to start over')

@@ -28,6 +28,7 @@ import numpy as np
 from summarizer import calibration
 from summarizer import checkpoint
 from summarizer import data
+from summarizer import locks
 from summarizer import progress
 from summarizer import runs
 from summarizer._trax import HookedLoop, quiet_loop_log, tl, training, trax
@@ -318,7 +319,16 @@ def train(args):
     dict with 'step', 'train_loss', 'eval_loss', 'eval_accuracy', 'seconds',
     'tokens_per_second', 'interrupted', 'stopped_by' (a signal's name or
     None), 'output_dir' (and 'exported_to').
+
+  Raises:
+    SummarizerError: among others, when another process is using the output
+      directory or the export directory (``summarizer.locks``).
   """
+  with locks.locked(args.output_dir, args.export_to):
+    return _train_locked(args)
+
+
+def _train_locked(args):
   run = prepare(args)
   args, config, out = run.args, run.config, run.args.output_dir
   train_task, eval_task = tasks(run)
