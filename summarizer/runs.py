@@ -108,10 +108,16 @@ def initial_weights(model_dir, config):
   return model.weights
 
 
-def _run_files(directory):
-  """Lists the files and folders in ``directory`` that a run writes."""
+def own_files(directory, patterns=RUN_FILES):
+  """Lists the files and folders in ``directory`` that a command writes.
+
+  Args:
+    directory: A directory (missing: nothing found).
+    patterns: Glob patterns of what the command writes (default: a
+      training run's).
+  """
   found = []
-  for pattern in RUN_FILES:
+  for pattern in patterns:
     found += glob.glob(os.path.join(glob.escape(directory), pattern))
   return found
 
@@ -130,7 +136,7 @@ def prepare_output_dir(args, config):
   os.makedirs(out, exist_ok=True)
   checkpoint.recover(out)
   if args.overwrite_output_dir:
-    for path in _run_files(out):
+    for path in own_files(out):
       if os.path.isdir(path):
         shutil.rmtree(path)
       else:
