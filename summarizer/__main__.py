@@ -154,7 +154,7 @@ def run(args, stdin=None, out=None, err=None):
   err = err or sys.stderr
   articles = read_articles(args, stdin)
   # Imported on use: the decoder's modules are not needed to read input.
-  from summarizer import decoding, text  # pylint: disable=g-import-not-at-top
+  from summarizer import decoding, text, undertrained  # pylint: disable=g-import-not-at-top
   loaded = decoding.load(args.model, args.vocab, args.n_heads)
   several = len(articles) > 1
   results = []
@@ -182,6 +182,9 @@ def run(args, stdin=None, out=None, err=None):
           out.flush()
           shown = so_far
     details = summary_run.details()
+    warning = undertrained.undertrained_warning(summary_run.ids, args.model, loaded.vocab_file)
+    if warning:
+      print(f'warning: {where}{warning}', file=err)
     if not summary_run.ids:  # An empty summary: the article was read all the same.
       _warn_if_unknown(summary_run, loaded, where, err)
     if args.stream:

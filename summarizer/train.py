@@ -235,8 +235,17 @@ def _stop_signals():
       signal.signal(signum, old)
 
 
+# Steps whose batch losses the evaluation line's train loss averages.
+TRAIN_LOSS_WINDOW = 50
+
+
 class Report:
   """The run as its user sees it: a progress bar, a line per evaluation, the losses.
+
+  The bar shows the loss of the last step's batch (``batch_loss``); each
+  evaluation line, the mean of the last ``TRAIN_LOSS_WINDOW`` of those and
+  the mean over the evaluation batches. A line before the first says so,
+  so that the two do not seem to disagree.
 
   Args:
     args: The run's ``TrainArgs``.
@@ -246,6 +255,7 @@ class Report:
 
   def __init__(self, args, counter, first_step):
     self.counter = counter
+    self.eval_batches = args.eval_batches
     self.train_losses = []
     self.started = time.time()
     self._last_line = None
@@ -257,7 +267,7 @@ class Report:
     loss = float(np.mean(loss))  # One value per device when data-parallel.
     self.train_losses.append((step, loss))
     elapsed = max(time.time() - self.started, 1e-9)
-    self.bar.set_postfix(loss=f'{loss:.3f}', tok_s=f'{self.counter["tokens"] / elapsed:.0f}')
+    self.bar.set_postfix(batch_loss=f'{loss:.3f}', tok_s=f'{self.counter["tokens"] / elapsed:.0f}')
     self.bar.update(1)
 
   def evaluation(self, loop, log):
@@ -268,12 +278,23 @@ class Report:
       return
     line = (f'step {loop.step}: train loss {self.mean_train_loss():.4f}, '
             f'eval loss {evals[-1][1]:.4f}, eval accuracy {accuracy[-1][1]:.4f}')
+    if self._last_line is None:
+      legend = self.legend()
+      self.bar.write(legend)
+      log.write(legend + '\n')
     if line != self._last_line:
       self.bar.write(line)
       log.write(line + '\n')
       self._last_line = line
 
-  def mean_train_loss(self, n=50):
+  def legend(self):
+    """Says which loss the bar and the evaluation lines show."""
+    return (f"losses: the bar's batch_loss is the last step's batch; each evaluation line's "
+            f"train loss is the mean over the last {TRAIN_LOSS_WINDOW} steps' batches (or all, "
+            f"if fewer), its eval loss and accuracy the mean over {self.eval_batches} "
+            f"validation batch{'' if self.eval_batches == 1 else 'es'}")
+
+  def mean_train_loss(self, n=TRAIN_LOSS_WINDOW):
     """Mean of the last ``n`` step losses (one step's loss is noisy)."""
     if not self.train_losses:
       return None
