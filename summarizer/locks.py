@@ -4,9 +4,9 @@ A training run holds ``.summarizer.lock`` in its output directory (and in the
 directory it exports to) from its first check to its last write. A second
 run there (a new run, ``--resume``, ``--overwrite-output-dir``, an export)
 stops at once with one line naming the process that holds it. The lock is
-``fcntl.flock`` on that file: a process killed outright (SIGKILL, power
-loss aside) releases it with its file descriptors, so a run started after
-it takes the directory over; the file it left says who held it last.
+``fcntl.flock`` on that file: a process killed outright, even by SIGKILL,
+releases it with its file descriptors, so a run started after it takes the
+directory over; the file it left says who held it last.
 """
 
 import contextlib
