@@ -198,7 +198,7 @@ def run(args, stdin=None, out=None, err=None):
     from summarizer import explorer  # pylint: disable=g-import-not-at-top
     return explorer.run_explain(articles, args, out, err)
   # Imported on use: the decoder's modules are not needed to read input.
-  from summarizer import beam, decoding, text  # pylint: disable=g-import-not-at-top
+  from summarizer import beam, decoding, text, undertrained  # pylint: disable=g-import-not-at-top
   loaded = decoding.load(args.model, args.vocab, args.n_heads)
   several = len(articles) > 1
   search = beam.Search.from_args(args)
@@ -237,6 +237,9 @@ def run(args, stdin=None, out=None, err=None):
           out.flush()
           shown = so_far
     details = summary_run.details()
+    warning = undertrained.undertrained_warning(summary_run.ids, args.model, loaded.vocab_file)
+    if warning:
+      print(f'warning: {where}{warning}', file=err)
     if not summary_run.ids:  # An empty summary: the article was read all the same.
       _warn_if_unknown(summary_run, loaded, where, err)
     if args.stream:

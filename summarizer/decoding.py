@@ -750,13 +750,16 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
     article under the model; ``out_of_domain``, True if that is far above
     the model's own validation articles' (the summary is then likely wrong),
     None if the model has no calibration; ``article_tokens`` and
-    ``kept_tokens``, the article's length and what the model read of it.
+    ``kept_tokens``, the article's length and what the model read of it;
+    ``undertrained``, a warning line if the summary is mostly one token
+    repeated (``summarizer.undertrained``), else None.
     An article cut to fit the model also raises an ``ArticleCutWarning``.
   """
+  from summarizer import undertrained  # pylint: disable=g-import-not-at-top
   search = beam.Search(num_beams, length_penalty, no_repeat_ngram_size, min_length)
   run = summarize_tokens(text, model_dir, max_length, method, temperature,
                          on_cut=_warn_cut, search=search, stream=False)
-  return run.details()
+  return dict(run.details(), undertrained=undertrained.undertrained_warning(run.ids, model_dir))
 
 
 def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,

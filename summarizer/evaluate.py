@@ -25,6 +25,7 @@ from summarizer import beam
 from summarizer import decoding
 from summarizer import lessons
 from summarizer import progress
+from summarizer import runs
 from summarizer import scoring
 from summarizer import sources
 from summarizer.config import DEFAULT_MODEL_DIR
@@ -35,6 +36,8 @@ METRICS = scoring.METRICS
 METHODS = ('fast', 'greedy')
 RESULTS_FILE = 'eval_results.json'
 PREDICTIONS_FILE = 'generated_predictions.txt'
+# What an evaluation writes: earlier ones are replaced only when asked.
+OUTPUT_FILES = (RESULTS_FILE, PREDICTIONS_FILE)
 
 
 # --- The evaluation ------------------------------------------------------------------
@@ -94,10 +97,25 @@ def _check_settings(limit, max_length, method, retrieval_pool, batch_size=1):
     raise SummarizerError(f"unknown method {method!r}; choose 'fast' or 'greedy'")
 
 
+def check_output_dir(output_dir, overwrite_output_dir=False):
+  """Refuses an output directory with an earlier evaluation's results, as training does.
+
+  Raises:
+    SummarizerError: ``output_dir`` holds ``OUTPUT_FILES`` and
+      ``overwrite_output_dir`` is False.
+  """
+  earlier = sorted(os.path.basename(path) for path in runs.own_files(output_dir, OUTPUT_FILES))
+  if earlier and not overwrite_output_dir:
+    raise SummarizerError(f'--output-dir {output_dir} holds an earlier evaluation '
+                          f'({", ".join(earlier)}): pass --overwrite-output-dir to '
+                          'replace it, or choose another --output-dir')
+
+
 def evaluate(model_dir=None, source='news', split='test', limit=None,
              max_length=64, method='fast', data_dir=None, retrieval_pool=5000,
              output_dir=None, show_progress=False, facts_only=False, join=1,
-             download=True, n_heads=None, search=None, batch_size=decoding.BATCH_SIZE):
+             download=True, n_heads=None, search=None, batch_size=decoding.BATCH_SIZE,
+             overwrite_output_dir=False):
   """Summarises a split with a model and scores it beside Lead-3 and retrieval.
 
   Args:
@@ -110,7 +128,8 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
     data_dir: TFDS data directory (``tfds:`` sources).
     retrieval_pool: Training articles the retrieval baseline indexes.
     output_dir: If given, where ``eval_results.json`` and
-      ``generated_predictions.txt`` are written.
+      ``generated_predictions.txt`` are written. One that holds them from an
+      earlier evaluation is refused unless ``overwrite_output_dir``.
     show_progress: Show progress bars (and notes) on standard error.
     facts_only: Score short texts: each article cut down to the sentences
       that name something its highlights name (``lessons.MixShortExamples``).
@@ -121,6 +140,8 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
     n_heads: Attention heads of a checkpoint without config.json.
     search: A ``beam.Search``: beams and constraints (default: greedy).
     batch_size: Articles decoded side by side (the same summaries).
+    overwrite_output_dir: Replace an earlier evaluation's results in
+      ``output_dir`` (they are kept until the new ones are written).
 
   Returns:
     {'model': {...}, 'lead3': {...}, 'retrieval': {...}, 'n': N}, each
@@ -129,11 +150,14 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
 
   Raises:
     SummarizerError: bad settings, an unknown source or split, a missing
-      model directory, an unwritable output directory.
+      model directory, an unwritable output directory, or one with an
+      earlier evaluation.
   """
   _check_settings(limit, max_length, method, retrieval_pool, batch_size)
   search = search or beam.Search()
   search.check(max_length)
+  if output_dir:
+    check_output_dir(output_dir, overwrite_output_dir)
   split = sources.canonical_split(split)
   pairs = scored_pairs(source, split, limit, data_dir, download, join, facts_only)
   articles = [article for article, _ in pairs]
@@ -254,6 +278,8 @@ def parse_args(argv=None):
   p.add_argument('--output-dir', default=os.path.join('runs', 'eval'),
                  help=f'where {RESULTS_FILE} and {PREDICTIONS_FILE} go '
                       '(default: %(default)s)')
+  p.add_argument('--overwrite-output-dir', action='store_true',
+                 help="replace an earlier evaluation's results in --output-dir")
   p.add_argument('--facts-only', action='store_true',
                  help="score short texts: each article cut to the sentences "
                       "that name its highlights' names and numbers")
@@ -289,7 +315,8 @@ def command(args):
                      facts_only=args.facts_only, join=args.join,
                      download=not args.no_download, n_heads=args.n_heads,
                      search=beam.Search.from_args(args),
-                     batch_size=args.batch_size)
+                     batch_size=args.batch_size,
+                     overwrite_output_dir=args.overwrite_output_dir)
   if args.json:
     print(json.dumps(results))
   else:

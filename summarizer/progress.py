@@ -4,7 +4,7 @@ On a terminal, tqdm's bar, updated in place. Anywhere else (a log file, CI,
 a pipe), carriage-return updates pile up into one unreadable line, so a
 plain line is written every so often instead::
 
-  training: 200/1000 steps, 4 min 10 s, loss=0.812, tok_s=3050
+  training: 200/1000 steps, 4 min 10 s, batch_loss=0.812, tok_s=3050
 """
 
 import sys

@@ -14,6 +14,7 @@ import os
 import shutil
 
 from summarizer import checkpoint
+from summarizer import locks
 from summarizer import text
 from summarizer.config import (COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, get_preset,
                                load_config, save_config)
@@ -107,10 +108,16 @@ def initial_weights(model_dir, config):
   return model.weights
 
 
-def _run_files(directory):
-  """Lists the files and folders in ``directory`` that a run writes."""
+def own_files(directory, patterns=RUN_FILES):
+  """Lists the files and folders in ``directory`` that a command writes.
+
+  Args:
+    directory: A directory (missing: nothing found).
+    patterns: Glob patterns of what the command writes (default: a
+      training run's).
+  """
   found = []
-  for pattern in RUN_FILES:
+  for pattern in patterns:
     found += glob.glob(os.path.join(glob.escape(directory), pattern))
   return found
 
@@ -129,7 +136,7 @@ def prepare_output_dir(args, config):
   os.makedirs(out, exist_ok=True)
   checkpoint.recover(out)
   if args.overwrite_output_dir:
-    for path in _run_files(out):
+    for path in own_files(out):
       if os.path.isdir(path):
         shutil.rmtree(path)
       else:
@@ -144,7 +151,7 @@ def prepare_output_dir(args, config):
       raise SummarizerError(f'{out}: checkpoint does not match the requested '
                             'model: ' + differences)
     return True
-  if os.listdir(out):
+  if set(os.listdir(out)) - {locks.LOCK_NAME}:
     raise SummarizerError(f'--output-dir {out} is not empty: pass --resume to '
                           'continue its checkpoint or --overwrite-output-dir '
                           'to start over')

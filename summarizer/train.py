@@ -29,6 +29,7 @@ from summarizer import calibration
 from summarizer import checkpoint
 from summarizer import data
 from summarizer import export
+from summarizer import locks
 from summarizer import progress
 from summarizer import runs
 from summarizer._trax import HookedLoop, quiet_loop_log, tl, training, trax
@@ -235,8 +236,17 @@ def _stop_signals():
       signal.signal(signum, old)
 
 
+# Steps whose batch losses the evaluation line's train loss averages.
+TRAIN_LOSS_WINDOW = 50
+
+
 class Report:
   """The run as its user sees it: a progress bar, a line per evaluation, the losses.
+
+  The bar shows the loss of the last step's batch (``batch_loss``); each
+  evaluation line, the mean of the last ``TRAIN_LOSS_WINDOW`` of those and
+  the mean over the evaluation batches. A line before the first says so,
+  so that the two do not seem to disagree.
 
   Args:
     args: The run's ``TrainArgs``.
@@ -246,6 +256,7 @@ class Report:
 
   def __init__(self, args, counter, first_step):
     self.counter = counter
+    self.eval_batches = args.eval_batches
     self.train_losses = []
     self.started = time.time()
     self._last_line = None
@@ -257,7 +268,7 @@ class Report:
     loss = float(np.mean(loss))  # One value per device when data-parallel.
     self.train_losses.append((step, loss))
     elapsed = max(time.time() - self.started, 1e-9)
-    self.bar.set_postfix(loss=f'{loss:.3f}', tok_s=f'{self.counter["tokens"] / elapsed:.0f}')
+    self.bar.set_postfix(batch_loss=f'{loss:.3f}', tok_s=f'{self.counter["tokens"] / elapsed:.0f}')
     self.bar.update(1)
 
   def evaluation(self, loop, log):
@@ -268,12 +279,23 @@ class Report:
       return
     line = (f'step {loop.step}: train loss {self.mean_train_loss():.4f}, '
             f'eval loss {evals[-1][1]:.4f}, eval accuracy {accuracy[-1][1]:.4f}')
+    if self._last_line is None:
+      legend = self.legend()
+      self.bar.write(legend)
+      log.write(legend + '\n')
     if line != self._last_line:
       self.bar.write(line)
       log.write(line + '\n')
       self._last_line = line
 
-  def mean_train_loss(self, n=50):
+  def legend(self):
+    """Says which loss the bar and the evaluation lines show."""
+    return (f"losses: the bar's batch_loss is the last step's batch; each evaluation line's "
+            f"train loss is the mean over the last {TRAIN_LOSS_WINDOW} steps' batches (or all, "
+            f"if fewer), its eval loss and accuracy the mean over {self.eval_batches} "
+            f"validation batch{'' if self.eval_batches == 1 else 'es'}")
+
+  def mean_train_loss(self, n=TRAIN_LOSS_WINDOW):
     """Mean of the last ``n`` step losses (one step's loss is noisy)."""
     if not self.train_losses:
       return None
@@ -319,7 +341,16 @@ def train(args):
     dict with 'step', 'train_loss', 'eval_loss', 'eval_accuracy', 'seconds',
     'tokens_per_second', 'interrupted', 'stopped_by' (a signal's name or
     None), 'output_dir' (and 'exported_to').
+
+  Raises:
+    SummarizerError: among others, when another process is using the output
+      directory or the export directory (``summarizer.locks``).
   """
+  with locks.locked(args.output_dir, args.export_to):
+    return _train_locked(args)
+
+
+def _train_locked(args):
   run = prepare(args)
   args, config, out = run.args, run.config, run.args.output_dir
   train_task, eval_task = tasks(run)

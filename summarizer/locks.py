@@ -1,0 +1,107 @@
+"""One run at a time in a directory: a lock that the kernel releases when its holder dies.
+
+A training run holds ``.summarizer.lock`` in its output directory (and in the
+directory it exports to) from its first check to its last write. A second
+run there (a new run, ``--resume``, ``--overwrite-output-dir``, an export)
+stops at once with one line naming the process that holds it. The lock is
+``fcntl.flock`` on that file: a process killed outright, even by SIGKILL,
+releases it with its file descriptors, so a run started after it takes the
+directory over; the file it left says who held it last.
+"""
+
+import contextlib
+import fcntl
+import os
+import shlex
+import sys
+
+from summarizer.errors import SummarizerError
+
+LOCK_NAME = '.summarizer.lock'
+# The most of a holder's command line an error message quotes.
+MAX_COMMAND_CHARS = 200
+
+
+def this_process():
+  """Returns 'process PID (COMMAND)' for this process, on one line."""
+  argv = getattr(sys, 'orig_argv', None) or [sys.executable] + sys.argv
+  command = ' '.join(shlex.join([os.path.basename(argv[0])] + list(argv[1:])).split())
+  if len(command) > MAX_COMMAND_CHARS:
+    command = command[:MAX_COMMAND_CHARS - 3] + '...'
+  return f'process {os.getpid()} ({command})'
+
+
+def _read_holder(fd):
+  os.lseek(fd, 0, os.SEEK_SET)
+  return os.read(fd, 4096).decode('utf-8', 'replace').strip()
+
+
+def _acquire(directory):
+  """Locks ``directory``; returns the lock file's descriptor.
+
+  Raises:
+    SummarizerError: another process holds the lock (naming it), or the
+      directory cannot be made.
+  """
+  try:
+    os.makedirs(directory, exist_ok=True)
+  except FileExistsError:
+    raise SummarizerError(f'{directory}: exists and is not a directory') from None
+  except OSError as e:
+    raise SummarizerError(f'{directory}: cannot create ({e.strerror})') from None
+  path = os.path.join(directory, LOCK_NAME)
+  while True:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+      fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+      holder = _read_holder(fd) or 'another process'
+      os.close(fd)
+      raise SummarizerError(f'{directory} is in use by {holder}: wait for it to '
+                            'finish, or stop it, and try again') from None
+    # A holder that finished removed the file after we opened it: the lock
+    # we hold is on a file no one else will see; start over with the new one.
+    try:
+      if os.path.samestat(os.fstat(fd), os.stat(path)):
+        break
+    except FileNotFoundError:
+      pass
+    os.close(fd)
+  left_by = _read_holder(fd)
+  if left_by:
+    print(f'note: {directory} was locked by {left_by}, which has ended without '
+          'releasing it; taking it over', file=sys.stderr, flush=True)
+  os.ftruncate(fd, 0)
+  os.lseek(fd, 0, os.SEEK_SET)
+  os.write(fd, (this_process() + '\n').encode('utf-8'))
+  return fd
+
+
+def _release(directory, fd):
+  # Removed while still held, so no one locks the file on its way out.
+  with contextlib.suppress(FileNotFoundError):
+    os.remove(os.path.join(directory, LOCK_NAME))
+  os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(*directories):
+  """Holds the lock of each directory (created if missing) for the ``with`` block.
+
+  Args:
+    *directories: Directories to lock; None entries and repeats of the same
+      directory are skipped.
+
+  Raises:
+    SummarizerError: a directory is held by another process (one line
+      naming it: pid and command), or cannot be created.
+  """
+  with contextlib.ExitStack() as stack:
+    seen = set()
+    for directory in directories:
+      if directory is None or os.path.realpath(directory) in seen:
+        continue
+      seen.add(os.path.realpath(directory))
+      fd = _acquire(directory)
+      stack.callback(_release, directory, fd)
+    yield
