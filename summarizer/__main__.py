@@ -16,7 +16,7 @@ import json
 import os
 import sys
 
-from summarizer import __version__
+from summarizer import __version__, options
 from summarizer.errors import OneLineParser, SummarizerError, run_command
 
 EPILOG = """examples:
@@ -100,19 +100,7 @@ def parse_args(argv=None):
   p.add_argument('--top-k', type=int, default=None,
                  help='sample among the k most likely tokens')
   p.add_argument('--seed', type=int, default=0, help='seed of the sampling')
-  p.add_argument('--num-beams', type=int, default=1,
-                 help='1 (default): greedy search, the course\'s way; more: beam search')
-  # 1.0 is beam.LENGTH_PENALTY, not imported here: --help must not load jax.
-  p.add_argument('--length-penalty', type=float, default=1.0,
-                 help='beam search ranks summaries by log-probability / '
-                      'length ** this (default: 1.0; above 0 favours longer ones)')
-  p.add_argument('--no-repeat-ngram-size', type=int, default=0, metavar='N',
-                 help='never repeat an N-token sequence within a summary '
-                      '(default: 0, allowed)')
-  p.add_argument('--min-length', type=int, default=0,
-                 help='summary tokens at least, before it may end (default: 0)')
-  p.add_argument('--batch-size', type=int, default=16,
-                 help='articles (FILEs) decoded side by side (default: 16)')
+  options.add_search_arguments(p, 'articles (FILEs) decoded side by side')
   p.add_argument('--stream', action='store_true',
                  help='print the summary as it is generated')
   p.add_argument('--json', action='store_true',
@@ -136,22 +124,11 @@ def parse_args(argv=None):
     p.error('argument --top-k: must be at least 1')
   if args.n_heads is not None and args.n_heads < 1:
     p.error('argument --n-heads: must be at least 1')
-  for name in ('num_beams', 'batch_size'):
-    if getattr(args, name) < 1:
-      p.error(f'argument --{name.replace("_", "-")}: must be at least 1')
-  for name in ('no_repeat_ngram_size', 'min_length'):
-    if getattr(args, name) < 0:
-      p.error(f'argument --{name.replace("_", "-")}: must not be negative')
-  if args.min_length > args.max_length:
-    p.error(f'argument --min-length: {args.min_length} is more than --max-length '
-            f'{args.max_length}')
+  options.check_search_arguments(p, args)
   if args.num_beams > 1 and args.temperature > 0:
     p.error('--num-beams and --temperature exclude each other (beam search does not sample)')
   if args.num_beams > 1 and args.stream:
     p.error('--stream needs --num-beams 1 (a beam\'s summary is known only at its end)')
-  if args.method == 'greedy' and (args.num_beams > 1 or args.no_repeat_ngram_size
-                                  or args.min_length):
-    p.error("--num-beams, --no-repeat-ngram-size and --min-length need --method fast")
   if args.stream and args.json:
     p.error('--stream and --json exclude each other')
   if args.files.count('-') > 1:

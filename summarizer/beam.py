@@ -25,9 +25,9 @@ from jax import numpy as jnp
 
 from summarizer.config import EOS
 from summarizer.errors import SummarizerError
+from summarizer.options import LENGTH_PENALTY
 
-# Hugging Face's default length penalty, and when its beam search stops.
-LENGTH_PENALTY = 1.0
+# When Hugging Face's beam search stops, by default.
 EARLY_STOPPING = False
 # Memory the caches of one batch of rows may take: more rows are decoded in
 # several batches (the course's model keeps 100 MB of cache per row).

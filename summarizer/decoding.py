@@ -22,6 +22,7 @@ import numpy as np
 
 from summarizer import beam
 from summarizer import checkpoint
+from summarizer import options
 from summarizer._trax import fastmath
 from summarizer.config import CALIBRATION_KEY, EOS, SEP
 from summarizer.errors import SummarizerError
@@ -661,12 +662,10 @@ def summarize_tokens(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
   return run
 
 
-# Articles decoded side by side when the caller does not say.
-BATCH_SIZE = 16
 
 
 def summarize_many(texts, model_dir=None, max_length=MAX_SUMMARY_TOKENS, method='fast',
-                   search=None, batch_size=BATCH_SIZE, on_cut=None, vocab_file=None,
+                   search=None, batch_size=options.BATCH_SIZE, on_cut=None, vocab_file=None,
                    n_heads=None, on_batch=None):
   """Summarises several articles, decoding up to ``batch_size`` side by side.
 
@@ -728,7 +727,7 @@ def _warn_cut(kept, total):
 
 def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
                       method='fast', temperature=0.0, num_beams=1,
-                      length_penalty=beam.LENGTH_PENALTY, no_repeat_ngram_size=0,
+                      length_penalty=options.LENGTH_PENALTY, no_repeat_ngram_size=0,
                       min_length=0):
   """Summarises an article and says how familiar it was to the model.
 
@@ -764,7 +763,7 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
 
 def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
               method='fast', temperature=0.0, num_beams=1,
-              length_penalty=beam.LENGTH_PENALTY, no_repeat_ngram_size=0,
+              length_penalty=options.LENGTH_PENALTY, no_repeat_ngram_size=0,
               min_length=0):
   """Summarises an article; returns the summary as a string.
 

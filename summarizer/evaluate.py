@@ -24,6 +24,7 @@ from summarizer import baselines
 from summarizer import beam
 from summarizer import decoding
 from summarizer import lessons
+from summarizer import options
 from summarizer import progress
 from summarizer import runs
 from summarizer import scoring
@@ -45,7 +46,7 @@ OUTPUT_FILES = (RESULTS_FILE, PREDICTIONS_FILE)
 
 def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
                        show_progress=False, n_heads=None, search=None,
-                       batch_size=decoding.BATCH_SIZE):
+                       batch_size=options.BATCH_SIZE):
   """Summarises articles with a model directory, ``batch_size`` side by side.
 
   Returns:
@@ -114,7 +115,7 @@ def check_output_dir(output_dir, overwrite_output_dir=False):
 def evaluate(model_dir=None, source='news', split='test', limit=None,
              max_length=64, method='fast', data_dir=None, retrieval_pool=5000,
              output_dir=None, show_progress=False, facts_only=False, join=1,
-             download=True, n_heads=None, search=None, batch_size=decoding.BATCH_SIZE,
+             download=True, n_heads=None, search=None, batch_size=options.BATCH_SIZE,
              overwrite_output_dir=False):
   """Summarises a split with a model and scores it beside Lead-3 and retrieval.
 
@@ -261,17 +262,7 @@ def parse_args(argv=None):
                  help='most summary tokens (default: %(default)s)')
   p.add_argument('--method', choices=METHODS, default='fast',
                  help="decoder: fast (cached) or greedy (the course's loop)")
-  p.add_argument('--num-beams', type=int, default=1,
-                 help="1 (default): greedy search, the course's way; more: beam search")
-  p.add_argument('--length-penalty', type=float, default=beam.LENGTH_PENALTY,
-                 help='beam search ranks summaries by log-probability / '
-                      'length ** this (default: %(default)s)')
-  p.add_argument('--no-repeat-ngram-size', type=int, default=0, metavar='N',
-                 help='never repeat an N-token sequence within a summary (default: 0)')
-  p.add_argument('--min-length', type=int, default=0,
-                 help='summary tokens at least (default: 0)')
-  p.add_argument('--batch-size', type=int, default=decoding.BATCH_SIZE,
-                 help='articles decoded side by side (default: %(default)s)')
+  options.add_search_arguments(p)
   p.add_argument('--retrieval-pool', type=int, default=5000,
                  help='training articles the retrieval baseline indexes '
                       '(default: %(default)s)')
@@ -292,18 +283,7 @@ def parse_args(argv=None):
   p.add_argument('--json', action='store_true',
                  help='print the scores as one JSON object instead of a table')
   args = p.parse_args(argv)
-  for name in ('num_beams', 'batch_size'):
-    if getattr(args, name) < 1:
-      p.error(f'argument --{name.replace("_", "-")}: must be at least 1')
-  for name in ('no_repeat_ngram_size', 'min_length'):
-    if getattr(args, name) < 0:
-      p.error(f'argument --{name.replace("_", "-")}: must not be negative')
-  if args.min_length > args.max_length:
-    p.error(f'argument --min-length: {args.min_length} is more than --max-length '
-            f'{args.max_length}')
-  if args.method == 'greedy' and (args.num_beams > 1 or args.no_repeat_ngram_size
-                                  or args.min_length):
-    p.error('--num-beams, --no-repeat-ngram-size and --min-length need --method fast')
+  options.check_search_arguments(p, args)
   return args
 
 

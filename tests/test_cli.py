@@ -26,7 +26,9 @@ def test_summary_text_json_and_stream_agree(capsys, random_model_dir, tmp_path):
   path.write_text(ARTICLE, encoding='utf-8')
   common = ('--model', random_model_dir, '--max-length', '8')
   status, plain, err = run_main(capsys, str(path), *common)
-  assert status == 0 and err == '' and plain.strip()
+  # A random model may well repeat itself: the one warning it may get is that.
+  assert status == 0 and plain.strip()
+  assert all('likely undertrained' in line for line in err.splitlines())
   status, as_json, _ = run_main(capsys, '--text', ARTICLE, *common, '--json')
   (result,) = json.loads(as_json)
   assert result['summary_text'] == plain.strip()
