@@ -1,8 +1,9 @@
-"""Whether a summary shows an undertrained model: one token, over and over.
+"""Whether a summary shows an undertrained model: nothing, or one token over and over.
 
 A model trained for a few dozen steps has learned little more than which
-tokens are common, so it writes the commonest one ('.', 'the') again and
-again until the summary's length runs out. Such a summary gets a one-line
+tokens are common, so it ends the summary at once (EOS is one of them) or
+writes the commonest one ('.', 'the') again and again until the summary's
+length runs out. Such a summary gets a one-line
 warning, with the steps the model was trained for where its ``config.json``
 records them, beside those of the shipped model.
 """
@@ -50,18 +51,26 @@ def trained_steps(model_dir=None):
 
 
 def undertrained_warning(ids, model_dir=None, vocab_file=None):
-  """Returns a one-line warning if the summary is mostly one token repeated, else None.
+  """Returns a one-line warning if the summary is empty or mostly one token, else None.
+
+  A model that has trained a few steps either ends at once (EOS is among the
+  first tokens it learns) or repeats its commonest token.
 
   Args:
     ids: The summary's token ids.
     model_dir: The model directory that wrote it (default: the shipped model).
     vocab_file: Its vocabulary (default: the model's own).
   """
-  repeated = repeated_token(ids)
-  if repeated is None:
-    return None
-  token, count = repeated
-  shown = detokenize([token], vocab_file or checkpoint.model_vocab(model_dir or DEFAULT_MODEL_DIR))
+  if not ids:
+    seen = 'the summary is empty'
+  else:
+    repeated = repeated_token(ids)
+    if repeated is None:
+      return None
+    token, count = repeated
+    shown = detokenize([token],
+                       vocab_file or checkpoint.model_vocab(model_dir or DEFAULT_MODEL_DIR))
+    seen = f'the summary is mostly one token repeated ({shown!r}, {count} of {len(ids)} tokens)'
   steps = trained_steps(model_dir)
   shipped = trained_steps(DEFAULT_MODEL_DIR)
   if steps is None:
@@ -70,6 +79,5 @@ def undertrained_warning(ids, model_dir=None, vocab_file=None):
     trained = f' (trained {steps:,} steps)'
   else:
     trained = f' (trained {steps:,} steps; the shipped model: {shipped:,})'
-  return (f'the summary is mostly one token repeated ({shown!r}, {count} of {len(ids)} '
-          f'tokens): the model is likely undertrained{trained}; train it longer '
+  return (f'{seen}: the model is likely undertrained{trained}; train it longer '
           '(--resume with a higher --max-steps)')
