@@ -733,7 +733,7 @@ log-probabilities: that is a check of all seven functions of Part 2 at once.
 _LOAD = '''\
 # Your TransformerLM, the shipped model's weights, loaded the course's way.
 model = TransformerLM(**coursework.model_size(), mode='eval')
-model.init_from_file(coursework.MODEL_FILE, weights_only=True)'''
+_ = model.init_from_file(coursework.MODEL_FILE, weights_only=True)  # (returns the weights)'''
 
 _TRAINED_CHECK = '''\
 # Your model and the package's, same weights, same article: the same log-probabilities.
