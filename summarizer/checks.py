@@ -75,11 +75,15 @@ class _Expect:
     expected: The expected value (printed as is when the case fails).
     measure: Reads the value to compare from what the case's call returned.
     agree: Tells whether the measured value and the expected one agree.
+    explain: Given the measured value of a failed comparison, a line naming
+      a cause the check recognises in it, or None (only a cause detected is
+      named).
   """
   what: str
   expected: Any
   measure: Callable[[Any], Any] = lambda output: output
   agree: Callable[[Any, Any], bool] = operator.eq
+  explain: Callable[[Any], Any] = None
 
 
 @dataclasses.dataclass
@@ -94,7 +98,8 @@ def _run(cases):
   """Runs the cases, prints each failure and the tally; returns the failures.
 
   A case counts one test per expectation. If its call raises, all of them
-  fail and the exception is printed once.
+  fail: the exception is printed with the first, and each other is printed
+  as not compared, so the printed failures and the tally agree.
   """
   passed = failed = 0
   for case in cases:
@@ -103,6 +108,8 @@ def _run(cases):
     except _CAUGHT as error:  # pylint: disable=broad-except
       failed += len(case.expects)
       print(f'Failed: {case.name}: it raised {_describe(error)}')
+      for expect in case.expects[1:]:
+        print(f'Failed: {case.name}: {expect.what}: not compared (the call raised, above)')
       continue
     for expect in case.expects:
       try:
@@ -121,6 +128,7 @@ def _run(cases):
       else:
         failed += 1
         _print_failure(case.name, expect, got)
+        _print_cause(expect, got)
   if failed:
     print(f'{passed} Tests passed, {failed} Tests failed')
   else:
@@ -195,6 +203,18 @@ def _print_failure(name, expect, got):
                 or _largest_difference(got, expect.expected))
   if difference:
     print(f'    {difference}')
+
+
+def _print_cause(expect, got):
+  """Prints the cause ``expect.explain`` recognises in ``got``, if any."""
+  if expect.explain is None:
+    return
+  try:
+    cause = expect.explain(got)
+  except _CAUGHT:  # pylint: disable=broad-except
+    cause = None  # A value too far off to be read: no cause to name.
+  if cause:
+    print(f'    why: {cause}')
 
 
 def _first_token_difference(got, expected):
@@ -476,6 +496,39 @@ _DOT_PRODUCT_CASES = [
 ]
 
 
+def _attention_with(query, key, value, mask, normalise):
+  """Scaled dot-product attention with the scores' normalisation given."""
+  scores = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
+  scores = scores.astype(jnp.float32)  # (..., L_q, L_k)
+  if mask is not None:
+    scores = jnp.where(mask, scores, jnp.full_like(scores, _attention.MASK_SCORE))
+  return jnp.matmul(normalise(scores), value)
+
+
+def _attention_cause(inputs, fully_masked):
+  """Names what a DotProductAttention output shows, for a failed case.
+
+  Only what is recognised in the output is named: weights normalised over
+  the queries instead of the keys, or (for a case with a fully masked row)
+  a mean of the values where the course's softmax gives their sum.
+  """
+  def explain(got):
+    wrong_axis = _attention_with(
+        **inputs, normalise=lambda s: jnp.exp(s - fastmath.logsumexp(s, axis=-2, keepdims=True)))
+    if _allclose(got, wrong_axis):
+      return ('the weights were normalised over the queries (axis -2): each row of '
+              'weights must sum to 1 over the keys, the last axis')
+    if not fully_masked:
+      return None
+    sum_not_mean = ("a fully masked row (its mask all 0): the course's softmax, "
+                    'exp(x - logsumexp(x)) in float32, weighs every key 1, so this row is '
+                    'the sum of the values')
+    if _allclose(got, _attention_with(**inputs, normalise=lambda s: jax.nn.softmax(s, axis=-1))):
+      return sum_not_mean + '; jax.nn.softmax, as your output shows, gives their mean'
+    return sum_not_mean
+  return explain
+
+
 def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-name
   """Checks ``DotProductAttention(query, key, value, mask)`` (UNQ_C1).
 
@@ -493,17 +546,21 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
   for name, query, key, value, mask, expected in _DOT_PRODUCT_CASES:
     inputs = dict(query=jnp.array(query), key=jnp.array(key),
                   value=jnp.array(value), mask=jnp.array(mask))
+    output = _output(expected)
+    output.explain = _attention_cause(inputs, 'fully masked' in name and 'no row' not in name)
     cases.append(_Case(f'DotProductAttention, {name}',
                        functools.partial(DotProductAttention, **inputs),
-                       [_output(expected), _kind(jax.Array)]))
+                       [output, _kind(jax.Array)]))
   # Beyond the course's cases: 3 heads' worth of random queries, keys and
   # values under a causal mask, as the layers will call it.
   query, key, value = (jnp.array(_random_inputs((3, 5, 4), seed)) for seed in (1, 2, 3))
   mask = jnp.tril(jnp.ones((1, 5, 5), dtype=jnp.bool_))
+  inputs = dict(query=query, key=key, value=value, mask=mask)
+  output = _output(_attention.DotProductAttention(query, key, value, mask))
+  output.explain = _attention_cause(inputs, False)
   cases.append(_Case(
       'DotProductAttention on random (3, 5, 4) queries, keys and values, causal mask',
-      functools.partial(DotProductAttention, query=query, key=key, value=value, mask=mask),
-      [_output(_attention.DotProductAttention(query, key, value, mask))]))
+      functools.partial(DotProductAttention, **inputs), [output]))
   return _run(cases)
 
 
@@ -579,6 +636,22 @@ def test_compute_attention_output_closure(compute_attention_output_closure):
 # --------------------------------------------------------------------------
 # UNQ_C3: dot_product_self_attention.
 
+def _mask_cause(q, k, v):
+  """Names the mask a failed dot_product_self_attention output shows, if known."""
+  length = q.shape[-2]
+  square = jnp.ones((1, length, length), dtype=jnp.bool_)
+
+  def explain(got):
+    if _allclose(got, _attention.DotProductAttention(q, k, v, jnp.triu(square))):
+      return ('the mask is the upper triangle (triu): position 0 may see only itself, '
+              'and position i the positions 0 to i, the lower triangle (tril)')
+    if _allclose(got, _attention.DotProductAttention(q, k, v, None)):
+      return ('no causal mask: every position sees the later ones too, where position 0 '
+              'may see only itself')
+    return None
+  return explain
+
+
 def test_dot_product_self_attention(dot_product_self_attention):
   """Checks ``dot_product_self_attention(q, k, v)`` (UNQ_C3).
 
@@ -602,14 +675,17 @@ def test_dot_product_self_attention(dot_product_self_attention):
   cases = []
   for name, (q, k, v), expected in examples:
     inputs = dict(q=jnp.array([q]), k=jnp.array([k]), v=jnp.array([v]))
+    output = _output(expected)
+    output.explain = _mask_cause(**inputs)
     cases.append(_Case(f'dot_product_self_attention, {name}',
                        functools.partial(dot_product_self_attention, **inputs),
-                       [_shape(np.shape(expected)), _output(expected)]))
+                       [_shape(np.shape(expected)), output]))
   q, k, v = (jnp.array(_random_inputs((2, 5, 4), seed)) for seed in (4, 5, 6))
+  output = _output(_attention.dot_product_self_attention(q, k, v))
+  output.explain = _mask_cause(q, k, v)
   cases.append(_Case(
       'dot_product_self_attention on random (2, 5, 4) q, k and v',
-      functools.partial(dot_product_self_attention, q, k, v),
-      [_output(_attention.dot_product_self_attention(q, k, v))]))
+      functools.partial(dot_product_self_attention, q, k, v), [output]))
   return _run(cases)
 
 

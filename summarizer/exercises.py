@@ -395,7 +395,11 @@ STEPS = {
                    'is given): (..., L_q, L_k)'),
         ('weights', 'the softmax over the keys, written exp(scores - logsumexp(scores)) '
                     'with fastmath.logsumexp over the last axis, keeping it: '
-                    '(..., L_q, L_k)'),
+                    '(..., L_q, L_k). Keep this form, not jax.nn.softmax: in a fully '
+                    'masked row (its mask all 0) every score is MASK_SCORE, and in '
+                    'float32 exp(x - logsumexp(x)) then weighs every key 1, so that '
+                    'row is the sum of the values, which the course\'s expected '
+                    'outputs rely on (jax.nn.softmax gives their mean)'),
         (None, 'return the weights times the values: (..., L_q, d_v)'),
     ],
     'compute_attention_heads_closure': [

@@ -98,6 +98,14 @@ VARIANTS = [
           dots = jnp.exp(dots - fastmath.logsumexp(dots, axis=-1, keepdims=True))
           return jnp.matmul(dots, value)
         ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION),
+    _mistake('weights normalised over the queries (axis -2)', 'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
+          if mask is not None:
+            dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+          dots = jnp.exp(dots - fastmath.logsumexp(dots, axis=-2, keepdims=True))
+          return jnp.matmul(dots, value)
+        ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION),
     _correct('operators instead of jnp calls', 'DotProductAttention', '''
         def DotProductAttention(query, key, value, mask):
           dots = (query @ key.swapaxes(-1, -2)) / np.sqrt(query.shape[-1])

@@ -318,6 +318,8 @@ def test_an_unfilled_exercise_fails_every_case_without_crashing(name, capsys):
   assert failed == N_CASES[name]
   assert 'it raised NotImplementedError' in out
   assert out.strip().splitlines()[-1] == f'0 Tests passed, {N_CASES[name]} Tests failed'
+  # As many failures printed as counted.
+  assert sum(line.startswith('Failed: ') for line in out.splitlines()) == N_CASES[name]
 
 
 def closure_of(inner):
