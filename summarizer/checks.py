@@ -720,6 +720,15 @@ def _block_trees(d_model, d_ff):
   return [attention, feed_forward]
 
 
+def _raises(error_class, function, *args, **kwargs):
+  """Whether ``function`` raises ``error_class`` (other exceptions go through)."""
+  try:
+    function(*args, **kwargs)
+  except error_class:
+    return True
+  return False
+
+
 def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
   """Checks ``CausalAttention(d_feature, n_heads)`` (UNQ_C5).
 
@@ -742,6 +751,10 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
          _Expect('types of its sublayers',
                  ['Serial', 'PureLayer', 'PureLayer', 'Dense'], _sublayer_names),
          _Expect('number of sublayers', 4, lambda layer: len(layer.sublayers))]))
+  cases.append(_Case(
+      'CausalAttention(d_feature=10, n_heads=3)', functools.partial(
+          _raises, ValueError, CausalAttention, d_feature=10, n_heads=3),
+      [_Expect('ValueError raised (10 features do not split into 3 heads)', True)]))
   cases += _mode_cases(
       'CausalAttention(d_feature=12, n_heads=3)', CausalAttention,
       _attention.CausalAttention, dict(d_feature=12, n_heads=3),
@@ -806,6 +819,15 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
       _model.DecoderBlock, dict(d_model=12, d_ff=20, n_heads=3, dropout=0.3,
                                 ff_activation=tl.Relu),
       _random_inputs((2, 5, 12)))
+  # A second activation: ff_activation is used, not a Relu written in.
+  arguments = dict(d_model=12, d_ff=20, n_heads=3, dropout=0.3, ff_activation=tl.FastGelu,
+                   mode='eval')
+  cases.append(_beside_package_case(
+      "DecoderBlock(d_model=12, d_ff=20, n_heads=3, dropout=0.3, mode='eval', "
+      'ff_activation=tl.FastGelu) on random (2, 5, 12)',
+      functools.partial(DecoderBlock, **arguments),
+      functools.partial(_model.DecoderBlock, **arguments),
+      _random_inputs((2, 5, 12)), 'eval'))
   return _run(cases)
 
 
@@ -873,12 +895,101 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
                lambda traced: _count_weights(traced[0])),
        _Expect('output shape', (2, 8, 33300), lambda traced: traced[1])]))
   # Two blocks, each with weights of its own; 3 heads of 4 features.
-  cases += _mode_cases(
+  arguments = dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, dropout=0.3)
+  ids = np.random.default_rng(0).integers(2, 40, size=(2, 7)).astype(np.int32)
+  cases += [case for case in _mode_cases(
       'TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, '
-      'dropout=0.3)', TransformerLM, _model.TransformerLM,
-      dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, dropout=0.3),
-      np.random.default_rng(0).integers(2, 40, size=(2, 7)).astype(np.int32))
+      'dropout=0.3)', TransformerLM, _model.TransformerLM, arguments, ids)
+            if "mode='predict'" not in case.name]
+  cases.append(_step_by_step_case(TransformerLM, arguments, ids))
   return _run(cases)
+
+
+def _swap_in_cache(layer, max_len):
+  """Replaces each 'DotProductAttn' sublayer by the package's cached attention.
+
+  A course-style ``CausalAttention`` keeps no cache: one token a call, it
+  would attend only to itself. With the package's cache in its place, the
+  rest of the learner's model (ShiftRight, PositionalEncoding and every
+  weight) decodes as it would with a cache of its own.
+  """
+  sublayers = getattr(layer, '_sublayers', None) or []
+  for i, sublayer in enumerate(sublayers):
+    if sublayer.name == 'DotProductAttn':
+      sublayers[i] = _attention.CachedDotProductAttention(max_len)
+    else:
+      _swap_in_cache(sublayer, max_len)
+
+
+def _predict_mode_cause(model):
+  """Names the layers of a predict-mode model that ignore its mode, if any."""
+  ignoring = []
+  for layer in _all_sublayers(model):
+    if layer.name.startswith('ShiftRight'):
+      if int(np.asarray(layer(np.array([[5]], np.int32)))[0, 0]) != 5:
+        ignoring.append('ShiftRight')  # In predict mode it passes the token through.
+    elif (type(layer).__name__ == 'PositionalEncoding'  # (By name: Trax may load it twice.)
+          and getattr(layer, '_mode', None) != 'predict'):
+      ignoring.append('PositionalEncoding')
+  if not ignoring:
+    return None
+  return (f"{' and '.join(sorted(set(ignoring)))} ignored mode='predict': ShiftRight and "
+          'PositionalEncoding need mode (one token a call, ShiftRight must pass it '
+          'through and PositionalEncoding count the positions)')
+
+
+def _all_sublayers(layer):
+  for sublayer in layer.sublayers:
+    yield sublayer
+    yield from _all_sublayers(sublayer)
+
+
+def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invalid-name
+  """Decodes with the learner's predict-mode model one token a call.
+
+  From an empty state, token by token, the learner's model (with the
+  package's attention cache swapped in, see ``_swap_in_cache``) must give
+  the package's eval-mode output on the whole sequence, same weights.
+  """
+  expects = _ran_expects("predict, one token a call from an empty state (beside the package's "
+                         'eval-mode output)')
+  built = {}
+
+  def call():
+    options = dict(arguments, mode='predict')
+    if _accepts(TransformerLM, 'max_len'):
+      options['max_len'] = 16
+    model = TransformerLM(**options)
+    if not isinstance(model, tl.Layer):
+      raise TypeError(f'it returned a {type(model).__name__}, not a layer')
+    built['model'] = model
+    _swap_in_cache(model, 16)
+    package = _model.TransformerLM(**dict(arguments, mode='eval', max_len=16))
+    rng = fastmath.random.get_prng(_RUN_SEED)
+    package.init(trax.shapes.signature(ids), rng=rng)
+    expected_output, _ = package.pure_fn(ids, package.weights, package.state, rng)
+    model.init(trax.shapes.signature(ids[:, :1]), rng=rng)
+    shapes, expected_shapes = _shapes(model), _shapes(package)
+    output = None
+    if shapes == expected_shapes:
+      weights, _ = tl.unflatten_weights_and_state(
+          _flat_weights(package), (), (model.weights, model.state), weights_only=True)
+      state = model.state
+      shifted = np.concatenate([np.zeros_like(ids[:, :1]), ids[:, :-1]], axis=1)
+      steps = []
+      for position in range(ids.shape[1]):  # One token a call: (B, 1) -- (B, 1, V).
+        step, state = model.pure_fn(shifted[:, position:position + 1], weights, state, rng)
+        steps.append(np.asarray(step))
+      output = np.concatenate(steps, axis=1)  # (B, L, V)
+    expects[0].expected = len(expected_shapes)
+    expects[1].expected = expected_shapes
+    expects[2].expected = np.asarray(expected_output)
+    return _Ran(shapes, expected_shapes, output, expected_output)
+
+  expects[2].explain = lambda got: _predict_mode_cause(built['model'])
+  return _Case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
+               f"dropout=0.3, mode='predict') on ids {ids.shape}, one token a call",
+               call, expects)
 
 
 # --------------------------------------------------------------------------

@@ -45,6 +45,10 @@ def test_a_mistake_in_a_layer_names_the_learners_line():
     ('the mask above the diagonal (triu)', 'dot_product_self_attention',
      'why: the mask is the upper triangle (triu): position 0 may see only itself'),
     ('no causal mask', 'dot_product_self_attention', 'why: no causal mask'),
+    ('PositionalEncoding not told the mode', 'TransformerLM',
+     "why: PositionalEncoding ignored mode='predict': ShiftRight and PositionalEncoding need mode"),
+    ('ShiftRight not told the mode', 'TransformerLM',
+     "why: ShiftRight ignored mode='predict': ShiftRight and PositionalEncoding need mode"),
 ])
 def test_a_recognised_mistake_is_named(name, function, cause):
   variant = next(v for v in learner_variants.VARIANTS if v.name == name)
