@@ -1426,7 +1426,8 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
 
   ``greedy_decode(article, model, next_symbol, tokenize, ...)`` must write
   the package's summary (``summarizer.summarize``'s), token for token. Your
-  summary is printed with your ``detokenize``.
+  summary and the package's are printed, one under the other, with your
+  ``detokenize``.
 
   Args:
     greedy_decode, next_symbol: Yours.
@@ -1446,6 +1447,8 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
       ids = greedy_decode(article, model, next_symbol, tokenize, _ids)
     print('Your summary:')
     print(detokenize(ids))
+    print("The package's summary:")
+    print(detokenize(expected))
     return ids
   return _run([_Case('greedy_decode of the sample article with your next_symbol and model',
                      summarise, [_Expect("the summary's ids, token for token", expected,
