@@ -75,11 +75,15 @@ class _Expect:
     expected: The expected value (printed as is when the case fails).
     measure: Reads the value to compare from what the case's call returned.
     agree: Tells whether the measured value and the expected one agree.
+    explain: Given the measured value of a failed comparison, a line naming
+      a cause the check recognises in it, or None (only a cause detected is
+      named).
   """
   what: str
   expected: Any
   measure: Callable[[Any], Any] = lambda output: output
   agree: Callable[[Any, Any], bool] = operator.eq
+  explain: Callable[[Any], Any] = None
 
 
 @dataclasses.dataclass
@@ -94,7 +98,8 @@ def _run(cases):
   """Runs the cases, prints each failure and the tally; returns the failures.
 
   A case counts one test per expectation. If its call raises, all of them
-  fail and the exception is printed once.
+  fail: the exception is printed with the first, and each other is printed
+  as not compared, so the printed failures and the tally agree.
   """
   passed = failed = 0
   for case in cases:
@@ -103,6 +108,8 @@ def _run(cases):
     except _CAUGHT as error:  # pylint: disable=broad-except
       failed += len(case.expects)
       print(f'Failed: {case.name}: it raised {_describe(error)}')
+      for expect in case.expects[1:]:
+        print(f'Failed: {case.name}: {expect.what}: not compared (the call raised, above)')
       continue
     for expect in case.expects:
       try:
@@ -121,6 +128,7 @@ def _run(cases):
       else:
         failed += 1
         _print_failure(case.name, expect, got)
+        _print_cause(expect, got)
   if failed:
     print(f'{passed} Tests passed, {failed} Tests failed')
   else:
@@ -195,6 +203,18 @@ def _print_failure(name, expect, got):
                 or _largest_difference(got, expect.expected))
   if difference:
     print(f'    {difference}')
+
+
+def _print_cause(expect, got):
+  """Prints the cause ``expect.explain`` recognises in ``got``, if any."""
+  if expect.explain is None:
+    return
+  try:
+    cause = expect.explain(got)
+  except _CAUGHT:  # pylint: disable=broad-except
+    cause = None  # A value too far off to be read: no cause to name.
+  if cause:
+    print(f'    why: {cause}')
 
 
 def _first_token_difference(got, expected):
@@ -476,6 +496,39 @@ _DOT_PRODUCT_CASES = [
 ]
 
 
+def _attention_with(query, key, value, mask, normalise):
+  """Scaled dot-product attention with the scores' normalisation given."""
+  scores = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
+  scores = scores.astype(jnp.float32)  # (..., L_q, L_k)
+  if mask is not None:
+    scores = jnp.where(mask, scores, jnp.full_like(scores, _attention.MASK_SCORE))
+  return jnp.matmul(normalise(scores), value)
+
+
+def _attention_cause(inputs, fully_masked):
+  """Names what a DotProductAttention output shows, for a failed case.
+
+  Only what is recognised in the output is named: weights normalised over
+  the queries instead of the keys, or (for a case with a fully masked row)
+  a mean of the values where the course's softmax gives their sum.
+  """
+  def explain(got):
+    wrong_axis = _attention_with(
+        **inputs, normalise=lambda s: jnp.exp(s - fastmath.logsumexp(s, axis=-2, keepdims=True)))
+    if _allclose(got, wrong_axis):
+      return ('the weights were normalised over the queries (axis -2): each row of '
+              'weights must sum to 1 over the keys, the last axis')
+    if not fully_masked:
+      return None
+    sum_not_mean = ("a fully masked row (its mask all 0): the course's softmax, "
+                    'exp(x - logsumexp(x)) in float32, weighs every key 1, so this row is '
+                    'the sum of the values')
+    if _allclose(got, _attention_with(**inputs, normalise=lambda s: jax.nn.softmax(s, axis=-1))):
+      return sum_not_mean + '; jax.nn.softmax, as your output shows, gives their mean'
+    return sum_not_mean
+  return explain
+
+
 def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-name
   """Checks ``DotProductAttention(query, key, value, mask)`` (UNQ_C1).
 
@@ -493,17 +546,21 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
   for name, query, key, value, mask, expected in _DOT_PRODUCT_CASES:
     inputs = dict(query=jnp.array(query), key=jnp.array(key),
                   value=jnp.array(value), mask=jnp.array(mask))
+    output = _output(expected)
+    output.explain = _attention_cause(inputs, 'fully masked' in name and 'no row' not in name)
     cases.append(_Case(f'DotProductAttention, {name}',
                        functools.partial(DotProductAttention, **inputs),
-                       [_output(expected), _kind(jax.Array)]))
+                       [output, _kind(jax.Array)]))
   # Beyond the course's cases: 3 heads' worth of random queries, keys and
   # values under a causal mask, as the layers will call it.
   query, key, value = (jnp.array(_random_inputs((3, 5, 4), seed)) for seed in (1, 2, 3))
   mask = jnp.tril(jnp.ones((1, 5, 5), dtype=jnp.bool_))
+  inputs = dict(query=query, key=key, value=value, mask=mask)
+  output = _output(_attention.DotProductAttention(query, key, value, mask))
+  output.explain = _attention_cause(inputs, False)
   cases.append(_Case(
       'DotProductAttention on random (3, 5, 4) queries, keys and values, causal mask',
-      functools.partial(DotProductAttention, query=query, key=key, value=value, mask=mask),
-      [_output(_attention.DotProductAttention(query, key, value, mask))]))
+      functools.partial(DotProductAttention, **inputs), [output]))
   return _run(cases)
 
 
@@ -579,6 +636,22 @@ def test_compute_attention_output_closure(compute_attention_output_closure):
 # --------------------------------------------------------------------------
 # UNQ_C3: dot_product_self_attention.
 
+def _mask_cause(q, k, v):
+  """Names the mask a failed dot_product_self_attention output shows, if known."""
+  length = q.shape[-2]
+  square = jnp.ones((1, length, length), dtype=jnp.bool_)
+
+  def explain(got):
+    if _allclose(got, _attention.DotProductAttention(q, k, v, jnp.triu(square))):
+      return ('the mask is the upper triangle (triu): position 0 may see only itself, '
+              'and position i the positions 0 to i, the lower triangle (tril)')
+    if _allclose(got, _attention.DotProductAttention(q, k, v, None)):
+      return ('no causal mask: every position sees the later ones too, where position 0 '
+              'may see only itself')
+    return None
+  return explain
+
+
 def test_dot_product_self_attention(dot_product_self_attention):
   """Checks ``dot_product_self_attention(q, k, v)`` (UNQ_C3).
 
@@ -602,14 +675,17 @@ def test_dot_product_self_attention(dot_product_self_attention):
   cases = []
   for name, (q, k, v), expected in examples:
     inputs = dict(q=jnp.array([q]), k=jnp.array([k]), v=jnp.array([v]))
+    output = _output(expected)
+    output.explain = _mask_cause(**inputs)
     cases.append(_Case(f'dot_product_self_attention, {name}',
                        functools.partial(dot_product_self_attention, **inputs),
-                       [_shape(np.shape(expected)), _output(expected)]))
+                       [_shape(np.shape(expected)), output]))
   q, k, v = (jnp.array(_random_inputs((2, 5, 4), seed)) for seed in (4, 5, 6))
+  output = _output(_attention.dot_product_self_attention(q, k, v))
+  output.explain = _mask_cause(q, k, v)
   cases.append(_Case(
       'dot_product_self_attention on random (2, 5, 4) q, k and v',
-      functools.partial(dot_product_self_attention, q, k, v),
-      [_output(_attention.dot_product_self_attention(q, k, v))]))
+      functools.partial(dot_product_self_attention, q, k, v), [output]))
   return _run(cases)
 
 
@@ -644,6 +720,15 @@ def _block_trees(d_model, d_ff):
   return [attention, feed_forward]
 
 
+def _raises(error_class, function, *args, **kwargs):
+  """Whether ``function`` raises ``error_class`` (other exceptions go through)."""
+  try:
+    function(*args, **kwargs)
+  except error_class:
+    return True
+  return False
+
+
 def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
   """Checks ``CausalAttention(d_feature, n_heads)`` (UNQ_C5).
 
@@ -666,6 +751,10 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
          _Expect('types of its sublayers',
                  ['Serial', 'PureLayer', 'PureLayer', 'Dense'], _sublayer_names),
          _Expect('number of sublayers', 4, lambda layer: len(layer.sublayers))]))
+  cases.append(_Case(
+      'CausalAttention(d_feature=10, n_heads=3)', functools.partial(
+          _raises, ValueError, CausalAttention, d_feature=10, n_heads=3),
+      [_Expect('ValueError raised (10 features do not split into 3 heads)', True)]))
   cases += _mode_cases(
       'CausalAttention(d_feature=12, n_heads=3)', CausalAttention,
       _attention.CausalAttention, dict(d_feature=12, n_heads=3),
@@ -730,6 +819,15 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
       _model.DecoderBlock, dict(d_model=12, d_ff=20, n_heads=3, dropout=0.3,
                                 ff_activation=tl.Relu),
       _random_inputs((2, 5, 12)))
+  # A second activation: ff_activation is used, not a Relu written in.
+  arguments = dict(d_model=12, d_ff=20, n_heads=3, dropout=0.3, ff_activation=tl.FastGelu,
+                   mode='eval')
+  cases.append(_beside_package_case(
+      "DecoderBlock(d_model=12, d_ff=20, n_heads=3, dropout=0.3, mode='eval', "
+      'ff_activation=tl.FastGelu) on random (2, 5, 12)',
+      functools.partial(DecoderBlock, **arguments),
+      functools.partial(_model.DecoderBlock, **arguments),
+      _random_inputs((2, 5, 12)), 'eval'))
   return _run(cases)
 
 
@@ -797,12 +895,101 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
                lambda traced: _count_weights(traced[0])),
        _Expect('output shape', (2, 8, 33300), lambda traced: traced[1])]))
   # Two blocks, each with weights of its own; 3 heads of 4 features.
-  cases += _mode_cases(
+  arguments = dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, dropout=0.3)
+  ids = np.random.default_rng(0).integers(2, 40, size=(2, 7)).astype(np.int32)
+  cases += [case for case in _mode_cases(
       'TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, '
-      'dropout=0.3)', TransformerLM, _model.TransformerLM,
-      dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, dropout=0.3),
-      np.random.default_rng(0).integers(2, 40, size=(2, 7)).astype(np.int32))
+      'dropout=0.3)', TransformerLM, _model.TransformerLM, arguments, ids)
+            if "mode='predict'" not in case.name]
+  cases.append(_step_by_step_case(TransformerLM, arguments, ids))
   return _run(cases)
+
+
+def _swap_in_cache(layer, max_len):
+  """Replaces each 'DotProductAttn' sublayer by the package's cached attention.
+
+  A course-style ``CausalAttention`` keeps no cache: one token a call, it
+  would attend only to itself. With the package's cache in its place, the
+  rest of the learner's model (ShiftRight, PositionalEncoding and every
+  weight) decodes as it would with a cache of its own.
+  """
+  sublayers = getattr(layer, '_sublayers', None) or []
+  for i, sublayer in enumerate(sublayers):
+    if sublayer.name == 'DotProductAttn':
+      sublayers[i] = _attention.CachedDotProductAttention(max_len)
+    else:
+      _swap_in_cache(sublayer, max_len)
+
+
+def _predict_mode_cause(model):
+  """Names the layers of a predict-mode model that ignore its mode, if any."""
+  ignoring = []
+  for layer in _all_sublayers(model):
+    if layer.name.startswith('ShiftRight'):
+      if int(np.asarray(layer(np.array([[5]], np.int32)))[0, 0]) != 5:
+        ignoring.append('ShiftRight')  # In predict mode it passes the token through.
+    elif (type(layer).__name__ == 'PositionalEncoding'  # (By name: Trax may load it twice.)
+          and getattr(layer, '_mode', None) != 'predict'):
+      ignoring.append('PositionalEncoding')
+  if not ignoring:
+    return None
+  return (f"{' and '.join(sorted(set(ignoring)))} ignored mode='predict': ShiftRight and "
+          'PositionalEncoding need mode (one token a call, ShiftRight must pass it '
+          'through and PositionalEncoding count the positions)')
+
+
+def _all_sublayers(layer):
+  for sublayer in layer.sublayers:
+    yield sublayer
+    yield from _all_sublayers(sublayer)
+
+
+def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invalid-name
+  """Decodes with the learner's predict-mode model one token a call.
+
+  From an empty state, token by token, the learner's model (with the
+  package's attention cache swapped in, see ``_swap_in_cache``) must give
+  the package's eval-mode output on the whole sequence, same weights.
+  """
+  expects = _ran_expects("predict, one token a call from an empty state (beside the package's "
+                         'eval-mode output)')
+  built = {}
+
+  def call():
+    options = dict(arguments, mode='predict')
+    if _accepts(TransformerLM, 'max_len'):
+      options['max_len'] = 16
+    model = TransformerLM(**options)
+    if not isinstance(model, tl.Layer):
+      raise TypeError(f'it returned a {type(model).__name__}, not a layer')
+    built['model'] = model
+    _swap_in_cache(model, 16)
+    package = _model.TransformerLM(**dict(arguments, mode='eval', max_len=16))
+    rng = fastmath.random.get_prng(_RUN_SEED)
+    package.init(trax.shapes.signature(ids), rng=rng)
+    expected_output, _ = package.pure_fn(ids, package.weights, package.state, rng)
+    model.init(trax.shapes.signature(ids[:, :1]), rng=rng)
+    shapes, expected_shapes = _shapes(model), _shapes(package)
+    output = None
+    if shapes == expected_shapes:
+      weights, _ = tl.unflatten_weights_and_state(
+          _flat_weights(package), (), (model.weights, model.state), weights_only=True)
+      state = model.state
+      shifted = np.concatenate([np.zeros_like(ids[:, :1]), ids[:, :-1]], axis=1)
+      steps = []
+      for position in range(ids.shape[1]):  # One token a call: (B, 1) -- (B, 1, V).
+        step, state = model.pure_fn(shifted[:, position:position + 1], weights, state, rng)
+        steps.append(np.asarray(step))
+      output = np.concatenate(steps, axis=1)  # (B, L, V)
+    expects[0].expected = len(expected_shapes)
+    expects[1].expected = expected_shapes
+    expects[2].expected = np.asarray(expected_output)
+    return _Ran(shapes, expected_shapes, output, expected_output)
+
+  expects[2].explain = lambda got: _predict_mode_cause(built['model'])
+  return _Case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
+               f"dropout=0.3, mode='predict') on ids {ids.shape}, one token a call",
+               call, expects)
 
 
 # --------------------------------------------------------------------------
@@ -1239,7 +1426,8 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
 
   ``greedy_decode(article, model, next_symbol, tokenize, ...)`` must write
   the package's summary (``summarizer.summarize``'s), token for token. Your
-  summary is printed with your ``detokenize``.
+  summary and the package's are printed, one under the other, with your
+  ``detokenize``.
 
   Args:
     greedy_decode, next_symbol: Yours.
@@ -1259,6 +1447,8 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
       ids = greedy_decode(article, model, next_symbol, tokenize, _ids)
     print('Your summary:')
     print(detokenize(ids))
+    print("The package's summary:")
+    print(detokenize(expected))
     return ids
   return _run([_Case('greedy_decode of the sample article with your next_symbol and model',
                      summarise, [_Expect("the summary's ids, token for token", expected,

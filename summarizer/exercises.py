@@ -395,7 +395,11 @@ STEPS = {
                    'is given): (..., L_q, L_k)'),
         ('weights', 'the softmax over the keys, written exp(scores - logsumexp(scores)) '
                     'with fastmath.logsumexp over the last axis, keeping it: '
-                    '(..., L_q, L_k)'),
+                    '(..., L_q, L_k). Keep this form, not jax.nn.softmax: in a fully '
+                    'masked row (its mask all 0) every score is MASK_SCORE, and in '
+                    'float32 exp(x - logsumexp(x)) then weighs every key 1, so that '
+                    'row is the sum of the values, which the course\'s expected '
+                    'outputs rely on (jax.nn.softmax gives their mean)'),
         (None, 'return the weights times the values: (..., L_q, d_v)'),
     ],
     'compute_attention_heads_closure': [
@@ -431,7 +435,13 @@ STEPS = {
                'compute_attention_output_closure: (B, L, d_feature); a last Dense '
                'of d_feature'),
         (None, "mode and max_len serve the package's predict-mode cache (fast "
-               "decoding); the course's layer, and yours, need not use them"),
+               "decoding): in predict mode the package's layer puts a cached attention "
+               "in place of the 'DotProductAttn' layer, which keeps the keys and values "
+               'of earlier calls, so a model fed one token a call still attends to every '
+               "token before it. The course's layer, and yours, need not use them: yours "
+               'attends over the whole sequence it is given (as greedy_decode gives it), '
+               "and to check your model one token a call, the checks put the package's "
+               "cached attention in place of your 'DotProductAttn' layer"),
     ],
     'DecoderBlock': [
         ('causal_attention', 'your CausalAttention of d_model in n_heads, in this '
@@ -712,6 +722,11 @@ _PART_3 = """\
 
 `training_loop` sets up Trax's training as the course does; then your loop trains your model
 (a small one: d_model 4) for a few steps on the batches of Part 1, and shows its loss.
+
+What to expect from `loop.run(10)` (about 30 s on 2 cores): a loss near ln(33300) ≈ 10.4 and
+an accuracy of 0. That is what ten warm-up steps give, not a mistake: the learning rate rises
+over the first 1,000 steps and is still tiny, so the model still guesses evenly over the 33,300
+ids. (The blank lines between the steps are Trax's own printing.)
 """
 
 _TRAINING_RUN = '''\
@@ -733,7 +748,7 @@ log-probabilities: that is a check of all seven functions of Part 2 at once.
 _LOAD = '''\
 # Your TransformerLM, the shipped model's weights, loaded the course's way.
 model = TransformerLM(**coursework.model_size(), mode='eval')
-model.init_from_file(coursework.MODEL_FILE, weights_only=True)'''
+_ = model.init_from_file(coursework.MODEL_FILE, weights_only=True)  # (returns the weights)'''
 
 _TRAINED_CHECK = '''\
 # Your model and the package's, same weights, same article: the same log-probabilities.
@@ -748,7 +763,7 @@ with it, one token at a time.
 
 _SUMMARY_CHECK = '''\
 # Your greedy_decode, next_symbol and model summarise an article: the package's summary,
-# token for token.
+# token for token (both are printed, yours first).
 assert checks.test_summary(greedy_decode, next_symbol, model, tokenize, detokenize) == 0, \\
     'see the failed cases above\''''
 
@@ -757,7 +772,11 @@ _DONE = """\
 
 All checks pass, and your functions write the package's summary. Compare them with the
 package's, in `notebooks/03_transformer_summarizer.ipynb` and `summarizer/`: the same results
-can be reached in more than one way.
+can be reached in more than one way. With the repository checked out, the notebook is in its
+`notebooks/` folder and the package in its `summarizer/` folder; with the package installed,
+this prints where its source is:
+
+    python -c "import summarizer, os; print(os.path.dirname(summarizer.__file__))"
 """
 
 

@@ -98,6 +98,14 @@ VARIANTS = [
           dots = jnp.exp(dots - fastmath.logsumexp(dots, axis=-1, keepdims=True))
           return jnp.matmul(dots, value)
         ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION),
+    _mistake('weights normalised over the queries (axis -2)', 'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
+          if mask is not None:
+            dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+          dots = jnp.exp(dots - fastmath.logsumexp(dots, axis=-2, keepdims=True))
+          return jnp.matmul(dots, value)
+        ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION),
     _correct('operators instead of jnp calls', 'DotProductAttention', '''
         def DotProductAttention(query, key, value, mask):
           dots = (query @ key.swapaxes(-1, -2)) / np.sqrt(query.shape[-1])
@@ -200,9 +208,23 @@ VARIANTS = [
               tl.Fn('DotProductAttn', dot_product_self_attention),
               tl.Fn('AttnOutput', compute_attention_output_closure(n_heads, d_head)))
         ''', 'DecoderBlock', 'TransformerLM', 'training_loop'),
+    _mistake('no ValueError when d_feature does not split into n_heads', 'CausalAttention', '''
+        def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
+          d_head = d_feature // n_heads
+          def AttnHeads():
+            return tl.Fn('AttnHeads', compute_attention_heads_closure(n_heads, d_head))
+          return tl.Serial(
+              tl.Branch([tl.Dense(d_feature), AttnHeads()],
+                        [tl.Dense(d_feature), AttnHeads()],
+                        [tl.Dense(d_feature), AttnHeads()]),
+              tl.Fn('DotProductAttn', dot_product_self_attention),
+              tl.Fn('AttnOutput', compute_attention_output_closure(n_heads, d_head)),
+              tl.Dense(d_feature))
+        '''),
     _correct('the heads layer built three times, n_out given', 'CausalAttention', '''
         def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
-          assert d_feature % n_heads == 0
+          if d_feature % n_heads:
+            raise ValueError(f'{d_feature} features do not split into {n_heads} heads')
           d_head = d_feature // n_heads
           heads = compute_attention_heads_closure(n_heads, d_head)
           return tl.Serial(
@@ -234,6 +256,16 @@ VARIANTS = [
           return [tl.Residual(tl.LayerNorm(), causal_attention, tl.Dropout(rate=dropout)),
                   tl.Residual(feed_forward)]
         ''', 'TransformerLM'),
+    _mistake('tl.Relu() written in, not ff_activation()', 'DecoderBlock', '''
+        def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation, max_len=4096):
+          causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode)
+          feed_forward = [tl.LayerNorm(), tl.Dense(d_ff), tl.Relu(),
+                          tl.Dropout(rate=dropout, mode=mode), tl.Dense(d_model),
+                          tl.Dropout(rate=dropout, mode=mode)]
+          return [tl.Residual(tl.LayerNorm(), causal_attention,
+                              tl.Dropout(rate=dropout, mode=mode)),
+                  tl.Residual(feed_forward)]
+        '''),
     _correct('residuals given lists', 'DecoderBlock', '''
         def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation, max_len=4096):
           attention = [tl.LayerNorm(), CausalAttention(d_model, n_heads, mode=mode),
@@ -282,6 +314,28 @@ VARIANTS = [
               tl.ShiftRight(),
               tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
               tl.PositionalEncoding(max_len=max_len),
+              [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+               for _ in range(n_layers)],
+              tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
+        '''),
+    _mistake('PositionalEncoding not told the mode', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          return tl.Serial(
+              tl.ShiftRight(mode=mode),
+              tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len),
+              [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+               for _ in range(n_layers)],
+              tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
+        '''),
+    _mistake('ShiftRight not told the mode', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          return tl.Serial(
+              tl.ShiftRight(),
+              tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode),
               [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
                for _ in range(n_layers)],
               tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())

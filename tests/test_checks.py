@@ -34,7 +34,7 @@ CHECKS = {
 N_CASES = {
     'DotProductAttention': 9, 'compute_attention_heads_closure': 5,
     'dot_product_self_attention': 5, 'compute_attention_output_closure': 5,
-    'CausalAttention': 17, 'DecoderBlock': 19, 'TransformerLM': 19,
+    'CausalAttention': 18, 'DecoderBlock': 22, 'TransformerLM': 19,
     'training_loop': 10, 'next_symbol': 12, 'greedy_decode': 10,
 }
 
@@ -137,8 +137,9 @@ def causal_attention_without_output_dense(d_feature, n_heads, mode='train'):
 
 
 def test_causal_attention_without_its_last_dense_fails(capsys):
-  # Both printed layers (3 each), and each mode's run: 6 weight arrays, not 8.
-  assert checks.test_CausalAttention(causal_attention_without_output_dense) == 6 + 3 * 3
+  # Both printed layers (3 each), each mode's run (6 weight arrays, not 8), and no
+  # ValueError for 10 features in 3 heads.
+  assert checks.test_CausalAttention(causal_attention_without_output_dense) == 6 + 3 * 3 + 1
   out = capsys.readouterr().out
   assert "missing (line 9 of the expected tree, after 'AttnOutput'): Dense_512" in out
   assert 'number of sublayers\n    expected: 4\n    got:      3' in out
@@ -159,8 +160,9 @@ def decoder_block_without_residuals(d_model, d_ff, n_heads, dropout, mode, ff_ac
 def test_decoder_block_without_residuals_fails(capsys):
   failed = checks.test_DecoderBlock(decoder_block_without_residuals)
   out = capsys.readouterr().out
-  # str, sublayer types and counts, in both cases; the output in each mode.
-  assert failed == 6 + 3
+  # str, sublayer types and counts, in both cases; the output in each mode and with
+  # tl.FastGelu.
+  assert failed == 6 + 3 + 1
   assert "missing (line 2 of the expected tree, after '[Serial['): Branch_out2[ None Serial[" in out
   assert "output in eval mode, with the same weights and random key as the package's" in out
 
@@ -318,6 +320,8 @@ def test_an_unfilled_exercise_fails_every_case_without_crashing(name, capsys):
   assert failed == N_CASES[name]
   assert 'it raised NotImplementedError' in out
   assert out.strip().splitlines()[-1] == f'0 Tests passed, {N_CASES[name]} Tests failed'
+  # As many failures printed as counted.
+  assert sum(line.startswith('Failed: ') for line in out.splitlines()) == N_CASES[name]
 
 
 def closure_of(inner):
@@ -373,8 +377,9 @@ def causal_attention_with_an_unfilled_closure(d_feature, n_heads, mode='train', 
 
 
 def test_an_error_inside_a_layer_is_the_learners_exception_and_line(capsys):
-  # The printed layer is right; running it reaches the unfilled closure.
-  assert checks.test_CausalAttention(causal_attention_with_an_unfilled_closure) == 3 * 3
+  # The printed layer is right; running it reaches the unfilled closure (and it does
+  # not raise ValueError for 10 features in 3 heads).
+  assert checks.test_CausalAttention(causal_attention_with_an_unfilled_closure) == 3 * 3 + 1
   out = capsys.readouterr().out
   assert ("Failed: CausalAttention(d_feature=12, n_heads=3, mode='eval') on random "
           '(2, 5, 12): it raised NotImplementedError (in compute_attention_output, line ') in out

@@ -32,3 +32,35 @@ def test_a_mistake_in_a_layer_names_the_learners_line():
   assert failed
   assert ('it raised NotImplementedError (in compute_attention_output, line 5: '
           'raise NotImplementedError())') in printed
+
+
+@pytest.mark.parametrize('name, function, cause', [
+    ('softmax with jax.nn.softmax (fully masked rows differ)', 'DotProductAttention',
+     "why: a fully masked row (its mask all 0): the course's softmax, exp(x - logsumexp(x)) "
+     'in float32, weighs every key 1, so this row is the sum of the values; jax.nn.softmax, '
+     'as your output shows, gives their mean'),
+    ('weights normalised over the queries (axis -2)', 'DotProductAttention',
+     'why: the weights were normalised over the queries (axis -2): each row of weights '
+     'must sum to 1 over the keys, the last axis'),
+    ('the mask above the diagonal (triu)', 'dot_product_self_attention',
+     'why: the mask is the upper triangle (triu): position 0 may see only itself'),
+    ('no causal mask', 'dot_product_self_attention', 'why: no causal mask'),
+    ('PositionalEncoding not told the mode', 'TransformerLM',
+     "why: PositionalEncoding ignored mode='predict': ShiftRight and PositionalEncoding need mode"),
+    ('ShiftRight not told the mode', 'TransformerLM',
+     "why: ShiftRight ignored mode='predict': ShiftRight and PositionalEncoding need mode"),
+])
+def test_a_recognised_mistake_is_named(name, function, cause):
+  variant = next(v for v in learner_variants.VARIANTS if v.name == name)
+  failed, printed = learner_variants.run_check(checks, function,
+                                               learner_variants.namespace(variant))
+  assert failed
+  assert cause in printed
+
+
+def test_a_cause_is_named_only_when_recognised():
+  variant = next(v for v in learner_variants.VARIANTS if v.name == 'scores not scaled by sqrt(depth)')
+  failed, printed = learner_variants.run_check(checks, 'DotProductAttention',
+                                               learner_variants.namespace(variant))
+  assert failed
+  assert 'normalised over the queries' not in printed and 'jax.nn.softmax' not in printed

@@ -132,6 +132,9 @@ def test_the_correct_submission_ran_every_part(course):
   # Part 5: the summary, token for token the package's.
   assert printed['check:summary'].startswith('Your summary:\n')
   assert printed['check:summary'].endswith('<EOS>\nAll tests passed\n')
+  yours, packages = printed['check:summary'][len('Your summary:\n'):].split(
+      "The package's summary:\n")
+  assert packages == yours + 'All tests passed\n'
 
 
 def test_three_wrong_functions_lose_their_checks_and_those_built_on_them(course):
