@@ -43,6 +43,7 @@ import contextlib
 import inspect
 import io
 import os
+import pickle
 import re
 import sys
 import tempfile
@@ -219,6 +220,57 @@ def _adjust_for_jax_0_10(trax):
   jax.config.update('jax_threefry_partitionable', False)
 
 
+def _checkpoint_signature(trax, value):
+  """Turns the ``safe_pickle.Signature``s in ``value`` back into Trax ``ShapeDtype``s."""
+  from summarizer.inference import safe_pickle  # pylint: disable=g-import-not-at-top
+  if isinstance(value, safe_pickle.Signature):
+    return trax.shapes.ShapeDtype(value.shape, value.dtype)
+  if isinstance(value, (tuple, list)):
+    return type(value)(_checkpoint_signature(trax, v) for v in value)
+  return value
+
+
+def _read_checkpoints_safely(trax):
+  """Makes Trax read checkpoints with ``safe_pickle``: no code runs from one.
+
+  ``Loop.load_checkpoint`` (a resumed run, the course's ``training_loop``)
+  reads ``model.pkl.gz`` with ``training.unpickle_from_file`` and the arrays
+  beside it with ``tl.np_from_file``; ``Layer.init_from_file`` (the course's
+  way to load a model) with ``pickle.load`` and ``np_from_file``. All of
+  them now admit only a checkpoint's types, and a truncated array file
+  raises instead of giving fewer arrays.
+  """
+  from summarizer.inference import safe_pickle  # pylint: disable=g-import-not-at-top
+  import types  # pylint: disable=g-import-not-at-top
+  training = trax.supervised.training
+  base = sys.modules['trax.layers.base']
+
+  def unpickle_from_file(file_path, gzip=False):
+    saved = safe_pickle.load(file_path, compressed=gzip)
+    if isinstance(saved, dict) and 'input_signature' in saved:
+      saved['input_signature'] = _checkpoint_signature(trax, saved['input_signature'])
+    return saved
+
+  def np_from_file(file_path, compresslevel):
+    del compresslevel  # Only for writing.
+    return safe_pickle.load_arrays(file_path)
+
+  def pickle_load(file):
+    saved = safe_pickle.CheckpointUnpickler(file, getattr(file, 'name', 'a pickle')).load()
+    if isinstance(saved, dict) and 'input_signature' in saved:
+      saved['input_signature'] = _checkpoint_signature(trax, saved['input_signature'])
+    return saved
+
+  ORIGINAL['unpickle_from_file'] = training.unpickle_from_file
+  ORIGINAL['np_from_file'] = base.np_from_file
+  ORIGINAL['base_pickle'] = base.pickle
+  training.unpickle_from_file = unpickle_from_file
+  base.np_from_file = np_from_file
+  trax.layers.np_from_file = np_from_file
+  base.pickle = types.SimpleNamespace(load=pickle_load, dump=pickle.dump,
+                                      HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL)
+
+
 def _import_trax():
   """Import Trax fast and quietly; return the module."""
   _silence_warnings()
@@ -231,6 +283,7 @@ def _import_trax():
   import tensorflow as tf  # pylint: disable=g-import-not-at-top
   tf.get_logger().setLevel('ERROR')
   _adjust_for_jax_0_10(trax)
+  _read_checkpoints_safely(trax)
   return trax
 
 

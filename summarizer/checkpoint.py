@@ -24,7 +24,6 @@ import dataclasses
 import glob
 import gzip
 import os
-import pickle
 import zlib
 
 import numpy as np
@@ -34,6 +33,7 @@ from summarizer._trax import fastmath, jnp, tl, trax
 from summarizer.config import (COURSE_VOCAB_FILE, COURSE_VOCAB_NAME, DEFAULT_MODEL_DIR,
                                PRESETS, load_config, save_config)  # pylint: disable=unused-import
 from summarizer.errors import SummarizerError
+from summarizer.inference import safe_pickle
 from summarizer.model import TransformerLM
 
 BASENAME = 'model'              # Trax Loop's checkpoint name.
@@ -100,8 +100,8 @@ def save_atomically(write, directory):
 
 def saved_step(directory):
   """Returns the training step of the checkpoint in ``directory``."""
-  with gzip.open(os.path.join(directory, BASENAME + '.pkl.gz'), 'rb') as f:
-    return int(pickle.load(f)['step'])
+  pkl = os.path.join(directory, BASENAME + '.pkl.gz')
+  return int(_read_checked(directory, pkl, lambda path: safe_pickle.load(path)['step']))
 
 
 def model_vocab_file(model_dir, values):
@@ -243,10 +243,13 @@ def config_from_weights(weights, n_heads=None, where='the checkpoint'):
       max_len=shapes[1][0])
 
 
-def _read_checked(model_dir, pkl):
-  """``read_weights`` with every way a file can be broken as one SummarizerError."""
+def _read_checked(model_dir, pkl, read=None):
+  """``read(pkl)`` (default ``read_weights``) with every way a file can be broken as
+  one SummarizerError."""
   try:
-    return read_weights(pkl)
+    return (read or read_weights)(pkl)
+  except SummarizerError:  # A pickle that names code: refused as it stands.
+    raise
   except FileNotFoundError as e:
     raise SummarizerError(f'{model_dir}: cannot load the weights ({e.filename or e} '
                           'missing)') from None
@@ -262,29 +265,14 @@ def _read_checked(model_dir, pkl):
 
 def read_weights(pkl):
   """Returns the flat list of weight arrays of a Loop checkpoint's pickle."""
-  with gzip.open(pkl, 'rb') as f:
-    saved = pickle.load(f)
+  saved = safe_pickle.load(pkl)
   flat = saved['flat_weights']
   if isinstance(flat, int):  # The arrays are beside the pickle (Trax >= 1.3.8).
     arrays = pkl[:-len('pkl.gz')] + 'weights.npy.gz'
     if not os.path.exists(arrays):
       raise FileNotFoundError(2, 'missing', os.path.basename(arrays))
-    flat = _read_arrays(arrays)
+    flat = safe_pickle.load_arrays(arrays)
   return flat
-
-
-def _read_arrays(path):
-  """Reads the arrays ``np.save``-d one after another into a gzip file.
-
-  Trax's own ``np_from_file`` stops quietly at the first error, so a
-  truncated file would give a model with its last layers missing; here
-  only a clean end of the file ends the list.
-  """
-  arrays = []
-  with gzip.open(path, 'rb') as f:
-    while f.peek(1):
-      arrays.append(np.load(f, allow_pickle=False))
-  return arrays
 
 
 def set_weights(model, weights):
