@@ -12,12 +12,11 @@ warning on standard error; the summary is printed all the same.
 """
 
 import argparse
-import json
 import os
 import sys
 
 from summarizer import __version__, options
-from summarizer.errors import OneLineParser, SummarizerError, run_command
+from summarizer.errors import OneLineParser, SummarizerError, finite_float, json_text, run_command, seed
 
 EPILOG = """examples:
   python -m summarizer data/samples/sport.txt          summary of a file
@@ -95,11 +94,11 @@ def parse_args(argv=None):
                  help='most summary tokens (default: 64)')
   p.add_argument('--method', choices=('fast', 'greedy'), default='fast',
                  help='fast (cached, default) or greedy (the course decoder)')
-  p.add_argument('--temperature', type=float, default=0.0,
+  p.add_argument('--temperature', type=finite_float, default=0.0,
                  help='0 (default) for the most likely summary; above 0 samples')
   p.add_argument('--top-k', type=int, default=None,
                  help='sample among the k most likely tokens')
-  p.add_argument('--seed', type=int, default=0, help='seed of the sampling')
+  p.add_argument('--seed', type=seed, default=0, help='seed of the sampling')
   options.add_search_arguments(p, 'articles (FILEs) decoded side by side')
   p.add_argument('--stream', action='store_true',
                  help='print the summary as it is generated')
@@ -227,7 +226,7 @@ def run(args, stdin=None, out=None, err=None):
     else:
       out.write(details['summary_text'] + '\n')
   if args.json:
-    out.write(json.dumps(results) + '\n')
+    out.write(json_text(results) + '\n')
   return 0
 
 

@@ -238,7 +238,8 @@ def _read_checkpoints_safely(trax):
   beside it with ``tl.np_from_file``; ``Layer.init_from_file`` (the course's
   way to load a model) with ``pickle.load`` and ``np_from_file``. All of
   them now admit only a checkpoint's types, and a truncated array file
-  raises instead of giving fewer arrays.
+  raises instead of giving fewer arrays. So does the ``data_counters0.pkl``
+  a ``Loop`` reads from its output directory.
   """
   from summarizer.inference import safe_pickle  # pylint: disable=g-import-not-at-top
   import types  # pylint: disable=g-import-not-at-top
@@ -269,6 +270,11 @@ def _read_checkpoints_safely(trax):
   trax.layers.np_from_file = np_from_file
   base.pickle = types.SimpleNamespace(load=pickle_load, dump=pickle.dump,
                                       HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL)
+  # Loop reads data_counters0.pkl from its output directory at start (resume).
+  inputs = sys.modules['trax.data.inputs']
+  ORIGINAL['inputs_pickle'] = inputs.pickle
+  inputs.pickle = types.SimpleNamespace(load=pickle_load, dump=pickle.dump,
+                                        HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL)
 
 
 def _import_trax():

@@ -101,7 +101,7 @@ def save_atomically(write, directory):
 def saved_step(directory):
   """Returns the training step of the checkpoint in ``directory``."""
   pkl = os.path.join(directory, BASENAME + '.pkl.gz')
-  return int(_read_checked(directory, pkl, lambda path: safe_pickle.load(path)['step']))
+  return int(read_checked(directory, pkl, lambda path: safe_pickle.load(path)['step']))
 
 
 def model_vocab_file(model_dir, values):
@@ -153,7 +153,7 @@ def read_model_dir(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
                             f'{config.n_heads}, not {n_heads}')
     vocab_file = vocab_file or model_vocab_file(model_dir, values)
   elif os.path.exists(pkl):  # The course's layout: the architecture is in the shapes.
-    weights = _read_checked(model_dir, pkl)
+    weights = read_checked(model_dir, pkl)
     config = config_from_weights(weights, n_heads, model_dir)
     vocab_file = vocab_file or course_vocab_file(model_dir)
   else:
@@ -167,7 +167,7 @@ def read_model_dir(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
   if not os.path.exists(pkl):
     raise SummarizerError(f'{model_dir}: no weights ({BASENAME}.pkl.gz missing)')
   if weights is None:
-    weights = _read_checked(model_dir, pkl)
+    weights = read_checked(model_dir, pkl)
   model = TransformerLM(**config.model_kwargs(), mode=mode)
   try:
     set_weights(model, weights)
@@ -243,7 +243,7 @@ def config_from_weights(weights, n_heads=None, where='the checkpoint'):
       max_len=shapes[1][0])
 
 
-def _read_checked(model_dir, pkl, read=None):
+def read_checked(model_dir, pkl, read=None):
   """``read(pkl)`` (default ``read_weights``) with every way a file can be broken as
   one SummarizerError."""
   try:
@@ -275,6 +275,25 @@ def read_weights(pkl):
   return flat
 
 
+def weight_shapes(config):
+  """Returns the shapes of a ``TransformerLM``'s flat weights for ``config``, without drawing them."""
+  model = TransformerLM(**config.model_kwargs(), mode='eval')
+  signature = trax.shapes.ShapeDtype((1, 1), np.int32)
+  weights_signature, _ = fastmath.abstract_eval(model.init)(signature)
+  flat, _ = tl.flatten_weights_and_state(weights_signature, ())
+  return [tuple(w.shape) for w in flat]
+
+
+def check_shapes(weights, expected):
+  """Raises ValueError unless the flat ``weights`` have exactly the ``expected`` shapes."""
+  if len(weights) != len(expected):
+    raise ValueError(f'{len(weights)} weight arrays where the model has {len(expected)}')
+  for array, wanted in zip(weights, expected):
+    if tuple(np.shape(array)) != tuple(wanted):
+      raise ValueError(f'a weight of shape {tuple(np.shape(array))} where the model '
+                       f'has {tuple(wanted)}')
+
+
 def set_weights(model, weights):
   """Gives ``model`` these weights and its initial state, without a random init.
 
@@ -298,12 +317,7 @@ def set_weights(model, weights):
   _forget_rngs(model)
   flat, _ = tl.flatten_weights_and_state(weights, ())
   expected, _ = tl.flatten_weights_and_state(weights_signature, ())
-  if len(flat) != len(expected):
-    raise ValueError(f'{len(flat)} weight arrays where the model has {len(expected)}')
-  for array, wanted in zip(flat, expected):
-    if tuple(array.shape) != tuple(wanted.shape):
-      raise ValueError(f'a weight of shape {tuple(array.shape)} where the model '
-                       f'has {tuple(wanted.shape)}')
+  check_shapes(flat, [w.shape for w in expected])
   # On the device once: numpy arrays would be copied there again at every call
   # (for the shipped model, 15 MB a token: a decoding step took 2.0 ms, not 1.3).
   flat = [jnp.asarray(array) for array in flat]

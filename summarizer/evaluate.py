@@ -14,8 +14,8 @@ of its names and numbers (``summarizer.scoring``, which defines them).
 """
 
 import argparse
+import contextlib
 import itertools
-import json
 import os
 import sys
 import time
@@ -24,13 +24,14 @@ from summarizer import baselines
 from summarizer import beam
 from summarizer import decoding
 from summarizer import lessons
+from summarizer import locks
 from summarizer import options
 from summarizer import progress
 from summarizer import runs
 from summarizer import scoring
 from summarizer import sources
 from summarizer.config import DEFAULT_MODEL_DIR
-from summarizer.errors import OneLineParser, SummarizerError, run_command
+from summarizer.errors import OneLineParser, SummarizerError, json_text, run_command
 
 SYSTEMS = ('model', 'lead3', 'retrieval')
 METRICS = scoring.METRICS
@@ -159,6 +160,19 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
   search.check(max_length)
   if output_dir:
     check_output_dir(output_dir, overwrite_output_dir)
+  # One evaluation at a time in an output directory: a second one stops at once.
+  with locks.locked(output_dir):
+    if output_dir:  # Again, now that it is ours: another may have finished meanwhile.
+      check_output_dir(output_dir, overwrite_output_dir)
+    return _evaluate(model_dir, source, split, limit, max_length, method, data_dir,
+                     retrieval_pool, output_dir, show_progress, facts_only, join,
+                     download, n_heads, search, batch_size)
+
+
+def _evaluate(model_dir, source, split, limit, max_length, method, data_dir,
+              retrieval_pool, output_dir, show_progress, facts_only, join, download,
+              n_heads, search, batch_size):
+  """``evaluate``'s work, with the output directory locked."""
   split = sources.canonical_split(split)
   pairs = scored_pairs(source, split, limit, data_dir, download, join, facts_only)
   articles = [article for article, _ in pairs]
@@ -211,17 +225,30 @@ def write_outputs(output_dir, results, predictions, settings, **described):
   """
   results_path = os.path.join(output_dir, RESULTS_FILE)
   predictions_path = os.path.join(output_dir, PREDICTIONS_FILE)
+  # One line per summary: line breaks within one would shift the rest.
+  contents = {
+      results_path: json_text(dict(results, **described, settings=settings), indent=2) + '\n',
+      predictions_path: ''.join(' '.join(p.split()) + '\n' for p in predictions),
+  }
+  written = []
   try:
     os.makedirs(output_dir, exist_ok=True)
-    with open(results_path, 'w', encoding='utf-8') as f:
-      json.dump(dict(results, **described, settings=settings), f, indent=2)
-      f.write('\n')
-    with open(predictions_path, 'w', encoding='utf-8') as f:
-      # One line per summary: line breaks within one would shift the rest.
-      f.writelines(' '.join(p.split()) + '\n' for p in predictions)
+    # Both written whole under other names first: earlier results are
+    # replaced only once the new ones are complete (a full disk keeps them).
+    for path, content in contents.items():
+      written.append(path + '.tmp')
+      with open(path + '.tmp', 'w', encoding='utf-8') as f:
+        f.write(content)
+        f.flush()
+        os.fsync(f.fileno())
+    for path in contents:
+      os.replace(path + '.tmp', path)
   except OSError as e:
+    for tmp in written:
+      with contextlib.suppress(OSError):
+        os.remove(tmp)
     raise SummarizerError(f'{output_dir}: cannot write the results '
-                          f'({e.strerror or e})') from None
+                          f'({e.strerror or e}); earlier results there are kept') from None
   return results_path, predictions_path
 
 
@@ -298,7 +325,7 @@ def command(args):
                      batch_size=args.batch_size,
                      overwrite_output_dir=args.overwrite_output_dir)
   if args.json:
-    print(json.dumps(results))
+    print(json_text(results))
   else:
     print(table(results))
     print(f'{results["n"]} articles; scores and summaries in {args.output_dir}')

@@ -30,11 +30,12 @@ from summarizer import checkpoint
 from summarizer import data
 from summarizer import export
 from summarizer import locks
+from summarizer import manifest
 from summarizer import progress
 from summarizer import runs
 from summarizer._trax import HookedLoop, quiet_loop_log, tl, training, trax
 from summarizer.config import EOS, load_config
-from summarizer.errors import OneLineParser, SummarizerError, run_command
+from summarizer.errors import OneLineParser, SummarizerError, finite_float, run_command, seed
 from summarizer.model import TransformerLM
 
 @dataclasses.dataclass
@@ -133,12 +134,14 @@ def prepare(args):
   if args.init_from and args.resume:
     raise SummarizerError('--init-from starts a new run; it cannot be '
                           'combined with --resume')
+  runs.refuse_init_from_output(args)
   vocab_src = runs.chosen_vocab(args)
   config = runs.resolve_config(args, vocab_src)
   # Loaded before the output directory is prepared: --overwrite-output-dir
   # must not delete the weights a run was asked to start from.
   start_weights = runs.initial_weights(args.init_from, config) if args.init_from else None
   resuming = runs.prepare_output_dir(args, config)
+  manifest.record_run(args.output_dir)
   vocab_file = os.path.join(args.output_dir, checkpoint.VOCAB_NAME)
   if vocab_src is None:
     runs.build_run_vocab(args, config, vocab_file)
@@ -204,6 +207,35 @@ def _counted(stream, counter):
 
 class _Stopped(Exception):
   """Raised between two steps after Ctrl-C or SIGTERM, so the step count is whole."""
+
+
+class _Diverged(Exception):
+  """Raised when a step's loss, or the weights about to be saved, are not finite."""
+
+  def __init__(self, step):
+    super().__init__(step)
+    self.step = step
+
+
+def _finite(tree):
+  """Tells whether every number in ``tree`` (a loss, the weights) is finite."""
+  return all(bool(np.all(np.isfinite(np.asarray(leaf))))
+             for leaf in jax.tree_util.tree_leaves(tree))
+
+
+def _diverged_error(run, step):
+  """The one line for a run stopped by a loss that turned NaN; records the kept step."""
+  out = run.args.output_dir
+  kept = checkpoint.saved_step(out) if checkpoint.has_checkpoint(out) else None
+  if kept is not None:
+    runs.save_run_config(run.args, run.config, run.earlier_runs, kept,
+                         run.counter['longest_article'])
+  where = (f'the last good checkpoint (step {kept}) in {out} is kept' if kept is not None
+           else 'no checkpoint had been saved')
+  return SummarizerError(
+      f'the loss is not a number at step {step} (training diverged, at learning rate '
+      f'{run.config.learning_rate:g}): the run stopped and {where}; try a lower '
+      '--learning-rate or a longer --warmup-steps')
 
 
 # The signals that stop a run cleanly, and the exit status each leaves with.
@@ -346,6 +378,8 @@ def train(args):
     SummarizerError: among others, when another process is using the output
       directory or the export directory (``summarizer.locks``).
   """
+  if args.export_to:  # Before its lock is made in it: a link is not followed.
+    export.check_export_target(args.export_to)
   with locks.locked(args.output_dir, args.export_to):
     return _train_locked(args)
 
@@ -358,20 +392,31 @@ def _train_locked(args):
 
     def on_step(step, loss):
       report.step(step, loss)
+      if not _finite(loss):
+        raise _Diverged(step)
       if stop['signal'] is not None:
         raise _Stopped()
+
+    def save(write, directory):
+      # A finite loss can still come with an update to NaN: never save such weights.
+      if not _finite(loop.model.weights):
+        raise _Diverged(loop.step)
+      checkpoint.save_atomically(write, directory)
 
     loop = HookedLoop(
         TransformerLM(**config.model_kwargs(), mode='train'), [train_task],
         eval_model=TransformerLM(**config.model_kwargs(), mode='eval'),
         eval_tasks=[eval_task], output_dir=out,
         eval_at=lambda step: step % args.eval_steps == 0 or step == args.max_steps,
-        random_seed=args.seed, on_step=on_step, save=checkpoint.save_atomically)
+        random_seed=args.seed, on_step=on_step, save=save)
     if run.start_weights is not None:
       loop.update_weights_and_state(weights=run.start_weights)
     _announce(run, loop)
     report = Report(args, run.counter, loop.step)
-    stopped_by = _steps(loop, run, report, log, stop)
+    try:
+      stopped_by = _steps(loop, run, report, log, stop)
+    except _Diverged as e:
+      raise _diverged_error(run, e.step) from None
   return _finish(run, loop, report, stopped_by)
 
 
@@ -392,6 +437,7 @@ def _finish(run, loop, report, stopped_by):
   args, out = run.args, run.args.output_dir
   eval_losses = loop.history.get('eval', 'metrics/CrossEntropyLoss')
   plot_losses(report.train_losses, eval_losses, os.path.join(out, 'loss.png'))
+  manifest.record_run(out)
   if args.calibration_articles and stopped_by is None:
     calibration.save_calibration(out, calibration.calibrate(
         out, args.data, 'validation', args.calibration_articles, args.data_dir,
@@ -443,16 +489,16 @@ def plot_losses(train_losses, eval_losses, path):
 
 def _add_lesson_flags(p, defaults):
   """The levers that reshape training: the article's loss weight and the lessons."""
-  p.add_argument('--article-loss-weight', type=float,
+  p.add_argument('--article-loss-weight', type=finite_float,
                  default=defaults.article_loss_weight,
                  help='loss weight of article tokens (course: 0)')
-  p.add_argument('--copy-fraction', type=float, default=defaults.copy_fraction,
+  p.add_argument('--copy-fraction', type=finite_float, default=defaults.copy_fraction,
                  help='share of training examples whose summary is a sentence '
                       'copied from the article (teaches copying names)')
-  p.add_argument('--short-fraction', type=float, default=defaults.short_fraction,
+  p.add_argument('--short-fraction', type=finite_float, default=defaults.short_fraction,
                  help='share of training articles cut down to the sentences '
                       'with their facts (teaches summarising short texts)')
-  p.add_argument('--long-fraction', type=float, default=defaults.long_fraction,
+  p.add_argument('--long-fraction', type=finite_float, default=defaults.long_fraction,
                  help='share of training examples joined with the next one or '
                       'two into a longer article (teaches long articles)')
 
@@ -478,11 +524,11 @@ def parse_args(argv=None):
   p.add_argument('--save-steps', type=int, default=defaults.save_steps,
                  help='checkpoint every N steps')
   p.add_argument('--eval-batches', type=int, default=defaults.eval_batches)
-  p.add_argument('--learning-rate', type=float, default=None,
+  p.add_argument('--learning-rate', type=finite_float, default=None,
                  help="peak learning rate (default: the preset's)")
   p.add_argument('--warmup-steps', type=int, default=None,
                  help="warmup steps (default: the preset's)")
-  p.add_argument('--seed', type=int, default=defaults.seed)
+  p.add_argument('--seed', type=seed, default=defaults.seed)
   p.add_argument('--output-dir', default=defaults.output_dir)
   p.add_argument('--resume', action='store_true',
                  help='continue the checkpoint in --output-dir')
@@ -517,7 +563,23 @@ def parse_args(argv=None):
   for name in ('copy_fraction', 'short_fraction', 'long_fraction'):
     if not 0 <= getattr(ns, name) <= 1:
       p.error(f'--{name.replace("_", "-")} must be between 0 and 1')
+  check_training_numbers(p, ns)
   return TrainArgs(**vars(ns))
+
+
+# The most the numbers a run is given may be: beyond them a run is a mistake.
+MAX_LEARNING_RATE = 10.0
+
+
+def check_training_numbers(p, ns):
+  """Ends with ``p.error`` on a learning rate, warmup or loss weight that cannot train."""
+  if ns.learning_rate is not None and not 0 <= ns.learning_rate <= MAX_LEARNING_RATE:
+    p.error(f'--learning-rate must be between 0 and {MAX_LEARNING_RATE:g}, not '
+            f'{ns.learning_rate:g}')
+  if ns.warmup_steps is not None and ns.warmup_steps < 1:
+    p.error(f'--warmup-steps must be at least 1, not {ns.warmup_steps}')
+  if ns.article_loss_weight < 0:
+    p.error(f'--article-loss-weight must not be negative, not {ns.article_loss_weight:g}')
 
 
 def main(argv=None):
