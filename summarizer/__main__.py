@@ -165,6 +165,19 @@ def _warn_if_unknown(summary_run, loaded, where, err):
                                             loaded.calibration), file=err)
 
 
+def _explain_warnings(explanation, args, err):
+  """Prints for ``--explain`` the warnings the plain command prints."""
+  from summarizer import decoding, undertrained  # pylint: disable=g-import-not-at-top
+  loaded = decoding.load(args.model, args.vocab, args.n_heads)
+  if explanation.out_of_domain:
+    print('warning: ' + ood_warning(explanation.article_perplexity, loaded.calibration),
+          file=err)
+  warning = undertrained.undertrained_warning(explanation.summary_ids, args.model,
+                                              loaded.vocab_file)
+  if warning:
+    print(f'warning: {warning}', file=err)
+
+
 def run(args, stdin=None, out=None, err=None):
   """Summarises as ``args`` say; returns the exit status."""
   out = out or sys.stdout
@@ -172,7 +185,8 @@ def run(args, stdin=None, out=None, err=None):
   articles = read_articles(args, stdin)
   if args.explain is not None:
     from summarizer import explorer  # pylint: disable=g-import-not-at-top
-    return explorer.run_explain(articles, args, out, err)
+    return explorer.run_explain(articles, args, out, err,
+                                warn=lambda explanation: _explain_warnings(explanation, args, err))
   # Imported on use: the decoder's modules are not needed to read input.
   from summarizer import beam, decoding, text, undertrained  # pylint: disable=g-import-not-at-top
   loaded = decoding.load(args.model, args.vocab, args.n_heads)

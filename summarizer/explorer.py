@@ -103,6 +103,9 @@ class Explanation:
     facts: The summary's names and numbers, traced (``Fact``).
     article_tokens: Tokens of the whole article (more than n if it was cut).
     model_name: What wrote it (for the page's title).
+    article_perplexity: The article's perplexity under the model.
+    out_of_domain: Whether that is far above the model's validation
+      articles' (None: the model has no calibration).
   """
   summary: str
   summary_ids: list
@@ -113,6 +116,8 @@ class Explanation:
   facts: list
   article_tokens: int
   model_name: str = 'the shipped model'
+  article_perplexity: float = None
+  out_of_domain: bool = None
 
   def __repr__(self):
     blocks, heads, m, n = self.attention.shape
@@ -451,7 +456,8 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
       facts=trace_facts(summary_pieces, article_pieces, trace_view),
       article_tokens=run.article_tokens,
       model_name=('the shipped model' if model_dir is None
-                  else os.path.basename(os.path.normpath(model_dir))))
+                  else os.path.basename(os.path.normpath(model_dir))),
+      article_perplexity=details['article_perplexity'], out_of_domain=details['out_of_domain'])
 
 
 # ---------------------------------------------------------------- the page
@@ -710,8 +716,12 @@ def _percent(share):
   return 'n/a' if share is None else f'{100 * share:.1f}%'
 
 
-def run_explain(articles, args, out, err):
-  """The ``--explain PATH`` of ``python -m summarizer``: writes the page or plot."""
+def run_explain(articles, args, out, err, warn=None):
+  """The ``--explain PATH`` of ``python -m summarizer``: writes the page or plot.
+
+  ``warn``, if given, is called with the ``Explanation`` to print the
+  warnings the plain command prints (out of domain, undertrained).
+  """
   from summarizer import beam  # pylint: disable=g-import-not-at-top
   if len(articles) != 1:
     raise SummarizerError('--explain takes one article')
@@ -725,6 +735,8 @@ def run_explain(articles, args, out, err):
                         args.temperature, args.top_k, args.seed, args.vocab,
                         args.n_heads, on_cut=warn_cut, search=beam.Search.from_args(args))
   explanation.save(args.explain)
+  if warn is not None:
+    warn(explanation)
   out.write(explanation.summary + '\n')
   made_up = [f.text for f in explanation.facts if not f.in_article]
   print(f'wrote {args.explain}' + (f' (not in the article: {", ".join(made_up)})'

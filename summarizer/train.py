@@ -223,6 +223,34 @@ def _finite(tree):
              for leaf in jax.tree_util.tree_leaves(tree))
 
 
+def _is_write_error(error):
+  """Tells whether ``error`` is a failed write: an OSError or TensorFlow's file errors."""
+  return isinstance(error, OSError) or type(error).__module__.startswith('tensorflow')
+
+
+def save_or_explain(write, directory):
+  """``checkpoint.save_atomically``, with a failed write (a full disk, no permission) as one line.
+
+  What the failed save left half-written is removed; the previous
+  checkpoint was never touched and stays loadable.
+  """
+  try:
+    checkpoint.save_atomically(write, directory)
+  except Exception as e:  # pylint: disable=broad-except
+    if not _is_write_error(e):
+      raise
+    reason = getattr(e, 'strerror', None) or getattr(e, 'message', None) or str(e)
+    try:
+      checkpoint.recover(directory)  # Drops the partial files (and frees their space).
+    except OSError:
+      pass
+    kept = (f'the previous checkpoint (step {checkpoint.saved_step(directory)}) is kept'
+            if checkpoint.has_checkpoint(directory) else 'no earlier checkpoint existed')
+    full = 'full' if 'space' in reason.lower() or 'exhausted' in type(e).__name__.lower() else ''
+    what = 'the disk is full' if full else f'cannot write ({reason.splitlines()[0][:200]})'
+    raise SummarizerError(f'{directory}: saving the checkpoint failed: {what}; {kept}') from None
+
+
 def _diverged_error(run, step):
   """The one line for a run stopped by a loss that turned NaN; records the kept step."""
   out = run.args.output_dir
@@ -401,7 +429,7 @@ def _train_locked(args):
       # A finite loss can still come with an update to NaN: never save such weights.
       if not _finite(loop.model.weights):
         raise _Diverged(loop.step)
-      checkpoint.save_atomically(write, directory)
+      save_or_explain(write, directory)
 
     loop = HookedLoop(
         TransformerLM(**config.model_kwargs(), mode='train'), [train_task],
@@ -586,7 +614,12 @@ def main(argv=None):
   args = parse_args(argv)
 
   def command():
-    summary = train(args)
+    try:
+      summary = train(args)
+    except OSError as e:  # A write that failed outside a checkpoint's save.
+      where = e.filename or args.output_dir
+      raise SummarizerError(f'{where}: cannot write ({e.strerror or e}); the last '
+                            f'checkpoint in {args.output_dir}, if any, is kept') from None
     print('done: ' + ', '.join(f'{k}={v}' for k, v in summary.items()))
     return STOP_SIGNALS[signal.Signals[summary['stopped_by']]] if summary['stopped_by'] else 0
 
