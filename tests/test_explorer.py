@@ -337,3 +337,24 @@ def test_unwritable_folder_is_one_line(capsys, tmp_path):
 def test_explain_is_exported_lazily():
   assert summarizer.explain is explorer.explain
   assert 'explain' in summarizer.__all__
+
+
+def test_explain_prints_the_warnings_of_the_plain_command(random_model_dir, tmp_path, capsys):
+  import shutil  # pylint: disable=g-import-not-at-top
+  from summarizer import __main__ as summarize_command  # pylint: disable=g-import-not-at-top
+  from summarizer.config import CALIBRATION_KEY, update_config  # pylint: disable=g-import-not-at-top
+  model_dir = tmp_path / 'model'
+  shutil.copytree(random_model_dir, model_dir)
+  # Calibrated so that any article is out of its domain.
+  update_config(str(model_dir), **{CALIBRATION_KEY: {
+      'split': 'validation', 'n': 1, 'p50': 1.0, 'max': 1.0, 'threshold': 1.0}})
+  article = ['--text', 'Heavy rain closed roads in Paris on Monday.', '--model', str(model_dir),
+             '--max-length', '4']
+
+  def warnings(argv):
+    assert summarize_command.main(argv) == 0
+    return [line for line in capsys.readouterr().err.splitlines() if line.startswith('warning:')]
+
+  plain = warnings(article)
+  assert any('unlike anything it was trained on' in line for line in plain)
+  assert warnings(article + ['--explain', str(tmp_path / 'page.html')]) == plain
