@@ -46,3 +46,16 @@ def test_json_text_writes_null_for_what_is_not_a_number():
   text = json_text([{'article_perplexity': float('nan'), 'summary_text': 'x'}])
   assert 'NaN' not in text
   assert json.loads(text) == [{'article_perplexity': None, 'summary_text': 'x'}]
+
+
+@pytest.mark.parametrize('argv,message', [
+    (['--out', '.'], '--out: . is a directory'),
+    (['--out', 'x.subwords', '--limit', '-1'], '--limit: must be at least 1'),
+])
+def test_the_vocab_command_refuses_a_directory_and_a_negative_limit(capsys, argv, message):
+  from summarizer import vocab  # pylint: disable=g-import-not-at-top
+  with pytest.raises(SystemExit) as exited:
+    vocab.main(argv)
+  assert exited.value.code == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and message in err
