@@ -206,9 +206,9 @@ def check_values(values, path='config.json'):
   calibration = values.get(CALIBRATION_KEY)
   if calibration is not None and not (
       isinstance(calibration, dict)
-      and all(_is_number(calibration.get(k)) and calibration[k] > 0
+      and all(_is_number(calibration.get(k)) and calibration[k] >= 0
               for k in _CALIBRATION_NUMBERS)):
-    bad(CALIBRATION_KEY, 'null or a record of positive numbers ' + ', '.join(_CALIBRATION_NUMBERS))
+    bad(CALIBRATION_KEY, 'null or a record with the numbers ' + ', '.join(_CALIBRATION_NUMBERS))
   lineage = values.get('lineage')
   if lineage is not None and not (isinstance(lineage, list)
                                   and all(isinstance(run, dict) for run in lineage)):
