@@ -151,8 +151,22 @@ def prepare_output_dir(args, config):
                             f'--max-steps {args.max_steps}: nothing to train; pass a '
                             'larger --max-steps')
     return True
+  _clear_run_that_never_saved(out)
   _refuse_if_not_empty(out)
   return False
+
+
+def _clear_run_that_never_saved(out):
+  """Removes the files of a run of ours that stopped before its first checkpoint.
+
+  Such a run (bad data, a crash at start) has nothing to resume, and its
+  files would only block the run that is to replace it.
+  """
+  if manifest.read(out) is not None and not checkpoint.has_checkpoint(out) and not (
+      checkpoint.checkpoint_files(out, checkpoint.STAGED)):
+    manifest.remove_run(out)
+    print(f'note: {out} held a run that stopped before its first checkpoint; its files '
+          'were removed', flush=True)
 
 
 def _refuse_if_not_empty(out):

@@ -148,6 +148,7 @@ def prepare(args):
     config = runs.resolve_config(args, vocab_file)
   elif not resuming:
     shutil.copyfile(vocab_src, vocab_file)
+  manifest.record_run(args.output_dir)
   earlier_runs, longest_article = runs.earlier_runs(args, resuming)
   if resuming:  # A resumed run keeps the record of the weights it first started from.
     args = dataclasses.replace(args, init_from=load_config(args.output_dir)[1].get('init_from'))

@@ -62,6 +62,21 @@ def _rebuild_array(fun, args, array_state, aval_state):
   return array
 
 
+def _frombuffer(buf, dtype, shape, order, axis_order=None):
+  """Stands for numpy's ``_core.numeric._frombuffer``: an array viewed from pickled bytes."""
+  from numpy._core import numeric  # pylint: disable=g-import-not-at-top
+  if np.dtype(dtype).hasobject:
+    raise pickle.UnpicklingError('an array of Python objects')
+  return numeric._frombuffer(buf, dtype, shape, order, axis_order)  # pylint: disable=protected-access
+
+
+def _latin1_bytes(text, encoding):
+  """Stands for ``_codecs.encode``: how protocols 0-2 write bytes (as latin-1 text)."""
+  if encoding not in ('latin1', 'latin-1'):
+    raise pickle.UnpicklingError(f'bytes in the encoding {encoding!r}')
+  return text.encode('latin1')
+
+
 def _numpy_core(name):
   """numpy's ``_core.multiarray.NAME``, under numpy 2's and numpy 1's module names."""
   from numpy._core import multiarray  # pylint: disable=g-import-not-at-top
@@ -84,6 +99,7 @@ ALLOWED = {
     ('builtins', 'str'): str,
     ('builtins', 'bytes'): bytes,
     ('builtins', 'bytearray'): bytearray,
+    ('_codecs', 'encode'): _latin1_bytes,
     ('collections', 'defaultdict'): collections.defaultdict,
     ('collections', 'OrderedDict'): collections.OrderedDict,
     ('numpy', 'ndarray'): np.ndarray,
@@ -94,6 +110,10 @@ ALLOWED = {
 for _module in ('numpy._core.multiarray', 'numpy.core.multiarray'):
   ALLOWED[(_module, '_reconstruct')] = _numpy_core('_reconstruct')
   ALLOWED[(_module, 'scalar')] = _numpy_core('scalar')
+# numpy 2's arrays under pickle protocol 5 (Trax writes the highest): the
+# bytes and how to view them; frombuffer refuses object arrays.
+for _module in ('numpy._core.numeric', 'numpy.core.numeric'):
+  ALLOWED[(_module, '_frombuffer')] = _frombuffer
 # numpy's scalar types (np.int64, ...), which a ShapeDtype may hold as its dtype.
 for _type in set(np.sctypeDict.values()):
   if _type not in (np.object_, np.void):

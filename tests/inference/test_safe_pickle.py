@@ -60,6 +60,15 @@ def test_the_shipped_checkpoint_reads_with_only_allowed_names():
   assert signature.shape == (16, 256) and signature.dtype == np.int32
 
 
+@pytest.mark.parametrize('protocol', [2, 4, 5])
+def test_numpy_arrays_of_every_protocol_read(protocol):
+  saved = {'a': np.arange(6, dtype=np.float32).reshape(2, 3), 'b': np.float32(2.5),
+           'c': np.asfortranarray(np.ones((2, 3)))}
+  read = safe_pickle.loads(pickle.dumps(saved, protocol=protocol))
+  for key, value in saved.items():
+    np.testing.assert_array_equal(read[key], value)
+
+
 def test_a_reconstructed_jax_array_must_come_from_numpy():
   hostile = pickle.dumps(_RunsCommand('true'))
   with pytest.raises(safe_pickle.UnsafePickleError, match='posix.system'):

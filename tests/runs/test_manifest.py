@@ -99,3 +99,25 @@ def test_init_from_cannot_be_the_output_directory(tmp_path, random_model_dir, ov
                            overwrite_output_dir=overwrite))
   assert {name: os.path.getsize(os.path.join(random_model_dir, name))
           for name in os.listdir(random_model_dir)} == before
+
+
+def test_a_run_that_stopped_before_its_first_checkpoint_does_not_block_the_next(
+    tmp_path, monkeypatch, capsys):
+  out = tmp_path / 'run'
+
+  def bad_data(*args, **kwargs):
+    raise SummarizerError('bad data')
+
+  monkeypatch.setattr(train, 'tasks', bad_data)
+  with pytest.raises(SummarizerError, match='bad data'):
+    train.train(micro_args(out))
+  assert (out / 'config.json').exists() or (out / 'vocab.subwords').exists()
+  (out / 'notes.txt').write_text('mine')
+  monkeypatch.undo()
+  monkeypatch.setitem(config_module.PRESETS, 'micro', MICRO)
+  with pytest.raises(SummarizerError, match=r'not empty \(notes.txt\)'):
+    train.train(micro_args(out))  # The user's file still counts.
+  assert (out / 'notes.txt').read_text() == 'mine'
+  assert 'stopped before its first checkpoint' in capsys.readouterr().out
+  os.remove(out / 'notes.txt')
+  assert train.train(micro_args(out))['step'] == 1

@@ -181,3 +181,20 @@ def test_a_full_disk_during_a_save_keeps_the_previous_checkpoint(tmp_path, monke
     checkpoint.load_model(str(out))  # Loadable.
   finally:
     subprocess.run(['umount', str(disk)], check=False)
+
+
+def test_a_read_only_output_directory_is_one_line(tmp_path, capsys):
+  disk = tmp_path / 'ro'
+  disk.mkdir()
+  done = subprocess.run(['mount', '-t', 'tmpfs', '-o', 'ro,size=1m', 'tmpfs', str(disk)],
+                        capture_output=True, check=False)
+  if done.returncode:
+    pytest.skip('cannot mount a read-only tmpfs here (needs root): ' + done.stderr.decode()[:80])
+  try:
+    status = train.main(['--output-dir', str(disk), '--preset', 'micro', '--no-progress',
+                         '--max-steps', '1'])
+    assert status == 2
+    err = capsys.readouterr().err
+    assert err == f'error: {disk}: cannot write in it (Read-only file system)\n'
+  finally:
+    subprocess.run(['umount', str(disk)], check=False)
