@@ -87,7 +87,9 @@ def run_command(work, interrupted='stopped'):
   try:
     return work()
   except SummarizerError as e:
-    print(f'error: {e}', file=sys.stderr)
+    # Gin adds a line ("In call to configurable 'TrainTask' ...") to what is
+    # raised inside a Trax configurable: the first line is ours.
+    print(f'error: {str(e).splitlines()[0] if str(e) else type(e).__name__}', file=sys.stderr)
     return USAGE_ERROR
   except KeyboardInterrupt:
     print(interrupted, file=sys.stderr)

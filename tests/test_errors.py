@@ -59,3 +59,15 @@ def test_the_vocab_command_refuses_a_directory_and_a_negative_limit(capsys, argv
   assert exited.value.code == 2
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and message in err
+
+
+def test_gins_note_on_an_error_is_left_out(capsys):
+  import gin  # pylint: disable=g-import-not-at-top
+  from summarizer.errors import SummarizerError, run_command  # pylint: disable=g-import-not-at-top
+
+  @gin.configurable
+  def configured():
+    raise SummarizerError('data/x.jsonl: no highlights column')
+
+  assert run_command(configured) == 2
+  assert capsys.readouterr().err == 'error: data/x.jsonl: no highlights column\n'
