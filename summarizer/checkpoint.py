@@ -152,6 +152,7 @@ def read_model_dir(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
       raise SummarizerError(f'{model_dir}: its config.json says n_heads '
                             f'{config.n_heads}, not {n_heads}')
     vocab_file = vocab_file or model_vocab_file(model_dir, values)
+    check_vocab_fingerprint(model_dir, values, vocab_file)
   elif os.path.exists(pkl):  # The course's layout: the architecture is in the shapes.
     weights = read_checked(model_dir, pkl)
     config = config_from_weights(weights, n_heads, model_dir)
@@ -174,6 +175,21 @@ def read_model_dir(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
   except ValueError as e:
     raise SummarizerError(f'{model_dir}: cannot load the weights ({e})') from None
   return model, config, vocab_file, values
+
+
+def check_vocab_fingerprint(model_dir, values, vocab_file):
+  """Refuses a vocabulary other than the one the model's config.json records.
+
+  Another vocabulary with no more ids than the model loads without a
+  complaint, and gives garbage that the out-of-domain warning would blame
+  on the article. Directories written before the fingerprint was recorded
+  are not checked.
+  """
+  recorded = values.get('vocab_fingerprint')
+  if recorded and text.vocab_fingerprint(vocab_file) != recorded:
+    raise SummarizerError(f'{vocab_file}: not the vocabulary the model in {model_dir} was '
+                          'trained with (its config.json records another); leave out '
+                          '--vocab, or restore its own')
 
 
 def model_values(model_dir=None):

@@ -203,6 +203,10 @@ def check_values(values, path='config.json'):
   if name is not None and not (isinstance(name, str) and name and not os.path.isabs(name)
                                and '..' not in name.replace('\\', '/').split('/')):
     bad('vocab_file', "a file's name inside the model directory")
+  fingerprint = values.get('vocab_fingerprint')
+  if fingerprint is not None and not (isinstance(fingerprint, str)
+                                      and len(fingerprint) == 32):
+    bad('vocab_fingerprint', "the md5 of the model's vocabulary (32 hex digits)")
   calibration = values.get(CALIBRATION_KEY)
   if calibration is not None and not (
       isinstance(calibration, dict)

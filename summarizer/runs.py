@@ -252,6 +252,8 @@ def save_run_config(args, config, earlier, steps, longest_article):
   this_run = dict(levers, init_from=args.init_from, steps=steps)
   lineage = list(earlier) + [this_run]
   save_config(config, args.output_dir, vocab_file=checkpoint.VOCAB_NAME,
+              vocab_fingerprint=text.vocab_fingerprint(
+                  os.path.join(args.output_dir, checkpoint.VOCAB_NAME)),
               max_steps=args.max_steps, init_from=args.init_from,
               max_article_tokens=longest_article, lineage=lineage,
               total_steps=sum(run.get('steps') or 0 for run in lineage), **levers)

@@ -104,3 +104,21 @@ def test_set_weights_gives_the_state_trax_init_gives(mode):
   rates = [float(s) for s in jax.tree_util.tree_leaves(loaded.state)
            if np.ndim(s) == 0 and np.issubdtype(np.asarray(s).dtype, np.floating)]
   assert rates and set(rates) == {np.float32(0.1)}
+
+
+def test_a_vocabulary_that_fits_but_is_not_the_models_is_refused(random_model_dir, tmp_path):
+  import shutil  # pylint: disable=g-import-not-at-top
+  from summarizer import text  # pylint: disable=g-import-not-at-top
+  from summarizer.config import update_config  # pylint: disable=g-import-not-at-top
+  model_dir = tmp_path / 'model'
+  shutil.copytree(random_model_dir, model_dir)
+  own = str(model_dir / checkpoint.VOCAB_NAME)
+  update_config(str(model_dir), vocab_fingerprint=text.vocab_fingerprint(own))
+  checkpoint.read_model_dir(str(model_dir))
+  # Another vocabulary with no more ids than the model: it would load.
+  other = str(tmp_path / 'other.subwords')
+  from summarizer import vocab  # pylint: disable=g-import-not-at-top
+  vocab.build_vocab('news', 300, other, limit=50, progress=False)
+  assert text.vocab_size(other) <= text.vocab_size(own)
+  with pytest.raises(SummarizerError, match='not the vocabulary the model .* was trained with'):
+    checkpoint.read_model_dir(str(model_dir), vocab_file=other)
