@@ -142,3 +142,20 @@ def test_a_truncated_array_file_raises_instead_of_giving_fewer_arrays(tmp_path):
   path.write_bytes(gzip.compress(data[:len(data) * 2 // 3 + 100]))
   with pytest.raises(Exception):
     tl.np_from_file(str(path), compresslevel=2)
+
+
+def test_evaluate_init_from_and_the_api_refuse_it_too(tmp_path, capsys):
+  from summarizer import decoding, evaluate, train  # pylint: disable=g-import-not-at-top
+  model_dir = tmp_path / 'model'
+  shutil.copytree(DEFAULT_MODEL_DIR, model_dir)
+  marker = tmp_path / 'ran'
+  hostile_pickle(model_dir / 'model.pkl.gz', marker, shipped_checkpoint())
+  assert evaluate.main(['--model', str(model_dir), '--limit', '1', '--retrieval-pool', '5',
+                        '--output-dir', str(tmp_path / 'eval')]) == 2
+  assert train.main(['--init-from', str(model_dir), '--output-dir', str(tmp_path / 'run'),
+                     '--max-steps', '1', '--no-progress']) == 2
+  err = capsys.readouterr().err.splitlines()
+  assert len(err) == 2 and all('refused: it names posix.system' in line for line in err)
+  with pytest.raises(SummarizerError, match='refused'):
+    decoding.summarize('Rain fell.', str(model_dir))
+  assert not marker.exists()
