@@ -1,4 +1,4 @@
-"""Model directories: checkpoints that survive a kill, and loading them back.
+"""Model directories: reading one back, ours or the course's.
 
 A model directory we write holds ``config.json`` (the preset values and the
 data it was trained on), the vocabulary and Trax ``Loop`` checkpoint files::
@@ -13,11 +13,8 @@ Such a directory is read here too: its architecture comes from the shapes
 of its weights (``config_from_weights``), and everything downstream sees
 the same ``Config`` as for a directory with ``config.json``.
 
-Trax writes each file under a temporary name and renames it, but a kill
-between two files can still pair new weights with an old pickle. So a
-checkpoint is first written whole under another basename, then marked
-complete, then renamed into place; ``recover`` finishes or discards a save
-that a kill interrupted.
+Writing a checkpoint so that a kill cannot break it is the train command's
+job: ``summarizer.runs.saving``.
 """
 
 import dataclasses
@@ -29,16 +26,15 @@ import zlib
 
 import numpy as np
 
+from summarizer import model as model_layout
 from summarizer import text
 from summarizer._trax import fastmath, jnp, tl, trax
 from summarizer.config import (COURSE_VOCAB_FILE, COURSE_VOCAB_NAME, DEFAULT_MODEL_DIR,
-                               PRESETS, load_config, save_config)  # pylint: disable=unused-import
+                               PRESETS, load_config)
 from summarizer.errors import SummarizerError
 from summarizer.model import TransformerLM
 
 BASENAME = 'model'              # Trax Loop's checkpoint name.
-STAGED = 'model.staged'         # Where a checkpoint is written first.
-COMPLETE = 'model.staged.done'  # Marker: the staged checkpoint is whole.
 VOCAB_NAME = 'vocab.subwords'   # A model directory's copy of its vocabulary.
 
 
@@ -59,43 +55,6 @@ def has_config(directory):
 def has_checkpoint(directory):
   """Tells whether ``directory`` holds a loadable Loop checkpoint."""
   return os.path.exists(os.path.join(directory, BASENAME + '.pkl.gz'))
-
-
-def _publish(directory):
-  """Renames a complete staged checkpoint into place, then drops the marker."""
-  for staged in checkpoint_files(directory, STAGED):
-    final = os.path.join(directory, BASENAME + os.path.basename(staged)[len(STAGED):])
-    os.replace(staged, final)
-  os.remove(os.path.join(directory, COMPLETE))
-
-
-def recover(directory):
-  """Finishes a save that was marked complete, or discards a partial one."""
-  if os.path.exists(os.path.join(directory, COMPLETE)):
-    _publish(directory)
-    return
-  for partial in checkpoint_files(directory, STAGED):
-    os.remove(partial)
-  for leftover in glob.glob(os.path.join(glob.escape(directory), '*._tmp_')):
-    os.remove(leftover)
-
-
-def save_atomically(write, directory):
-  """Saves a checkpoint so that a kill at any moment leaves a loadable one.
-
-  Args:
-    write: A function of a basename that writes the checkpoint files (Trax's
-      ``Loop.save_checkpoint``).
-    directory: The model directory.
-  """
-  recover(directory)
-  write(STAGED)
-  marker = os.path.join(directory, COMPLETE)
-  with open(marker, 'w', encoding='utf-8') as f:
-    f.write('complete\n')
-    f.flush()
-    os.fsync(f.fileno())
-  _publish(directory)
 
 
 def saved_step(directory):
@@ -200,14 +159,6 @@ def course_vocab_file(model_dir):
   return beside if os.path.isfile(beside) else COURSE_VOCAB_FILE
 
 
-# A TransformerLM's weights, flattened: the embedding (V, d) and positions
-# (max_len, d); 16 arrays a block (layer norm, q, k, v and output, layer
-# norm, two dense layers, the first (d, d_ff)); a final layer norm and the
-# projection to the vocabulary.
-_BEFORE_BLOCKS, _PER_BLOCK, _AFTER_BLOCKS = 2, 16, 4
-_FIRST_FF_KERNEL = _BEFORE_BLOCKS + 12
-
-
 def config_from_weights(weights, n_heads=None, where='the checkpoint'):
   """Reads a ``TransformerLM``'s architecture off its flat weights.
 
@@ -226,9 +177,10 @@ def config_from_weights(weights, n_heads=None, where='the checkpoint'):
       does not divide the width.
   """
   shapes = [tuple(np.shape(w)) for w in weights]
-  n_blocks, extra = divmod(len(shapes) - _BEFORE_BLOCKS - _AFTER_BLOCKS, _PER_BLOCK)
+  outside_blocks = model_layout.WEIGHTS_BEFORE_BLOCKS + model_layout.WEIGHTS_AFTER_BLOCKS
+  n_blocks, extra = divmod(len(shapes) - outside_blocks, model_layout.WEIGHTS_PER_BLOCK)
   if (extra or n_blocks < 1 or len(shapes[0]) != 2 or len(shapes[1]) != 2
-      or len(shapes[_FIRST_FF_KERNEL]) != 2):
+      or len(shapes[model_layout.FIRST_FF_KERNEL]) != 2):
     raise SummarizerError(f'{where}: {len(shapes)} weight arrays of shapes that fit '
                           'no TransformerLM')
   vocab_size, d_model = shapes[0]
@@ -239,7 +191,7 @@ def config_from_weights(weights, n_heads=None, where='the checkpoint'):
                           f'model width {d_model}')
   return dataclasses.replace(
       course, vocab_size=vocab_size, d_model=d_model,
-      d_ff=shapes[_FIRST_FF_KERNEL][1], n_layers=n_blocks, n_heads=n_heads,
+      d_ff=shapes[model_layout.FIRST_FF_KERNEL][1], n_layers=n_blocks, n_heads=n_heads,
       max_len=shapes[1][0])
 
 

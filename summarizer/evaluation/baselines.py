@@ -15,9 +15,9 @@ import re
 import numpy as np
 
 from summarizer import progress
-from summarizer import sources
+from summarizer.corpus import sources
 from summarizer.errors import SummarizerError
-from summarizer.text import split_sentences
+from summarizer.corpus.sentences import split_sentences
 
 
 def lead3(article):

@@ -16,8 +16,8 @@ changes as its lever (``--copy-fraction``, ``--short-fraction``,
 import itertools
 import random
 
-from summarizer import scoring
-from summarizer.text import sentences
+from summarizer.corpus import entities
+from summarizer.corpus.sentences import sentences
 
 
 def MixCopyExamples(fraction, seed=0):  # pylint: disable=invalid-name
@@ -57,9 +57,9 @@ def MixShortExamples(fraction, keep_other=0.15, seed=0):  # pylint: disable=inva
     for article, highlights in stream:
       if fraction > 0 and rng.random() < fraction:
         # The highlights' names and numbers, as the entity scores define them.
-        keys = scoring.entities(highlights, context=article)
+        keys = entities.entities(highlights, context=article)
         spans = sentences(article)
-        facts = [any(scoring.occurs(k, s) for k in keys) for s in spans]
+        facts = [any(entities.occurs(k, s) for k in keys) for s in spans]
         if any(facts):
           article = ' '.join(s for s, fact in zip(spans, facts)
                              if fact or rng.random() < keep_other)

@@ -10,7 +10,7 @@ records them, beside those of the shipped model.
 
 import collections
 
-from summarizer import checkpoint
+from summarizer.inference import checkpoint
 from summarizer.config import DEFAULT_MODEL_DIR
 from summarizer.text import detokenize
 

@@ -20,12 +20,13 @@ The constraints, as Hugging Face's ``generate()`` names them:
 import dataclasses
 import math
 
+import jax
 from jax import lax
 from jax import numpy as jnp
 
 from summarizer.config import EOS
 from summarizer.errors import SummarizerError
-from summarizer.options import LENGTH_PENALTY
+from summarizer.inference.search import LENGTH_PENALTY
 
 # When Hugging Face's beam search stops, by default.
 EARLY_STOPPING = False
@@ -294,3 +295,19 @@ def beam_loop(step, expand, reorder, log_probs, state, num_beams, max_length,
       jnp.concatenate([finished_scores, unfinished], axis=1),
       jnp.concatenate([finished_lengths, jnp.full_like(finished_lengths, t)], axis=1), 1)
   return finished[:, 0], finished_lengths[:, 0], finished_scores[:, 0]
+
+
+def expand_rows(state, k):
+  """Copies one article's row to k rows (its beams): (1*H, C, Dh) -> (K*H, C, Dh)."""
+  return jax.tree_util.tree_map(
+      lambda s: jnp.tile(s, (k,) + (1,) * (s.ndim - 1)) if s.ndim else s, state)
+
+
+def reorder_rows(state, source):
+  """Row j of the article's new state is its row ``source[j]`` (K,)."""
+  def gather(s):
+    if not s.ndim:  # A position counter: the same for every beam.
+      return s
+    beams = s.reshape((source.shape[0], -1) + s.shape[1:])   # (K, H, C, Dh)
+    return beams[source].reshape(s.shape)                   # (K*H, C, Dh)
+  return jax.tree_util.tree_map(gather, state)

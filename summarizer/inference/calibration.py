@@ -23,9 +23,11 @@ import math
 
 import numpy as np
 
-from summarizer import decoding
 from summarizer import progress
-from summarizer import sources
+from summarizer.corpus import sources
+from summarizer.decoding import MAX_SUMMARY_TOKENS
+from summarizer.inference.articles import article_ids
+from summarizer.inference.loading import LoadedModel
 from summarizer.config import CALIBRATION_KEY, EOS, SEP, update_config
 
 # Validation articles a calibration reads (or all, if the split is smaller).
@@ -38,13 +40,13 @@ def article_perplexity(loaded, article):
   """Returns the perplexity of an article under a loaded model.
 
   The article is read as a summary would read it: cleaned, and cut to what
-  the model reads (``decoding.article_room``).
+  the model reads (``articles.article_room``).
 
   Args:
-    loaded: A ``decoding.LoadedModel``.
+    loaded: A ``LoadedModel``.
     article: The article text.
   """
-  ids, _ = decoding.article_ids(loaded, article, decoding.MAX_SUMMARY_TOKENS)
+  ids, _ = article_ids(loaded, article, MAX_SUMMARY_TOKENS)
   _, mean_nll = loaded.decoder.start(ids + [EOS, SEP], n_scored=len(ids))
   return math.exp(mean_nll)
 
@@ -75,7 +77,7 @@ def calibrate(model_dir, source='news', split='validation', limit=CALIBRATION_AR
   Returns:
     The calibration record (see the module docstring).
   """
-  loaded = decoding.LoadedModel(model_dir)
+  loaded = LoadedModel(model_dir)
   pairs = itertools.islice(sources.examples(source, split, data_dir, download=False), limit)
   pairs = progress.bar(pairs, total=limit, desc='calibrating perplexity', unit='article',
                        disable=not show_progress)
@@ -88,3 +90,12 @@ def calibrate(model_dir, source='news', split='validation', limit=CALIBRATION_AR
 def save_calibration(model_dir, calibration):
   """Writes a calibration record into a model directory's config.json."""
   update_config(model_dir, **{CALIBRATION_KEY: calibration})
+
+
+def ood_warning(perplexity, calibration):
+  """The one line that tells a user the model does not know this kind of text."""
+  return (f'perplexity {perplexity:,.1f}, where the model\'s own validation articles '
+          f'have at most {calibration["max"]:.1f} (median {calibration["p50"]:.1f}): '
+          'the text is unlike anything it was trained on, so its summary is likely '
+          "wrong. Train on your kind of text (README: 'Train on your own text') or "
+          "use the course's model (README: 'Use the course's model')")

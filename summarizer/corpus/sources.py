@@ -417,7 +417,7 @@ def _text(value):
 
 
 def _news(split, skips):
-  from summarizer import news  # pylint: disable=g-import-not-at-top
+  from summarizer.corpus import news  # pylint: disable=g-import-not-at-top
   for item in news.stories(split):
     pair = skips.check(item.article, item.highlights)
     if pair:

@@ -1,15 +1,14 @@
 """Exporting a training run as a model directory: what inference needs, calibrated.
 
-This sits above ``checkpoint``, ``decoding`` and ``calibration`` (exporting
-calibrates, calibrating decodes, decoding loads checkpoints), so none of
-them imports another in a circle.
+It sits in ``runs`` above ``inference`` (exporting calibrates, calibrating
+decodes, decoding loads checkpoints), so nothing imports in a circle.
 """
 
 import os
 import shutil
 
-from summarizer import calibration
-from summarizer import checkpoint
+from summarizer.inference import calibration
+from summarizer.inference import checkpoint
 from summarizer.config import CALIBRATION_KEY, load_config, save_config
 from summarizer.errors import SummarizerError
 
@@ -18,7 +17,7 @@ def export(run_dir, model_dir, calibration_articles=None):
   """Copies what inference needs (config, vocabulary, weights) to ``model_dir``.
 
   Optimizer slots are left behind: they triple the size and serve only
-  training. A run that was not calibrated (``summarizer.calibration``) is
+  training. A run that was not calibrated (``summarizer.inference.calibration``) is
   calibrated on the way, on ``calibration_articles`` validation articles
   (default: ``calibration.CALIBRATION_ARTICLES``).
   """

@@ -13,9 +13,11 @@ import glob
 import os
 import shutil
 
-from summarizer import checkpoint
-from summarizer import locks
 from summarizer import text
+from summarizer.corpus import vocab
+from summarizer.inference import checkpoint
+from summarizer.runs import locks
+from summarizer.runs import saving
 from summarizer.config import (COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, get_preset,
                                load_config, save_config)
 from summarizer.errors import SummarizerError
@@ -77,7 +79,6 @@ def chosen_vocab(args):
 
 def build_run_vocab(args, config, path):
   """Builds a vocabulary of the preset's size from the run's training data."""
-  from summarizer import vocab  # pylint: disable=g-import-not-at-top
   print(f'no --vocab: building a {config.vocab_size}-subword vocabulary from the '
         f'training split of {args.data} into {path}', flush=True)
   vocab.build_vocab(args.data, config.vocab_size, path, args.data_dir,
@@ -134,7 +135,7 @@ def prepare_output_dir(args, config):
   if os.path.exists(out) and not os.path.isdir(out):
     raise SummarizerError(f'--output-dir {out}: exists and is not a directory')
   os.makedirs(out, exist_ok=True)
-  checkpoint.recover(out)
+  saving.recover(out)
   if args.overwrite_output_dir:
     for path in own_files(out):
       if os.path.isdir(path):
