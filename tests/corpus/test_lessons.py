@@ -1,13 +1,15 @@
 """Lessons: copy, short and long examples for training."""
 
-from summarizer import lessons, scoring, text
+from summarizer.corpus import entities
+from summarizer.corpus import lessons
+from summarizer.corpus import sentences
 
 
 def test_copy_lessons_copy_article_sentences():
   article = 'First sentence is here today. Second one follows after it. Third.'
   mixed = list(lessons.MixCopyExamples(1.0, seed=1)(iter([(article, 'x')] * 5)))
   for _, highlights in mixed:
-    assert all(line in text.sentences(article) for line in highlights.split('\n'))
+    assert all(line in sentences.sentences(article) for line in highlights.split('\n'))
 
 
 def test_short_lessons_keep_the_sentences_with_the_highlights_facts():
@@ -19,7 +21,7 @@ def test_short_lessons_keep_the_sentences_with_the_highlights_facts():
                    'issued a warning.')
   assert kept == highlights
   # 'The' is capitalised in the highlights but no name: the article has 'the'.
-  assert scoring.entities('The agency: 12,500 homes.', context=article) == {'12,500'}
+  assert entities.entities('The agency: 12,500 homes.', context=article) == {'12,500'}
   untouched = list(lessons.MixShortExamples(0.0)(iter([(article, highlights)])))
   assert untouched == [(article, highlights)]
 

@@ -1,5 +1,6 @@
 """`python -m summarizer`: output forms, and one-line errors for bad input."""
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -9,8 +10,8 @@ import textwrap
 import pytest
 
 from summarizer.__main__ import main
+
 from conftest import SMALL_CONFIG, write_model_dir
-import dataclasses
 
 ARTICLE = 'The mayor of the city opened a new library on Friday, officials said.'
 

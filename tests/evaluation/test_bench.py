@@ -2,7 +2,8 @@
 
 import pytest
 
-from summarizer import bench
+from summarizer import bench as bench_command
+from summarizer.evaluation import bench
 
 
 def test_decode_benchmark_checks_identical_output(random_model_dir):
@@ -20,7 +21,7 @@ def test_table_states_each_goal():
 
 def test_unknown_section_is_one_line(capsys):
   with pytest.raises(SystemExit) as exited:
-    bench.main(['--only', 'import,warp'])
+    bench_command.main(['--only', 'import,warp'])
   assert exited.value.code == 2
   assert capsys.readouterr().err == ('error: unknown section(s) warp; choose from '
                                      'import, train, decode, data, cli, batch, beam (see --help)\n')

@@ -5,8 +5,14 @@ import json
 
 import pytest
 
-from summarizer import __main__ as command, config as config_module, decoding, train, undertrained
+from summarizer import __main__
+from summarizer import config as config_module
 from summarizer.config import DEFAULT_MODEL_DIR
+from summarizer.inference import api
+from summarizer.inference import undertrained
+from summarizer.runs import args as run_args
+from summarizer.runs import loop as run_loop
+
 from conftest import SMALL_CONFIG
 
 SAMPLE = 'data/samples/sport.txt'
@@ -29,7 +35,7 @@ def test_steps_come_from_the_lineage(tmp_path):
 
 def test_the_shipped_model_is_not_flagged():
   with open(SAMPLE, encoding='utf-8') as f:
-    assert decoding.summarize_details(f.read())['undertrained'] is None
+    assert api.summarize_details(f.read())['undertrained'] is None
 
 
 def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, monkeypatch, capsys):
@@ -37,7 +43,7 @@ def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, monk
       SMALL_CONFIG, preset='micro', max_len=256, max_joint_length=256, truncate=True,
       boundaries=(256,), batch_sizes=(2, 1)))
   out = tmp_path / 'run'
-  train.train(train.TrainArgs(preset='micro', max_steps=10, eval_steps=10, save_steps=10,
+  run_loop.train(run_args.TrainArgs(preset='micro', max_steps=10, eval_steps=10, save_steps=10,
                               eval_batches=2, output_dir=str(out), progress=False,
                               calibration_articles=0))
   lines = capsys.readouterr().out.splitlines()
@@ -49,13 +55,13 @@ def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, monk
 
   # Ten steps in, this model ends its summary at once; made to write 64 tokens
   # (--min-length), it writes one token over and over. Each gets its warning.
-  assert command.main([SAMPLE, '--model', str(out)]) == 0
+  assert __main__.main([SAMPLE, '--model', str(out)]) == 0
   captured = capsys.readouterr()
   assert captured.out == '\n'
   assert [line for line in captured.err.splitlines() if 'undertrained' in line] == [
       'warning: the summary is empty: the model is likely undertrained (trained 10 steps; '
       'the shipped model: 14,925); train it longer (--resume with a higher --max-steps)']
-  assert command.main([SAMPLE, '--model', str(out), '--min-length', '64']) == 0
+  assert __main__.main([SAMPLE, '--model', str(out), '--min-length', '64']) == 0
   captured = capsys.readouterr()
   warnings = [line for line in captured.err.splitlines() if 'undertrained' in line]
   assert len(warnings) == 1
@@ -63,6 +69,6 @@ def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, monk
   assert warnings[0].endswith(' of 64 tokens): the model is likely undertrained (trained 10 '
                               'steps; the shipped model: 14,925); train it longer (--resume '
                               'with a higher --max-steps)')
-  with open(SAMPLE, encoding='utf-8') as f, pytest.warns(decoding.ArticleCutWarning):
-    details = decoding.summarize_details(f.read(), str(out), min_length=64)
+  with open(SAMPLE, encoding='utf-8') as f, pytest.warns(api.ArticleCutWarning):
+    details = api.summarize_details(f.read(), str(out), min_length=64)
   assert details['undertrained'] == warnings[0][len('warning: '):]

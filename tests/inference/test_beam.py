@@ -6,10 +6,14 @@ import json
 import numpy as np
 import pytest
 
-from summarizer import beam, checkpoint, decoding
 from summarizer._trax import tl, trax
 from summarizer.config import EOS
 from summarizer.errors import SummarizerError
+from summarizer.inference import api
+from summarizer.inference import beam
+from summarizer.inference import checkpoint
+from summarizer.inference import fast_decoder
+from summarizer.inference import summaries
 from summarizer.model import TransformerLM
 
 TINY = dict(vocab_size=4, d_model=8, d_ff=16, n_layers=1, n_heads=2, dropout=0.0,
@@ -28,7 +32,7 @@ def tiny():
   checkpoint.set_weights(model, weights)
   predict = TransformerLM(**TINY, mode='predict')
   checkpoint.set_weights(predict, weights)
-  return model, decoding.FastDecoder(predict, TINY['max_len'])
+  return model, fast_decoder.FastDecoder(predict, TINY['max_len'])
 
 
 def exhaustive(model, prefix, max_length, search):
@@ -159,7 +163,7 @@ def test_repeated_ngram_bans_mark_what_would_repeat():
 ])
 def test_bad_search_settings_are_named(random_model_dir, kwargs, fragment):
   with pytest.raises(SummarizerError, match=fragment):
-    decoding.summarize('Heavy rain closed the road.', random_model_dir, max_length=8,
+    api.summarize('Heavy rain closed the road.', random_model_dir, max_length=8,
                        **kwargs)
 
 
@@ -174,11 +178,11 @@ ARTICLES = [
 
 @pytest.mark.parametrize('search', [beam.Search(), beam.Search(3, 2.0, 2, 4)], ids=str)
 def test_a_batch_gives_each_article_its_summary_alone(random_model_dir, search):
-  alone = [decoding.summarize_tokens(article, random_model_dir, 10, search=search,
+  alone = [summaries.summarize_tokens(article, random_model_dir, 10, search=search,
                                      stream=False) for article in ARTICLES]
   alone_ids = [list(run) for run in alone]
   batches = []
-  batched = decoding.summarize_many(ARTICLES, random_model_dir, 10, search=search,
+  batched = summaries.summarize_many(ARTICLES, random_model_dir, 10, search=search,
                                     batch_size=4, on_batch=batches.append)
   assert batches == [4, 1]
   assert [list(run) for run in batched] == alone_ids
@@ -186,26 +190,26 @@ def test_a_batch_gives_each_article_its_summary_alone(random_model_dir, search):
   for one, many in zip(alone, batched):
     assert many.article_perplexity == pytest.approx(one.article_perplexity, rel=1e-5)
   if search.num_beams == 1:  # And the same as one token a call.
-    assert alone_ids == [list(decoding.summarize_tokens(a, random_model_dir, 10))
+    assert alone_ids == [list(summaries.summarize_tokens(a, random_model_dir, 10))
                          for a in ARTICLES]
 
 
 def test_beam_search_on_the_course_checkpoint(course_model_dir):
   from conftest import COURSE_SHAPED  # pylint: disable=import-outside-toplevel
   article = 'It was a sunny day when I went to the market to buy some flowers.'
-  greedy = list(decoding.summarize_tokens(article, course_model_dir, 12))
-  one_beam = decoding.summarize_tokens(article, course_model_dir, 12,
+  greedy = list(summaries.summarize_tokens(article, course_model_dir, 12))
+  one_beam = summaries.summarize_tokens(article, course_model_dir, 12,
                                        search=beam.Search(1, 0.0), stream=False)
   assert list(one_beam) == greedy
   search = beam.Search(4, 2.0, no_repeat_ngram_size=2, min_length=10)
-  runs = decoding.summarize_many([article, article + ' But only roses.'],
+  runs = summaries.summarize_many([article, article + ' But only roses.'],
                                  course_model_dir, 12, search=search)
   for run in runs:
     ids = run.details() and run.ids
     assert len(ids) >= 10 and max(ids) < COURSE_SHAPED['vocab_size']
     bigrams = list(zip(ids, ids[1:]))
     assert len(set(bigrams)) == len(bigrams)
-  assert runs[0].ids == list(decoding.summarize_tokens(article, course_model_dir, 12,
+  assert runs[0].ids == list(summaries.summarize_tokens(article, course_model_dir, 12,
                                                        search=search))
 
 
@@ -220,7 +224,7 @@ def test_command_line_search_options(random_model_dir, tmp_path, capsys):
              '--json']
   assert main([*map(str, paths), *options, '--batch-size', '2']) == 0
   together = json.loads(capsys.readouterr().out)
-  expected = [decoding.summarize(article, random_model_dir, 8, num_beams=3,
+  expected = [api.summarize(article, random_model_dir, 8, num_beams=3,
                                  length_penalty=2.0, no_repeat_ngram_size=2, min_length=3)
               for article in ARTICLES[:3]]
   assert [result['summary_text'] for result in together] == expected
@@ -242,7 +246,7 @@ def test_bad_search_options_are_one_line(argv, fragment, capsys):
 
 
 def test_evaluate_records_its_search(random_model_dir, tmp_path):
-  from summarizer import evaluate  # pylint: disable=import-outside-toplevel
+  from summarizer.evaluation import evaluate  # pylint: disable=import-outside-toplevel
   results = evaluate.evaluate(random_model_dir, limit=3, max_length=6, retrieval_pool=5,
                               output_dir=str(tmp_path), batch_size=2,
                               search=beam.Search(2, 2.0, 3, 1))
@@ -263,8 +267,8 @@ def test_evaluate_records_its_search(random_model_dir, tmp_path):
     (['--batch-size', '0'], '--batch-size: must be at least 1'),
 ])
 def test_bad_evaluate_search_options_are_one_line(argv, fragment, capsys):
-  from summarizer import evaluate  # pylint: disable=import-outside-toplevel
+  from summarizer import evaluate as evaluate_command  # pylint: disable=import-outside-toplevel
   with pytest.raises(SystemExit) as exited:
-    evaluate.main(argv)
+    evaluate_command.main(argv)
   err = capsys.readouterr().err
   assert exited.value.code == 2 and err.count('\n') == 1 and fragment in err, err

@@ -8,13 +8,14 @@ import textwrap
 
 import pytest
 
-from summarizer import locks, train
+from summarizer import train as train_command
 from summarizer.errors import SummarizerError
+from summarizer.runs import locks
 
 # A second process that holds the lock of a directory until its standard input closes.
 HOLDER = textwrap.dedent('''
     import sys
-    from summarizer import locks
+    from summarizer.runs import locks
     with locks.locked(sys.argv[1]):
       print('held', flush=True)
       sys.stdin.read()
@@ -85,7 +86,7 @@ def test_training_stops_at_once_in_a_directory_in_use(tmp_path, capsys, flags):
   (out / 'mine.txt').write_text('mine')
   holder = hold(out)
   try:
-    status = train.main(['--output-dir', str(out), *QUICK, *flags])
+    status = train_command.main(['--output-dir', str(out), *QUICK, *flags])
   finally:
     release(holder)
   assert status == 2
@@ -98,7 +99,7 @@ def test_training_stops_at_once_when_its_export_directory_is_in_use(tmp_path, ca
   model = tmp_path / 'model'
   holder = hold(model)
   try:
-    status = train.main(['--output-dir', str(tmp_path / 'run'), *QUICK,
+    status = train_command.main(['--output-dir', str(tmp_path / 'run'), *QUICK,
                          '--export-to', str(model)])
   finally:
     release(holder)

@@ -8,12 +8,17 @@ import shutil
 import numpy as np
 import pytest
 
-from summarizer import checkpoint, decoding, evaluate
+from summarizer import decoding
 from summarizer.__main__ import main as summarize_main
 from summarizer._trax import trax
 from summarizer.config import COURSE_VOCAB_FILE, PRESETS
 from summarizer.errors import SummarizerError
+from summarizer.evaluation import evaluate
+from summarizer.inference import checkpoint
+from summarizer.inference import loading
+from summarizer.inference import summaries
 from summarizer.model import TransformerLM
+
 from conftest import COURSE_SHAPED, write_course_dir
 
 ARTICLE = ('It was a sunny day when I went to the market to buy some flowers. '
@@ -29,7 +34,7 @@ def course_loaded(model_dir):
 
 
 def test_architecture_and_vocabulary_come_from_the_files(course_model_dir):
-  loaded = decoding.load(course_model_dir)
+  loaded = loading.load(course_model_dir)
   expected = {k: v for k, v in COURSE_SHAPED.items()}
   assert {k: getattr(loaded.config, k) for k in expected} == expected
   assert loaded.config.dropout == PRESETS['course'].dropout
@@ -52,7 +57,7 @@ def test_summaries_are_the_courses_greedy_summary(course_model_dir, method):
   prefix = text.tokenize(ARTICLE, COURSE_VOCAB_FILE) + [0]  # The course's start.
   course = list(decoding.greedy_tokens(prefix, course_loaded(course_model_dir), 12))
   course = course[:course.index(1)] if 1 in course else course
-  ours = list(decoding.summarize_tokens(ARTICLE, course_model_dir, 12, method))
+  ours = list(summaries.summarize_tokens(ARTICLE, course_model_dir, 12, method))
   assert ours == course and len(course) > 3
 
 
@@ -71,7 +76,7 @@ def test_n_heads_must_divide_the_width(course_model_dir, capsys):
                          '--n-heads', '5']) == 2
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and '--n-heads 5 does not divide the model width 32' in err
-  loaded = decoding.load(course_model_dir, None, 4)  # 4 divides 32: another model.
+  loaded = loading.load(course_model_dir, None, 4)  # 4 divides 32: another model.
   assert loaded.config.n_heads == 4
 
 

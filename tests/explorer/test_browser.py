@@ -6,10 +6,13 @@ import time
 import numpy as np
 import pytest
 
-from summarizer import browser, explorer
 from summarizer.errors import SummarizerError
+from summarizer.explorer import browser
+from summarizer.explorer import page as page_module
+from summarizer.explorer import pictures
+from summarizer.explorer.explanation import explain
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUSINESS = os.path.join(ROOT, 'data', 'samples', 'business.txt')
 
 try:
@@ -32,7 +35,7 @@ return Array.from(document.querySelectorAll('#article span')).map(function (span
 @pytest.fixture(scope='module')
 def page(tmp_path_factory):
   with open(BUSINESS, encoding='utf-8') as f:
-    explanation = explorer.explain(f.read())
+    explanation = explain(f.read())
   path = tmp_path_factory.mktemp('page') / 'business.html'
   explanation.save(path)
   with browser.Chromium(width=1280, height=900, offline=True) as chrome:
@@ -55,7 +58,7 @@ def test_pointing_at_a_name_shades_the_words_explain_traced(page, tmp_path):
     top, shades = _most_shaded(chrome)
     shaded.append(top)
     assert top == int(np.argmax(explanation.view(-1)[token]))  # The page's default view.
-    assert np.count_nonzero(shades) <= explorer.TOP_K
+    assert np.count_nonzero(shades) <= page_module.TOP_K
   assert sorted(set(shaded)) == fact.attended
   words = chrome.run('return arguments[0].map(function (i) {'
                      '  return document.querySelectorAll("#article span")[i].textContent; });',
@@ -103,14 +106,14 @@ def test_a_click_pins_the_token_after_the_pointer_leaves(page):
   view = int(chrome.run('return document.getElementById("view").value'))
   assert chrome.run('return document.querySelector("#summary span.pinned").dataset.i') == str(token)
   top, _ = _most_shaded(chrome)
-  grid = dict(explorer.views(explanation))[explorer.views(explanation)[view][0]]
+  grid = dict(page_module.views(explanation))[page_module.views(explanation)[view][0]]
   assert top == int(np.argmax(grid[token]))
 
 
 def test_picture_is_a_screenshot_of_the_page_with_a_made_up_name_pointed_at(tmp_path):
   from PIL import Image  # pylint: disable=g-import-not-at-top
   with open(BUSINESS, encoding='utf-8') as f:
-    explanation = explorer.picture(f.read(), tmp_path / 'page.png', width=900, height=600)
+    explanation = pictures.picture(f.read(), tmp_path / 'page.png', width=900, height=600)
   with Image.open(tmp_path / 'page.png') as image:
     assert image.size == (900, 600)
     pixels = np.asarray(image.convert('RGB'), np.int32)
@@ -122,9 +125,9 @@ def test_picture_is_a_screenshot_of_the_page_with_a_made_up_name_pointed_at(tmp_
 
 def test_measure_page_reports_size_and_times(tmp_path):
   with open(BUSINESS, encoding='utf-8') as f:
-    explanation = explorer.explain(f.read())
+    explanation = explain(f.read())
   explanation.save(tmp_path / 'page.html')
-  result = explorer.measure_page(tmp_path / 'page.html', loads=2)
+  result = pictures.measure_page(tmp_path / 'page.html', loads=2)
   assert result['bytes'] == os.path.getsize(tmp_path / 'page.html')
   assert result['article_spans'] == len(explanation.article_pieces)
   assert result['summary_spans'] == len(explanation.summary_pieces)

@@ -7,10 +7,12 @@ import jax
 import numpy as np
 import pytest
 
-from summarizer import checkpoint, decoding
 from summarizer._trax import tl, trax
 from summarizer.errors import SummarizerError
+from summarizer.inference import checkpoint
+from summarizer.inference import loading
 from summarizer.model import TransformerLM
+
 from conftest import SMALL_CONFIG, write_model_dir
 
 
@@ -82,8 +84,8 @@ def test_missing_weights_file_is_named(tmp_path):
 
 
 def test_a_model_directory_is_loaded_once(random_model_dir):
-  assert decoding.load(random_model_dir) is decoding.load(random_model_dir, None)
-  assert decoding.load(random_model_dir) is decoding.load(model_dir=random_model_dir)
+  assert loading.load(random_model_dir) is loading.load(random_model_dir, None)
+  assert loading.load(random_model_dir) is loading.load(model_dir=random_model_dir)
 
 
 @pytest.mark.parametrize('mode', ['train', 'eval', 'predict'])

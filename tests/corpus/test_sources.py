@@ -15,7 +15,7 @@ import urllib.parse
 
 import pytest
 
-from summarizer import sources
+from summarizer.corpus import sources
 from summarizer.errors import SummarizerError
 
 STORY = """Rain closed the coast road on Monday

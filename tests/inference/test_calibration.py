@@ -8,25 +8,32 @@ import warnings
 import numpy as np
 import pytest
 
-from summarizer import calibration, checkpoint, decoding, news, text
+from summarizer import config as config_module
+from summarizer import text
 from summarizer.__main__ import main
 from summarizer.config import EOS, SEP
+from summarizer.corpus import news
 from summarizer.errors import SummarizerError
+from summarizer.inference import api
+from summarizer.inference import calibration
+from summarizer.inference import loading
+from summarizer.inference import summaries
+
 from conftest import write_model_dir
 
 # Real-world English written for these tests: nothing like the generated news.
-REAL_TEXTS = sorted(glob.glob(os.path.join(os.path.dirname(__file__), 'texts', '*.txt')))
+REAL_TEXTS = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(__file__)), 'texts', '*.txt')))
 
 
 def test_perplexity_is_that_of_the_article_tokens_under_the_eval_model(random_model_dir):
-  loaded = decoding.load(random_model_dir)
+  loaded = loading.load(random_model_dir)
   article = 'The council voted 7 to 2 to build a new bridge over the river.'
   ids = text.tokenize(article, loaded.vocab_file)[:-1]
   joint = np.array([ids + [EOS, SEP]], np.int32)               # (1, L)
   log_probs = np.asarray(loaded.model(joint))[0]               # (L, V); shifted inside
   expected = np.exp(-np.mean([log_probs[i, t] for i, t in enumerate(ids)]))
   assert calibration.article_perplexity(loaded, article) == pytest.approx(expected, rel=1e-4)
-  run = decoding.summarize_tokens(article, random_model_dir, 3)
+  run = summaries.summarize_tokens(article, random_model_dir, 3)
   assert run.article_perplexity is None  # Known once the model has read it.
   list(run)
   assert run.article_perplexity == pytest.approx(expected, rel=1e-4)
@@ -42,7 +49,7 @@ def test_a_calibrated_model_judges_articles(tmp_path):
   model_dir = write_model_dir(tmp_path / 'model')
   record = calibration.calibrate(model_dir, 'news', limit=4)
   assert record['n'] == 4 and record['split'] == 'validation'
-  perplexities = [calibration.article_perplexity(decoding.LoadedModel(model_dir), s.article)
+  perplexities = [calibration.article_perplexity(loading.LoadedModel(model_dir), s.article)
                   for s in news.stories('validation', 4)]
   assert record['max'] == pytest.approx(max(perplexities), abs=1e-3)
   calibration.save_calibration(model_dir, record)
@@ -51,14 +58,14 @@ def test_a_calibrated_model_judges_articles(tmp_path):
   # Judged against the threshold the record holds.
   record['threshold'] = 0.0
   calibration.save_calibration(model_dir, record)
-  details = decoding.LoadedModel(model_dir)
-  run = decoding.SummaryRun(details, 'Heavy rain closed the coast road.', 2)
+  details = loading.LoadedModel(model_dir)
+  run = summaries.SummaryRun(details, 'Heavy rain closed the coast road.', 2)
   list(run)
   assert run.out_of_domain is True
 
 
 def test_shipped_model_flags_real_text_not_its_own_news():
-  loaded = decoding.load()
+  loaded = loading.load()
   assert loaded.calibration and loaded.calibration['n'] == 500
   assert len(REAL_TEXTS) >= 4
   for path in REAL_TEXTS:
@@ -72,7 +79,7 @@ def test_shipped_model_flags_real_text_not_its_own_news():
 
 
 def test_command_warns_once_per_unknown_text_and_prints_every_summary(capsys, tmp_path):
-  sample = os.path.join(checkpoint.DEFAULT_MODEL_DIR, '..', 'samples', 'sport.txt')
+  sample = os.path.join(config_module.DEFAULT_MODEL_DIR, '..', 'samples', 'sport.txt')
   status = main([sample, REAL_TEXTS[0], '--json', '--max-length', '8'])
   out, err = capsys.readouterr()
   assert status == 0
@@ -106,12 +113,12 @@ def test_a_model_without_calibration_says_null(random_model_dir, capsys):
 
 def test_articles_are_cut_at_the_longest_the_model_trained_on(tmp_path, capsys):
   model_dir = write_model_dir(tmp_path / 'model')
-  config, values = checkpoint.load_config(model_dir)
+  config, values = config_module.load_config(model_dir)
   extra = {k: v for k, v in values.items() if k not in config.to_dict()}
-  checkpoint.save_config(config, model_dir, max_article_tokens=20, **extra)
+  config_module.save_config(config, model_dir, max_article_tokens=20, **extra)
   article = news.story('test', 0).article
-  with pytest.warns(decoding.ArticleCutWarning, match='first 20 of'):
-    details = decoding.summarize_details(article, model_dir, max_length=3)
+  with pytest.warns(api.ArticleCutWarning, match='first 20 of'):
+    details = api.summarize_details(article, model_dir, max_length=3)
   assert details['kept_tokens'] == 20 and details['article_tokens'] > 100
   assert main(['--text', article, '--model', model_dir, '--max-length', '3']) == 0
   err = capsys.readouterr().err
@@ -122,8 +129,8 @@ def test_summarize_is_unchanged_and_quiet_on_articles_that_fit(random_model_dir)
   article = 'Heavy rain closed the coast road on Monday, officials said.'
   with warnings.catch_warnings():
     warnings.simplefilter('error')
-    summary = decoding.summarize(article, random_model_dir, max_length=5)
-    details = decoding.summarize_details(article, random_model_dir, max_length=5)
+    summary = api.summarize(article, random_model_dir, max_length=5)
+    details = api.summarize_details(article, random_model_dir, max_length=5)
   assert isinstance(summary, str) and details['summary_text'] == summary
   assert details['kept_tokens'] == details['article_tokens']
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from summarizer import baselines
 from summarizer.errors import SummarizerError
+from summarizer.evaluation import baselines
 
 
 def test_lead3_is_the_first_three_sentences_one_a_line():

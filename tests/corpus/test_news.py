@@ -7,13 +7,13 @@ import sys
 
 import pytest
 
-from summarizer import news
+from summarizer.corpus import news
 
 
 def test_same_story_every_time_and_in_a_fresh_process():
   story = news.story('train', 123)
   assert story == news.story('train', 123)
-  code = ('from summarizer import news; s = news.story("train", 123); '
+  code = ('from summarizer.corpus import news; s = news.story("train", 123); '
           'print(repr(s.article + s.highlights))')
   fresh = subprocess.run([sys.executable, '-c', code], capture_output=True,
                          text=True, check=True).stdout.strip()
