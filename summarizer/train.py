@@ -91,6 +91,12 @@ def parse_args(argv=None):
                  help='validation articles whose perplexity calibrates the '
                       "model's out-of-domain warning (default: %(default)s; 0: none)")
   ns = p.parse_args(argv)
+  _check_numbers(p, ns)
+  return TrainArgs(**vars(ns))
+
+
+def _check_numbers(p, ns):
+  """Refuses counts and fractions out of range, as argparse refuses a bad flag."""
   if ns.calibration_articles < 0:
     p.error('--calibration-articles must not be negative')
   for name in ('max_steps', 'eval_steps', 'save_steps', 'eval_batches'):
@@ -99,7 +105,6 @@ def parse_args(argv=None):
   for name in ('copy_fraction', 'short_fraction', 'long_fraction'):
     if not 0 <= getattr(ns, name) <= 1:
       p.error(f'--{name.replace("_", "-")} must be between 0 and 1')
-  return TrainArgs(**vars(ns))
 
 
 def main(argv=None):

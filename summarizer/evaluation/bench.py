@@ -431,8 +431,12 @@ def table(results):
                  f'{_fraction(r["entity_precision"])} R {_fraction(r["entity_recall"])}, '
                  f'{r["mean_words"]} words', f'{100 * r["trigram_repeats"]:.1f}%',
                  'repeat a trigram'))
-  header = ('measure', 'measured', 'ratio', 'goal')
-  widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(4)]
+  return _markdown(('measure', 'measured', 'ratio', 'goal'), rows)
+
+
+def _markdown(header, rows):
+  """A Markdown table, its columns aligned."""
+  widths = [max(len(str(row[i])) for row in rows + [header]) for i in range(len(header))]
   lines = ['| ' + ' | '.join(str(c).ljust(w) for c, w in zip(header, widths)) + ' |',
            '|' + '|'.join('-' * (w + 2) for w in widths) + '|']
   lines += ['| ' + ' | '.join(str(c).ljust(w) for c, w in zip(row, widths)) + ' |'

@@ -51,7 +51,11 @@ def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
                                    batch_size, n_heads=n_heads, on_batch=bar.update)
   finally:
     bar.close()
-  return [run.details()['summary_text'] for run in runs], sum(run.cut for run in runs)
+  cut = sum(run.cut for run in runs)
+  if cut and show_progress:
+    print(f'note: {cut} of {len(articles)} articles were cut to fit the '
+          'model\'s context', file=sys.stderr)
+  return [run.details()['summary_text'] for run in runs], cut
 
 
 def scored_pairs(source='news', split='test', limit=None, data_dir=None, download=True,
@@ -80,13 +84,20 @@ def scored_pairs(source='news', split='test', limit=None, data_dir=None, downloa
   return pairs
 
 
-def _check_settings(limit, max_length, method, retrieval_pool, batch_size=1):
+def _check_settings(limit, max_length, method, retrieval_pool, batch_size=1, search=None,
+                    output_dir=None, overwrite_output_dir=False):
+  """Refuses bad settings; returns the search (default: greedy), checked."""
   for name, value in (('limit', limit), ('max_length', max_length),
                       ('retrieval_pool', retrieval_pool), ('batch_size', batch_size)):
     if value is not None and value < 1:
       raise SummarizerError(f'{name.replace("_", "-")} must be at least 1, not {value}')
   if method not in METHODS:
     raise SummarizerError(f"unknown method {method!r}; choose 'fast' or 'greedy'")
+  search = search or beam.Search()
+  search.check(max_length)
+  if output_dir:
+    check_output_dir(output_dir, overwrite_output_dir)
+  return search
 
 
 def check_output_dir(output_dir, overwrite_output_dir=False):
@@ -112,65 +123,47 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
 
   Args:
     model_dir: A model directory; default: the shipped model.
-    source: A data source string (see ``summarizer.sources``).
+    source: A data source string (see ``summarizer.corpus.sources``).
     split: The split to score ('test', 'validation', ...).
     limit: Score only the first ``limit`` articles.
     max_length: Most summary tokens.
     method: 'fast' or 'greedy' (same summaries; greedy is the course's slow loop).
     data_dir: TFDS data directory (``tfds:`` sources).
     retrieval_pool: Training articles the retrieval baseline indexes.
-    output_dir: If given, where ``eval_results.json`` and
-      ``generated_predictions.txt`` are written. One that holds them from an
-      earlier evaluation is refused unless ``overwrite_output_dir``.
+    output_dir: If given, where ``RESULTS_FILE`` and ``PREDICTIONS_FILE`` go;
+      one holding an earlier evaluation's is refused unless ``overwrite_output_dir``.
     show_progress: Show progress bars (and notes) on standard error.
     facts_only: Score short texts: each article cut down to the sentences
       that name something its highlights name (``lessons.MixShortExamples``).
     join: Score long texts: each article made of this many consecutive
       stories (``lessons.join_stories``); ``limit`` counts joined articles.
-    download: Whether a ``tfds:`` dataset missing from ``data_dir`` may be
-      downloaded.
+    download: Whether a missing ``tfds:`` dataset may be downloaded.
     n_heads: Attention heads of a checkpoint without config.json.
     search: A ``beam.Search``: beams and constraints (default: greedy).
     batch_size: Articles decoded side by side (the same summaries).
-    overwrite_output_dir: Replace an earlier evaluation's results in
-      ``output_dir`` (they are kept until the new ones are written).
+    overwrite_output_dir: Replace an earlier evaluation's results (kept until
+      the new ones are written).
 
   Returns:
-    {'model': {...}, 'lead3': {...}, 'retrieval': {...}, 'n': N}, each
-    system with the five ``METRICS`` rounded to 4 decimals (None where
-    undefined).
+    {'model': {...}, 'lead3': {...}, 'retrieval': {...}, 'n': N}: each system's
+    five ``METRICS``, rounded to 4 decimals (None where undefined).
 
   Raises:
-    SummarizerError: bad settings, an unknown source or split, a missing
-      model directory, an unwritable output directory, or one with an
-      earlier evaluation.
+    SummarizerError: bad settings, an unknown source or split, a missing model
+      directory, an output directory unwritable or with an earlier evaluation.
   """
-  _check_settings(limit, max_length, method, retrieval_pool, batch_size)
-  search = search or beam.Search()
-  search.check(max_length)
-  if output_dir:
-    check_output_dir(output_dir, overwrite_output_dir)
+  search = _check_settings(limit, max_length, method, retrieval_pool, batch_size, search,
+                           output_dir, overwrite_output_dir)
   split = sources.canonical_split(split)
   pairs = scored_pairs(source, split, limit, data_dir, download, join, facts_only)
-  articles = [article for article, _ in pairs]
-  references = [highlights for _, highlights in pairs]
+  articles, references = [a for a, _ in pairs], [h for _, h in pairs]
   loading.load(model_dir, None, n_heads)  # A missing model fails before the indexing.
   retriever = baselines.build_retriever(source, data_dir, retrieval_pool, show_progress)
   start = time.monotonic()
   predictions, cut = summarize_articles(articles, model_dir, max_length, method,
                                         show_progress, n_heads, search, batch_size)
   seconds = time.monotonic() - start
-  if cut and show_progress:
-    print(f'note: {cut} of {len(articles)} articles were cut to fit the '
-          'model\'s context', file=sys.stderr)
-  systems = {
-      'model': predictions,
-      'lead3': [baselines.lead3(article) for article in articles],
-      'retrieval': [retriever.nearest_highlights(article) for article in articles],
-  }
-  results = {name: _rounded(scoring.score_system(texts, articles, references))
-             for name, texts in systems.items()}
-  results['n'] = len(pairs)
+  results = dict(_scores(articles, references, predictions, retriever), n=len(pairs))
   if output_dir:
     settings = dict(limit=limit, max_length=max_length, method=method,
                     facts_only=facts_only, join=join,
@@ -182,6 +175,16 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
                   data=source, split=split)
   return results
 
+
+def _scores(articles, references, predictions, retriever):
+  """The model's scores and the two baselines', by system."""
+  systems = {
+      'model': predictions,
+      'lead3': [baselines.lead3(article) for article in articles],
+      'retrieval': [retriever.nearest_highlights(article) for article in articles],
+  }
+  return {name: _rounded(scoring.score_system(texts, articles, references))
+          for name, texts in systems.items()}
 
 def _rounded(scores):
   return {k: None if v is None else round(v, 4) for k, v in scores.items()}

@@ -17,7 +17,9 @@ The constraints, as Hugging Face's ``generate()`` names them:
   Above 0 favours longer summaries; 0 ranks by log-probability alone.
 """
 
+import collections
 import dataclasses
+import functools
 import math
 
 import jax
@@ -228,8 +230,49 @@ def beam_loop(step, expand, reorder, log_probs, state, num_beams, max_length,
     each article (its EOS included if it ended) and its normalised score.
   """
   batch, vocab_size = log_probs.shape
-  k, rows = num_beams, batch * num_beams
-  state = expand(state, k)
+  beams = _Beams(batch, num_beams, vocab_size, max_length, length_penalty, min_length,
+                 no_repeat_ngram_size, early_stopping)
+  carry = _start(beams, expand(state, num_beams), log_probs)
+  carry = lax.while_loop(
+      lambda carry: (carry[0] < max_length) & ~jnp.all(carry[6]),
+      functools.partial(_advance, beams, step, reorder), carry)
+  (t, alive, alive_scores, finished, finished_scores, finished_lengths, done, _,
+   _) = carry
+  # Beams still running at max_length end there, if they beat what finished.
+  unfinished = jnp.where(done[:, None], -jnp.inf,
+                         _normalised(alive_scores, t, length_penalty))
+  finished, finished_scores, finished_lengths = _keep_best(
+      jnp.concatenate([finished, alive], axis=1),
+      jnp.concatenate([finished_scores, unfinished], axis=1),
+      jnp.concatenate([finished_lengths, jnp.full_like(finished_lengths, t)], axis=1), 1)
+  return finished[:, 0], finished_lengths[:, 0], finished_scores[:, 0]
+
+
+class _Beams(collections.namedtuple('_Beams', 'batch k vocab_size max_length length_penalty '
+                                    'min_length no_repeat_ngram_size early_stopping')):
+  """The static settings of one ``beam_loop``: B articles of K beams each."""
+
+  @property
+  def rows(self):
+    return self.batch * self.k
+
+  def bound_length(self, t):
+    """The length at which a running beam's best possible score is ranked."""
+    if self.early_stopping is False:  # Hugging Face's guess: ranked at its length now.
+      return t + 1
+    if self.length_penalty > 0:  # The best a running beam can do: end as long as allowed.
+      return self.max_length
+    return t + 2                 # ... end as soon as possible, one token on.
+
+
+def _start(beams, state, log_probs):
+  """The loop's first carry: each article's one row copied to K, only the first live.
+
+  The carry is (t, alive (B, K, T), alive_scores (B, K), finished (B, K, T),
+  finished_scores (B, K), finished_lengths (B, K), done (B,), log_probs
+  (R, V), state).
+  """
+  batch, k, max_length = beams.batch, beams.k, beams.max_length
   log_probs = jnp.repeat(log_probs, k, axis=0)                 # (R, V), row b*K+j
   # Only the first copy starts live: the others would repeat its extensions.
   alive_scores = jnp.tile(jnp.array([0.0] + [-jnp.inf] * (k - 1), jnp.float32),
@@ -239,62 +282,44 @@ def beam_loop(step, expand, reorder, log_probs, state, num_beams, max_length,
   finished_scores = jnp.full((batch, k), -jnp.inf, jnp.float32)
   finished_lengths = jnp.zeros((batch, k), jnp.int32)
   done = jnp.zeros((batch,), bool)
-  if early_stopping is False:  # Hugging Face's guess: ranked at its length now.
-    bound_length = lambda t: t + 1
-  elif length_penalty > 0:  # The best a running beam can do: end as long as allowed.
-    bound_length = lambda t: max_length
-  else:                     # ... end as soon as possible, one token on.
-    bound_length = lambda t: t + 2
+  return (jnp.int32(0), alive, alive_scores, finished, finished_scores,
+          finished_lengths, done, log_probs, state)
 
-  def cond(carry):
-    t, done = carry[0], carry[6]
-    return (t < max_length) & ~jnp.all(done)
 
-  def body(carry):
-    (t, alive, alive_scores, finished, finished_scores, finished_lengths, done,
-     log_probs, state) = carry
-    allowed = constrain(log_probs, alive.reshape(rows, max_length), t, min_length,
-                        no_repeat_ngram_size)                  # (R, V)
-    extended = alive_scores[..., None] + allowed.reshape(batch, k, vocab_size)
-    scores, index = lax.top_k(extended.reshape(batch, k * vocab_size), 2 * k)  # (B, 2K)
-    beam, tokens = index // vocab_size, (index % vocab_size).astype(jnp.int32)
-    seqs = jnp.take_along_axis(alive, beam[..., None], axis=1)  # (B, 2K, T)
-    seqs = seqs.at[:, :, t].set(tokens)
-    ends = tokens == EOS
-    # Finished: the EOS extensions of articles not yet done, with the best so far.
-    ending = jnp.where(ends & ~done[:, None],
-                       _normalised(scores, t + 1, length_penalty), -jnp.inf)
-    finished, finished_scores, finished_lengths = _keep_best(
-        jnp.concatenate([finished, seqs], axis=1),
-        jnp.concatenate([finished_scores, ending], axis=1),
-        jnp.concatenate([finished_lengths, jnp.full_like(tokens, t + 1)], axis=1), k)
-    # Running: the best K other extensions, their rows' caches moved with them.
-    alive_scores, keep = lax.top_k(jnp.where(ends, -jnp.inf, scores), k)  # (B, K)
-    alive = jnp.take_along_axis(seqs, keep[..., None], axis=1)            # (B, K, T)
-    source = jnp.take_along_axis(beam, keep, axis=1)                     # (B, K)
-    next_tokens = jnp.take_along_axis(tokens, keep, axis=1)    # (B, K)
-    log_probs, state = step(next_tokens, reorder(state, source))
-    log_probs = log_probs.reshape(rows, vocab_size)
-    best_possible = _normalised(alive_scores.max(axis=1), bound_length(t),
-                                length_penalty)
-    if early_stopping is True:
-      best_possible = jnp.full_like(best_possible, -jnp.inf)
-    done = done | (finished_scores.min(axis=1) >= best_possible)
-    return (t + 1, alive, alive_scores, finished, finished_scores, finished_lengths,
-            done, log_probs, state)
-
-  carry = (jnp.int32(0), alive, alive_scores, finished, finished_scores,
-           finished_lengths, done, log_probs, state)
-  (t, alive, alive_scores, finished, finished_scores, finished_lengths, done, _,
-   _) = lax.while_loop(cond, body, carry)
-  # Beams still running at max_length end there, if they beat what finished.
-  unfinished = jnp.where(done[:, None], -jnp.inf,
-                         _normalised(alive_scores, t, length_penalty))
+def _advance(beams, step, reorder, carry):
+  """One step of every article's beams: extend, finish the EOS ones, go on with K."""
+  (t, alive, alive_scores, finished, finished_scores, finished_lengths, done,
+   log_probs, state) = carry
+  batch, k, vocab_size = beams.batch, beams.k, beams.vocab_size
+  allowed = constrain(log_probs, alive.reshape(beams.rows, beams.max_length), t,
+                      beams.min_length, beams.no_repeat_ngram_size)  # (R, V)
+  extended = alive_scores[..., None] + allowed.reshape(batch, k, vocab_size)
+  scores, index = lax.top_k(extended.reshape(batch, k * vocab_size), 2 * k)  # (B, 2K)
+  beam, tokens = index // vocab_size, (index % vocab_size).astype(jnp.int32)
+  seqs = jnp.take_along_axis(alive, beam[..., None], axis=1)  # (B, 2K, T)
+  seqs = seqs.at[:, :, t].set(tokens)
+  ends = tokens == EOS
+  # Finished: the EOS extensions of articles not yet done, with the best so far.
+  ending = jnp.where(ends & ~done[:, None],
+                     _normalised(scores, t + 1, beams.length_penalty), -jnp.inf)
   finished, finished_scores, finished_lengths = _keep_best(
-      jnp.concatenate([finished, alive], axis=1),
-      jnp.concatenate([finished_scores, unfinished], axis=1),
-      jnp.concatenate([finished_lengths, jnp.full_like(finished_lengths, t)], axis=1), 1)
-  return finished[:, 0], finished_lengths[:, 0], finished_scores[:, 0]
+      jnp.concatenate([finished, seqs], axis=1),
+      jnp.concatenate([finished_scores, ending], axis=1),
+      jnp.concatenate([finished_lengths, jnp.full_like(tokens, t + 1)], axis=1), k)
+  # Running: the best K other extensions, their rows' caches moved with them.
+  alive_scores, keep = lax.top_k(jnp.where(ends, -jnp.inf, scores), k)  # (B, K)
+  alive = jnp.take_along_axis(seqs, keep[..., None], axis=1)            # (B, K, T)
+  source = jnp.take_along_axis(beam, keep, axis=1)                     # (B, K)
+  next_tokens = jnp.take_along_axis(tokens, keep, axis=1)    # (B, K)
+  log_probs, state = step(next_tokens, reorder(state, source))
+  log_probs = log_probs.reshape(beams.rows, vocab_size)
+  best_possible = _normalised(alive_scores.max(axis=1), beams.bound_length(t),
+                              beams.length_penalty)
+  if beams.early_stopping is True:
+    best_possible = jnp.full_like(best_possible, -jnp.inf)
+  done = done | (finished_scores.min(axis=1) >= best_possible)
+  return (t + 1, alive, alive_scores, finished, finished_scores, finished_lengths,
+          done, log_probs, state)
 
 
 def expand_rows(state, k):
