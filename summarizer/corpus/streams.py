@@ -34,7 +34,7 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
   """Yields ``(inputs, targets, weights)`` batches of one split of a source.
 
   Args:
-    source: A data source string (see ``summarizer.sources``).
+    source: A data source string (see ``summarizer.corpus.sources``).
     split: 'train', 'validation' or 'test'.
     vocab_file: A ``.subwords`` file; default: the shipped vocabulary.
     data_dir: Where TFDS keeps its data (``tfds:`` sources only).

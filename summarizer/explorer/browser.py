@@ -1,9 +1,10 @@
-"""Headless Chromium driven over WebDriver, for testing and picturing pages.
+"""Headless Chromium driven by Selenium, for testing and picturing pages.
 
-A small client of the W3C WebDriver protocol (JSON over HTTP, the standard
-library is enough) talking to ``chromedriver``, which starts Chromium
+Selenium's Chrome driver talks to ``chromedriver``, which starts Chromium
 headless in a fresh profile. Debian's ``chromium`` and ``chromium-driver``
-packages provide both; ``find`` says what is missing.
+packages provide both, and ``selenium`` is pinned in requirements.txt;
+``find`` says what is missing. Both programs are named explicitly, so
+Selenium never looks for (or downloads) a driver of its own.
 
   with browser.Chromium(offline=True) as chrome:
     chrome.open('file:///tmp/page.html')
@@ -11,21 +12,16 @@ packages provide both; ``find`` says what is missing.
     chrome.screenshot('/tmp/page.png')
 """
 
-import base64
-import json
+import contextlib
+import importlib.util
 import os
 import shutil
-import socket
 import subprocess
 import tempfile
-import time
-import urllib.error
 import urllib.request
 
 from summarizer.errors import SummarizerError
 
-# The key under which WebDriver names an element.
-ELEMENT = 'element-6066-11e4-a52f-4a3ec6e7df5b'
 # Flags for a quiet, headless, sandbox-free (root in a container) Chromium
 # that reaches for nothing on the network by itself.
 CHROMIUM_FLAGS = ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
@@ -44,7 +40,20 @@ def find():
   if missing:
     raise SummarizerError(f'no {" or ".join(missing)} on PATH (Debian: apt-get install '
                           'chromium chromium-driver)')
+  if importlib.util.find_spec('selenium') is None:
+    raise SummarizerError('no selenium (pip install -r requirements.txt)')
   return chromium, driver
+
+
+@contextlib.contextmanager
+def _one_line(what):
+  """Turns Selenium's exceptions into a SummarizerError naming ``what`` failed."""
+  from selenium.common.exceptions import WebDriverException  # pylint: disable=g-import-not-at-top
+  try:
+    yield
+  except WebDriverException as e:
+    message = (e.msg or type(e).__name__).splitlines()[0]
+    raise SummarizerError(f'{what}: {message}') from None
 
 
 class Chromium:
@@ -56,20 +65,19 @@ class Chromium:
   """
 
   def __init__(self, width=1280, height=900, offline=True):
+    from selenium import webdriver  # pylint: disable=g-import-not-at-top
     chromium, driver = find()
+    self.driver = None
     self._profile = tempfile.mkdtemp(prefix='chromium-profile-')
-    port = _free_port()
-    self._base = f'http://127.0.0.1:{port}'
-    self._driver = subprocess.Popen([driver, f'--port={port}'], stdout=subprocess.DEVNULL,
-                                    stderr=subprocess.DEVNULL)
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in CHROMIUM_FLAGS + (f'--user-data-dir={self._profile}',
+                                  f'--window-size={width},{height}'):
+      options.add_argument(flag)
+    service = webdriver.ChromeService(executable_path=driver, log_output=subprocess.DEVNULL)
     try:
-      self._wait_ready()
-      options = {'binary': chromium,
-                 'args': list(CHROMIUM_FLAGS) + [f'--user-data-dir={self._profile}',
-                                                 f'--window-size={width},{height}']}
-      reply = self._call('POST', '/session', {'capabilities': {'alwaysMatch': {
-          'browserName': 'chrome', 'goog:chromeOptions': options}}})
-      self._session = f"/session/{reply['value']['sessionId']}"
+      with _one_line('chromedriver did not start'):
+        self.driver = webdriver.Chrome(options=options, service=service)
       # The page's own size, without the window's frame.
       self.cdp('Emulation.setDeviceMetricsOverride', width=width, height=height,
                deviceScaleFactor=1, mobile=False)
@@ -89,105 +97,71 @@ class Chromium:
 
   def close(self):
     """Ends the session, chromedriver and the profile."""
-    if getattr(self, '_session', None):
+    if self.driver is not None:
       try:
-        self._call('DELETE', self._session)
-      except (OSError, SummarizerError):
-        pass
-      self._session = None
-    if self._driver.poll() is None:
-      self._driver.terminate()
-      try:
-        self._driver.wait(10)
-      except subprocess.TimeoutExpired:
-        self._driver.kill()
+        self.driver.quit()
+      except Exception:  # pylint: disable=broad-except
+        pass  # A browser that is gone already: nothing left to end.
+      self.driver = None
     shutil.rmtree(self._profile, ignore_errors=True)
 
   def open(self, url, ready='document.body && document.body.dataset.ready === "yes"',
            timeout=30):
     """Loads ``url`` and waits until the script ``ready`` is true."""
-    self._call('POST', f'{self._session}/url', {'url': url})
-    deadline = time.time() + timeout
-    while not self.run(f'return Boolean({ready});'):
-      if time.time() > deadline:
-        raise SummarizerError(f'{url}: not ready after {timeout} s')
-      time.sleep(0.05)
+    from selenium.common.exceptions import TimeoutException  # pylint: disable=g-import-not-at-top
+    from selenium.webdriver.support.wait import WebDriverWait  # pylint: disable=g-import-not-at-top
+    with _one_line(url):
+      self.driver.get(url)
+      try:
+        WebDriverWait(self.driver, timeout, poll_frequency=0.05).until(
+            lambda driver: driver.execute_script(f'return Boolean({ready});'))
+      except TimeoutException:
+        raise SummarizerError(f'{url}: not ready after {timeout} s') from None
 
   def run(self, script, *args):
     """Runs JavaScript in the page (a function body) and returns its value."""
-    return self._call('POST', f'{self._session}/execute/sync',
-                      {'script': script, 'args': list(args)})['value']
+    with _one_line('script'):
+      return self.driver.execute_script(script, *args)
 
   def frame(self, selector=None):
     """Makes the frame ``selector`` matches the one scripts run in (None: the page)."""
-    self._call('POST', f'{self._session}/frame',
-               {'id': None if selector is None else self.element(selector)})
+    with _one_line(f'frame {selector}'):
+      if selector is None:
+        self.driver.switch_to.default_content()
+      else:
+        self.driver.switch_to.frame(self.element(selector))
 
   def element(self, selector):
-    """Returns the WebDriver reference of the first element ``selector`` matches."""
-    return self._call('POST', f'{self._session}/element',
-                      {'using': 'css selector', 'value': selector})['value']
+    """Returns the first element ``selector`` matches."""
+    from selenium.webdriver.common.by import By  # pylint: disable=g-import-not-at-top
+    with _one_line(selector):
+      return self.driver.find_element(By.CSS_SELECTOR, selector)
 
   def hover(self, selector):
     """Moves the mouse onto the middle of an element, as a user points at it."""
-    self._pointer(selector, [])
+    self._pointer(selector, click=False)
 
   def click(self, selector):
     """Clicks the middle of an element."""
-    self._pointer(selector, [{'type': 'pointerDown', 'button': 0},
-                             {'type': 'pointerUp', 'button': 0}])
+    self._pointer(selector, click=True)
 
-  def _pointer(self, selector, then):
-    move = {'type': 'pointerMove', 'duration': 0, 'x': 0, 'y': 0,
-            'origin': self.element(selector)}
-    self._call('POST', f'{self._session}/actions', {'actions': [{
-        'type': 'pointer', 'id': 'mouse', 'parameters': {'pointerType': 'mouse'},
-        'actions': [move] + then}]})
+  def _pointer(self, selector, click):
+    from selenium.webdriver.common.action_chains import ActionChains  # pylint: disable=g-import-not-at-top
+    actions = ActionChains(self.driver, duration=0).move_to_element(self.element(selector))
+    with _one_line(selector):
+      (actions.click() if click else actions).perform()
 
   def screenshot(self, path):
     """Writes a PNG of the window to ``path``."""
-    png = base64.b64decode(self._call('GET', f'{self._session}/screenshot')['value'])
+    with _one_line('screenshot'):
+      png = self.driver.get_screenshot_as_png()
     with open(path, 'wb') as f:
       f.write(png)
 
   def cdp(self, command, **params):
     """Sends a DevTools command (chromedriver's passthrough)."""
-    return self._call('POST', f'{self._session}/goog/cdp/execute',
-                      {'cmd': command, 'params': params})['value']
-
-  def _wait_ready(self, timeout=30):
-    deadline = time.time() + timeout
-    while True:
-      try:
-        if self._call('GET', '/status')['value'].get('ready'):
-          return
-      except OSError:
-        pass
-      if time.time() > deadline or self._driver.poll() is not None:
-        raise SummarizerError('chromedriver did not start')
-      time.sleep(0.1)
-
-  def _call(self, method, path, body=None):
-    data = None if body is None else json.dumps(body).encode('utf-8')
-    request = urllib.request.Request(self._base + path, data=data, method=method,
-                                     headers={'Content-Type': 'application/json'})
-    try:
-      with _OPENER.open(request, timeout=60) as reply:
-        return json.loads(reply.read().decode('utf-8'))
-    except urllib.error.HTTPError as e:
-      detail = json.loads(e.read().decode('utf-8') or '{}').get('value', {})
-      raise SummarizerError(f'WebDriver {method} {path}: {detail.get("error")}: '
-                            f'{str(detail.get("message", "")).splitlines()[0:1]}') from None
-
-
-# chromedriver is local: no proxy from the environment may stand in between.
-_OPENER = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-
-
-def _free_port():
-  with socket.socket() as s:
-    s.bind(('127.0.0.1', 0))
-    return s.getsockname()[1]
+    with _one_line(command):
+      return self.driver.execute_cdp_cmd(command, params)
 
 
 def file_url(path):

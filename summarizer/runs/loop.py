@@ -71,7 +71,7 @@ def train(args):
 
   Raises:
     SummarizerError: among others, when another process is using the output
-      directory or the export directory (``summarizer.locks``).
+      directory or the export directory (``summarizer.runs.locks``).
   """
   with locks.locked(args.output_dir, args.export_to):
     return _train_locked(args)

@@ -1,4 +1,4 @@
-"""The explorer page in a real browser: headless Chromium, offline, from a file."""
+"""The explorer page in a real browser: headless Chromium through Selenium, offline, from a file."""
 
 import os
 import time
@@ -12,8 +12,7 @@ from summarizer.explorer import page as page_module
 from summarizer.explorer import pictures
 from summarizer.explorer.explanation import explain
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BUSINESS = os.path.join(ROOT, 'data', 'samples', 'business.txt')
+from .conftest import BUSINESS
 
 try:
   browser.find()
