@@ -7,10 +7,11 @@ the softmax weights themselves. Where each layer sits is
 ``summarizer.model``'s to say.
 """
 
+from jax import numpy as jnp
 import numpy as np
 
 from summarizer import model as model_layout
-from summarizer._trax import fastmath, jnp
+from summarizer._trax import fastmath
 from summarizer.attention import DotProductAttention, causal_mask
 
 # attention_weights rounds lengths up to a multiple of this (as decoding does).

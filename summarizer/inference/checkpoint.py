@@ -24,11 +24,12 @@ import os
 import pickle
 import zlib
 
+from jax import numpy as jnp
 import numpy as np
 
 from summarizer import model as model_layout
 from summarizer import text
-from summarizer._trax import fastmath, jnp, tl, trax
+from summarizer._trax import fastmath, tl, trax
 from summarizer.config import (COURSE_VOCAB_FILE, COURSE_VOCAB_NAME, DEFAULT_MODEL_DIR,
                                PRESETS, load_config)
 from summarizer.errors import SummarizerError

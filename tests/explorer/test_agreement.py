@@ -1,6 +1,6 @@
 """How often attention points where the words are, counted."""
 
-from summarizer.explorer.agreement import agreement
+from summarizer.explorer import agreement
 
 
 def test_agreement_counts():
