@@ -17,7 +17,7 @@ Why this module exists:
   Standard error is captured while Trax imports and only lines that are not
   known noise are written back, so a real error still shows.
 * Every adjustment to Trax is here, each with why it is needed; and
-  ``tests/test_trax_adjustments.py`` fails when a Trax or jax upgrade makes
+  ``tests/test_trax.py`` fails when a Trax or jax upgrade makes
   one wrong or unneeded:
 
   - ``jax.device_put_replicated`` put back: jax 0.10 removed it from its
@@ -222,7 +222,7 @@ def _adjust_for_jax_0_10(trax):
 
 def _checkpoint_signature(trax, value):
   """Turns the ``safe_pickle.Signature``s in ``value`` back into Trax ``ShapeDtype``s."""
-  from summarizer.inference import safe_pickle  # pylint: disable=g-import-not-at-top
+  from summarizer import safe_pickle  # pylint: disable=g-import-not-at-top
   if isinstance(value, safe_pickle.Signature):
     return trax.shapes.ShapeDtype(value.shape, value.dtype)
   if isinstance(value, (tuple, list)):
@@ -241,7 +241,7 @@ def _read_checkpoints_safely(trax):
   raises instead of giving fewer arrays. So does the ``data_counters0.pkl``
   a ``Loop`` reads from its output directory.
   """
-  from summarizer.inference import safe_pickle  # pylint: disable=g-import-not-at-top
+  from summarizer import safe_pickle  # pylint: disable=g-import-not-at-top
   import types  # pylint: disable=g-import-not-at-top
   training = trax.supervised.training
   base = sys.modules['trax.layers.base']

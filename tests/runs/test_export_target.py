@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from summarizer import export, manifest
+from summarizer.runs import export, manifest
 from summarizer.config import CALIBRATION_KEY, update_config
 from summarizer.errors import SummarizerError
 

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from summarizer import config as config_module, manifest, train
+from summarizer import config as config_module, train
+from summarizer.runs import manifest
 from summarizer.errors import SummarizerError
 from conftest import SMALL_CONFIG
 

@@ -15,9 +15,11 @@ import subprocess
 import numpy as np
 import pytest
 
-from summarizer import checkpoint, config as config_module, train
+from summarizer import config as config_module, train
+from summarizer.inference import checkpoint
+from summarizer.runs import prepare, saving
 from summarizer.errors import SummarizerError
-from summarizer.inference import safe_pickle
+from summarizer import safe_pickle
 from conftest import SMALL_CONFIG
 
 MICRO = dataclasses.replace(SMALL_CONFIG, preset='micro', max_len=256, max_joint_length=256,
@@ -92,7 +94,7 @@ def test_a_damaged_checkpoint_stops_resume_and_is_left_as_it_was(trained_run, tm
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and message in err, err
   after = fingerprints(out)
-  after.pop(os.path.basename(checkpoint.COMPLETE), None)
+  after.pop(os.path.basename(saving.COMPLETE), None)
   assert {k: v for k, v in after.items() if not k.startswith('.summarizer')} == \
          {k: v for k, v in before.items() if not k.startswith('.summarizer')}
 
@@ -125,7 +127,7 @@ def test_a_hostile_data_counters_pickle_runs_nothing(trained_run, tmp_path):
 
 def test_a_loss_that_turns_nan_stops_the_run_keeping_the_last_good_checkpoint(
     tmp_path, monkeypatch):
-  counted = train._counted  # pylint: disable=protected-access
+  counted = prepare._counted  # pylint: disable=protected-access
 
   def poisoned(stream, counter):
     for number, (inputs, targets, weights) in enumerate(counted(stream, counter)):
@@ -134,7 +136,7 @@ def test_a_loss_that_turns_nan_stops_the_run_keeping_the_last_good_checkpoint(
         weights = np.full_like(weights, np.nan)
       yield inputs, targets, weights
 
-  monkeypatch.setattr(train, '_counted', poisoned)
+  monkeypatch.setattr(prepare, '_counted', poisoned)
   out = tmp_path / 'run'
   with pytest.raises(SummarizerError, match='not a number at step 3.*last good checkpoint '
                      r'\(step 2\)'):
@@ -157,7 +159,7 @@ def test_a_full_disk_during_a_save_keeps_the_previous_checkpoint(tmp_path, monke
   disk = _small_tmpfs(tmp_path / 'disk', '16m')
   try:
     out = disk / 'run'
-    save = train.save_or_explain
+    save = saving.save_or_explain
     saves = []
 
     def fill_after_first(write, directory):
@@ -172,7 +174,7 @@ def test_a_full_disk_during_a_save_keeps_the_previous_checkpoint(tmp_path, monke
       saves.append(directory)
       return save(write, directory)
 
-    monkeypatch.setattr(train, 'save_or_explain', fill_after_first)
+    monkeypatch.setattr(saving, 'save_or_explain', fill_after_first)
     with pytest.raises(SummarizerError, match=r'saving the checkpoint failed: the disk is full; '
                        r'the previous checkpoint \(step 1\) is kept'):
       train.train(micro_args(out, max_steps=2))
