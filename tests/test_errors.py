@@ -71,3 +71,23 @@ def test_gins_note_on_an_error_is_left_out(capsys):
 
   assert run_command(configured) == 2
   assert capsys.readouterr().err == 'error: data/x.jsonl: no highlights column\n'
+
+
+def test_the_evaluate_commands_default_length_is_the_decoders():
+  from summarizer import decoding  # pylint: disable=g-import-not-at-top
+  assert evaluate.MAX_SUMMARY_TOKENS == decoding.MAX_SUMMARY_TOKENS
+  assert evaluate.parse_args([]).max_length == decoding.MAX_SUMMARY_TOKENS
+
+
+@pytest.mark.parametrize('command', ['summarizer', 'summarizer.train', 'summarizer.evaluate'])
+def test_a_bad_flag_is_refused_before_jax_is_imported(command):
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  probe = (f'import runpy, sys; sys.argv = ["x", "--num-beams", "0"]\n'
+           f'try:\n  runpy.run_module("{command}", run_name="__main__")\n'
+           'except SystemExit as e:\n  print(e.code, "jax" in sys.modules)')
+  if command == 'summarizer.train':
+    probe = probe.replace('"--num-beams", "0"', '"--learning-rate", "nan"')
+  done = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True,
+                        timeout=120, check=False)
+  assert done.stdout.split() == ['2', 'False'], done.stderr

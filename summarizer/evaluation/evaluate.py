@@ -18,6 +18,7 @@ from summarizer.config import DEFAULT_MODEL_DIR
 from summarizer.corpus import lessons
 from summarizer.corpus import sources
 from summarizer.errors import SummarizerError, json_text
+from summarizer.evaluation import METHODS, OUTPUT_FILES, PREDICTIONS_FILE, RESULTS_FILE  # pylint: disable=unused-import
 from summarizer.evaluation import baselines
 from summarizer.evaluation import scoring
 from summarizer.inference import beam
@@ -29,11 +30,6 @@ from summarizer.runs import run_dir
 
 SYSTEMS = ('model', 'lead3', 'retrieval')
 METRICS = scoring.METRICS
-METHODS = ('fast', 'greedy')
-RESULTS_FILE = 'eval_results.json'
-PREDICTIONS_FILE = 'generated_predictions.txt'
-# What an evaluation writes: earlier ones are replaced only when asked.
-OUTPUT_FILES = (RESULTS_FILE, PREDICTIONS_FILE)
 
 
 def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
