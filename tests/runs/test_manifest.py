@@ -109,7 +109,8 @@ def test_a_run_that_stopped_before_its_first_checkpoint_does_not_block_the_next(
   def bad_data(*args, **kwargs):
     raise SummarizerError('bad data')
 
-  monkeypatch.setattr(train, 'tasks', bad_data)
+  from summarizer.runs import loop  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(loop, 'tasks', bad_data)
   with pytest.raises(SummarizerError, match='bad data'):
     train.train(micro_args(out))
   assert (out / 'config.json').exists() or (out / 'vocab.subwords').exists()
