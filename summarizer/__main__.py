@@ -169,7 +169,7 @@ def run(args, stdin=None, out=None, err=None):
   if args.explain is not None:
     from summarizer.explorer import command  # pylint: disable=g-import-not-at-top
     return command.run_explain(articles, args, out, err)
-  # Imported on use: reading the input needs none of the decoder's modules (nor Trax).
+  # Imported on use: reading the input needs none of the decoder's modules, nor Trax.
   from summarizer.inference import beam, loading, undertrained  # pylint: disable=g-import-not-at-top
   loaded = loading.load(args.model, args.vocab, args.n_heads)
   results = []

@@ -197,15 +197,15 @@ def bench_batch(model_dir=None, n_articles=64, batch_size=16, max_length=64):
   One at a time twice: one jitted call a token (how articles were decoded
   before batches), and the whole token loop in one compiled call.
   """
-  from summarizer.inference.summaries import summarize_many, summarize_tokens  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import summaries  # pylint: disable=g-import-not-at-top
   articles, _ = _test_articles(n_articles)
 
   def per_token():
-    return [summarize_tokens(article, model_dir, max_length).details()['summary_text']
+    return [summaries.summarize_tokens(article, model_dir, max_length).details()['summary_text']
             for article in articles]
 
   def decode(size):
-    runs = summarize_many(articles, model_dir, max_length, batch_size=size)
+    runs = summaries.summarize_many(articles, model_dir, max_length, batch_size=size)
     return [run.details()['summary_text'] for run in runs]
 
   timings = {}
@@ -213,8 +213,8 @@ def bench_batch(model_dir=None, n_articles=64, batch_size=16, max_length=64):
                     ('batch', lambda: decode(batch_size))):
     run()  # Warm: compile every shape first.
     start = time.perf_counter()
-    summaries = run()
-    timings[name] = (len(articles) / (time.perf_counter() - start), summaries)
+    summarized = run()
+    timings[name] = (len(articles) / (time.perf_counter() - start), summarized)
   identical = timings['token'][1] == timings['one'][1] == timings['batch'][1]
   if not identical:
     raise SummarizerError('a batch changed the summaries of the benchmark articles')
@@ -258,10 +258,10 @@ def bench_beam(model_dir=None, n_articles=500, joined=250, max_length=64,
     for name, settings in searches:
       search = beam.Search(**settings)
       summarize_many(articles[:batch_size], model_dir, max_length,
-                              search=search, batch_size=batch_size)  # Warm.
+                     search=search, batch_size=batch_size)  # Warm.
       start = time.perf_counter()
       runs = summarize_many(articles, model_dir, max_length, search=search,
-                                     batch_size=batch_size)
+                            batch_size=batch_size)
       seconds = time.perf_counter() - start
       summaries = [run.details()['summary_text'] for run in runs]
       scores = scoring.score_system(summaries, articles, references)
