@@ -23,7 +23,7 @@ def test_unknown_section_is_one_line(capsys):
     bench.main(['--only', 'import,warp'])
   assert exited.value.code == 2
   assert capsys.readouterr().err == ('error: unknown section(s) warp; choose from '
-                                     'import, train, decode, data, cli, batch, beam (see --help)\n')
+                                     'import, train, decode, data, cli, start, batch, beam (see --help)\n')
 
 
 def test_training_benchmark_keeps_trax_loop_quiet(capfd):
