@@ -39,13 +39,18 @@ Why this module exists:
     a kill cannot leave half written).
 """
 
+import ast
+import collections.abc
 import contextlib
+import importlib
+import importlib.util
 import inspect
 import io
 import os
 import re
 import sys
 import tempfile
+import types
 import warnings
 
 # Read by TensorFlow's C++ runtime when it loads: 3 keeps only fatal messages.
@@ -219,19 +224,245 @@ def _adjust_for_jax_0_10(trax):
   jax.config.update('jax_threefry_partitionable', False)
 
 
-def _import_trax():
-  """Import Trax fast and quietly; return the module."""
+# --------------------------------------------------------------------------
+# TensorFlow only when it is used.
+#
+# Importing TensorFlow takes about 5 s and 800 MB, and summarising never uses
+# it. Trax reaches it three ways: ``trax/__init__`` (and ``trax.data``'s and
+# ``trax.supervised``'s) imports every subpackage, the data pipeline and the
+# training loop among them; a few modules the layers need import
+# ``tensorflow`` or ``tensorflow_datasets`` at the top but only use them
+# inside functions; and ``trax.fastmath`` imports ``trax.fastmath.tf``, the
+# TensorFlow-NumPy backend, to list it beside jax's.
+#
+# So: those three packages are created without running their ``__init__``,
+# which only imports (a test checks), and each name it would bind is
+# imported when first read, from the statement that binds it; and while the
+# layers import, stand-ins take the place of ``tensorflow``,
+# ``tensorflow_datasets`` and ``trax.fastmath.tf`` in ``sys.modules``. A
+# stand-in imports the real module the first time one of its names is read,
+# and from then on the modules that hold it hold the real one. After the
+# layers, the stand-ins leave ``sys.modules``: any later ``import
+# tensorflow`` (Trax's data pipeline and ``Loop``, ``tfds:`` sources, the
+# user's own) imports the real thing.
+#
+# Why it is sound: Trax's modules only store the stand-ins at import, and read
+# from them inside functions; the first read imports the real module and
+# answers from it. Two reads are answered without TensorFlow, while it has
+# not been imported: ``tf.TensorShape`` and ``tf.DType``, which Trax reads to
+# ask ``isinstance(x, tf.TensorShape)``. No object is an instance of a
+# TensorFlow class while TensorFlow is not imported, so a class that nothing
+# is an instance of gives the same answer. ``tests/test__trax.py`` fails if a
+# Trax upgrade reads TensorFlow at import, adds a statement other than an
+# import to a deferred ``__init__``, or checks other TensorFlow types.
+
+# The stand-ins' modules, and the names they answer without importing them.
+_STOOD_IN = ('tensorflow', 'tensorflow.compat', 'tensorflow.compat.v2',
+             'tensorflow_datasets', 'trax.fastmath.tf')
+_TYPES_BEFORE_IMPORT = ('TensorShape', 'DType')
+# Packages whose ``__init__`` runs name by name, when each name is read.
+_DEFERRED_PACKAGES = ('trax', 'trax.data', 'trax.supervised')
+# The Trax modules the package imports at once: the layers (with fastmath and
+# shapes) and the subword vocabulary's reader.
+_EAGER_MODULES = ('trax.layers', 'trax.data.text_encoder')
+
+_stand_ins = {}  # Module name -> its stand-in, until the real one is in place.
+
+
+class _NotImported:
+  """A class without instances, for a TensorFlow type before TensorFlow."""
+
+  def __init__(self):
+    raise TypeError('TensorFlow is not imported')
+
+
+class _StandIn(types.ModuleType):
+  """Takes a module's place until one of its names is read, then imports it."""
+
+  def __getattr__(self, name):
+    if name.startswith('__'):  # Introspection (help, pickling, doctest) waits.
+      raise AttributeError(name)
+    real = sys.modules.get(self.__name__)
+    if name in _TYPES_BEFORE_IMPORT and (real is None or real is self):
+      return _NotImported
+    return getattr(_import_real(self.__name__), name)
+
+
+class _BackendStandIn(collections.abc.Mapping):
+  """``trax.fastmath.tf.TF_BACKEND``, a dict read only under the TF backend."""
+
+  def _real(self):
+    return _import_real('trax.fastmath.tf').TF_BACKEND
+
+  def __getitem__(self, key):
+    return self._real()[key]
+
+  def __iter__(self):
+    return iter(self._real())
+
+  def __len__(self):
+    return len(self._real())
+
+
+def _stand_in(name):
+  module = _StandIn(name)
+  if name == 'trax.fastmath.tf':
+    module.TF_BACKEND = _BackendStandIn()
+  return module
+
+
+@contextlib.contextmanager
+def _standing_in():
+  """Puts the stand-ins in ``sys.modules`` for the duration (TF not imported)."""
+  if 'tensorflow' in sys.modules:
+    names = ('trax.fastmath.tf',) if 'trax.fastmath.tf' not in sys.modules else ()
+  else:
+    names = tuple(n for n in _STOOD_IN if n not in sys.modules)
+  for name in names:
+    _stand_ins.setdefault(name, _stand_in(name))
+    sys.modules[name] = _stand_ins[name]
+  for name in names:  # `import tensorflow.compat.v2 as tf` reads attributes.
+    parent, _, child = name.rpartition('.')
+    if parent in names:
+      setattr(_stand_ins[parent], child, _stand_ins[name])
+  try:
+    yield
+  finally:
+    _end_stand_in(names)
+
+
+def _end_stand_in(names=_STOOD_IN):
+  for name in names:
+    if sys.modules.get(name) is _stand_ins.get(name):
+      del sys.modules[name]
+
+
+def _put_real_modules_in_place():
+  """Where a stand-in's module is now imported, Trax's modules get the real one."""
+  arrived = {id(stand_in): sys.modules[name] for name, stand_in in _stand_ins.items()
+             if sys.modules.get(name, stand_in) is not stand_in}
+  if not arrived:
+    return
+  for module in list(sys.modules.values()):
+    if getattr(module, '__name__', '').startswith('trax'):
+      namespace = vars(module)
+      for key, value in list(namespace.items()):
+        if id(value) in arrived and isinstance(value, _StandIn):
+          namespace[key] = arrived[id(value)]
+  for name in [n for n, s in _stand_ins.items() if id(s) in arrived]:
+    del _stand_ins[name]
+
+
+_tensorflow_quiet = False
+
+
+def _after_imports():
+  """Quiets TensorFlow's Python logger once it is imported; puts it in place."""
+  global _tensorflow_quiet
+  if not _tensorflow_quiet and 'tensorflow' in sys.modules and not isinstance(
+      sys.modules['tensorflow'], _StandIn):
+    import absl.logging  # pylint: disable=g-import-not-at-top
+    absl.logging.set_verbosity(absl.logging.ERROR)
+    sys.modules['tensorflow'].get_logger().setLevel('ERROR')
+    _tensorflow_quiet = True
+  _put_real_modules_in_place()
+
+
+@contextlib.contextmanager
+def _quietly():
+  """Imports in here print no library noise; TensorFlow, if it came, is in place."""
   _silence_warnings()
   with _filtered_stderr(), _cheap_introspection():
-    import trax  # pylint: disable=g-import-not-at-top
-    import trax.layers  # pylint: disable=g-import-not-at-top,unused-import
-  # TensorFlow's Python logger would otherwise warn on first use of tf.data.
-  import absl.logging  # pylint: disable=g-import-not-at-top
-  absl.logging.set_verbosity(absl.logging.ERROR)
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  tf.get_logger().setLevel('ERROR')
-  _adjust_for_jax_0_10(trax)
-  return trax
+    yield
+  _after_imports()
+
+
+def _import_real(name):
+  """Imports module ``name`` for real, quietly; returns it."""
+  _end_stand_in()  # Should Trax read TensorFlow while its layers import.
+  with _quietly():
+    return importlib.import_module(name)
+
+
+def _init_statements(spec):
+  """What a package's ``__init__`` binds: name -> (module, name there).
+
+  None unless the ``__init__`` is a docstring and ``from X import Y [as Z]``
+  statements only, the case in which binding names one by one is the same
+  as running it.
+  """
+  with open(spec.origin, encoding='utf-8') as f:
+    body = ast.parse(f.read()).body
+  if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+    body = body[1:]
+  bound = {}
+  for node in body:
+    if (not isinstance(node, ast.ImportFrom) or node.level
+        or any(alias.name == '*' for alias in node.names)):
+      return None
+    for alias in node.names:
+      bound[alias.asname or alias.name] = (node.module, alias.name)
+  return bound
+
+
+def _defer_package(name):
+  """Puts package ``name`` in ``sys.modules`` without running its ``__init__``.
+
+  Each name the ``__init__`` binds is imported the first time it is read,
+  and so is each submodule. Nothing is done if the package is imported
+  already or its ``__init__`` does more than import.
+  """
+  if name in sys.modules:
+    return
+  spec = importlib.util.find_spec(name)
+  bound = _init_statements(spec)
+  if bound is None:
+    return
+  package = importlib.util.module_from_spec(spec)
+
+  def read(attribute):
+    if attribute.startswith('__'):
+      raise AttributeError(f'module {name!r} has no attribute {attribute!r}')
+    with _quietly():
+      if attribute in bound and bound[attribute][0] != name:
+        source, there = bound[attribute]
+        module = importlib.import_module(source)
+        try:
+          value = getattr(module, there)
+        except AttributeError:  # `from package import submodule`.
+          value = importlib.import_module(f'{source}.{there}')
+      else:
+        there = bound.get(attribute, (name, attribute))[1]
+        try:
+          value = importlib.import_module(f'{name}.{there}')
+        except ModuleNotFoundError as e:
+          if e.name != f'{name}.{there}':
+            raise
+          raise AttributeError(f'module {name!r} has no attribute {attribute!r}') from None
+    setattr(package, attribute, value)
+    return value
+
+  package.__getattr__ = read
+  package.__dir__ = lambda: sorted(set(vars(package)) | set(bound))
+  sys.modules[name] = package
+  parent, _, child = name.rpartition('.')
+  if parent:
+    setattr(sys.modules[parent], child, package)
+
+
+def _import_trax():
+  """Imports Trax's layers fast and quietly, TensorFlow left out; returns ``trax``."""
+  _silence_warnings()
+  with _filtered_stderr(), _cheap_introspection():
+    for name in _DEFERRED_PACKAGES:
+      _defer_package(name)
+    with _standing_in():
+      for name in _EAGER_MODULES:
+        importlib.import_module(name)
+  _after_imports()
+  trax_package = sys.modules['trax']
+  _adjust_for_jax_0_10(trax_package)
+  return trax_package
 
 
 trax = _import_trax()
@@ -240,7 +471,21 @@ from trax import fastmath  # pylint: disable=g-import-not-at-top,wrong-import-po
 from trax import layers as tl  # pylint: disable=g-import-not-at-top,wrong-import-position
 from trax.fastmath import numpy as jnp  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-training = trax.supervised.training
+
+def __getattr__(name):
+  """``training`` and ``HookedLoop`` (which import TensorFlow), and ``tfds``."""
+  if name == 'training':
+    return trax.supervised.training
+  if name == 'HookedLoop':
+    loop = globals().get('_hooked_loop')
+    if loop is None:
+      loop = globals()['_hooked_loop'] = type(
+          'HookedLoop', (_LoopHooks, trax.supervised.training.Loop),
+          {'__module__': __name__, '__doc__': _LoopHooks.__doc__})
+    return loop
+  if name == 'tfds':
+    return _import_real('tensorflow_datasets')
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 @contextlib.contextmanager
@@ -253,6 +498,7 @@ def quiet_loop_log(log_path=None):
   Yields:
     The open log file, for lines of one's own.
   """
+  training = trax.supervised.training  # (Which imports TensorFlow.)
   log = open(log_path or os.devnull, 'a', encoding='utf-8')  # pylint: disable=consider-using-with
   original = training._log  # pylint: disable=protected-access
 
@@ -269,8 +515,11 @@ def quiet_loop_log(log_path=None):
     log.close()
 
 
-class HookedLoop(training.Loop):
+class _LoopHooks:
   """Trax's ``Loop`` with a hook after each step and one around saving.
+
+  ``HookedLoop``, read from this module, is this before ``Loop`` (which is
+  only imported then, and TensorFlow with it).
 
   Args:
     *args: ``Loop``'s.
