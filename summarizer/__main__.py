@@ -166,8 +166,12 @@ def _warn_if_unknown(summary_run, loaded, where, err):
                                             loaded.calibration), file=err)
 
 
-def run(args, stdin=None, out=None, err=None):
-  """Summarises as ``args`` say; returns the exit status."""
+def run(args, stdin=None, out=None, err=None, compilation_cache=False):
+  """Summarises as ``args`` say; returns the exit status.
+
+  With ``compilation_cache``, jax's compiled programs are kept on disk for
+  the next run (``_trax.use_compilation_cache``); the command turns it on.
+  """
   out = out or sys.stdout
   err = err or sys.stderr
   articles = read_articles(args, stdin)
@@ -175,7 +179,9 @@ def run(args, stdin=None, out=None, err=None):
     from summarizer import explorer  # pylint: disable=g-import-not-at-top
     return explorer.run_explain(articles, args, out, err)
   # Imported on use: the decoder's modules are not needed to read input.
-  from summarizer import beam, decoding, text, undertrained  # pylint: disable=g-import-not-at-top
+  from summarizer import _trax, beam, decoding, text, undertrained  # pylint: disable=g-import-not-at-top
+  if compilation_cache:
+    _trax.use_compilation_cache()
   loaded = decoding.load(args.model, args.vocab, args.n_heads)
   several = len(articles) > 1
   search = beam.Search.from_args(args)
@@ -231,9 +237,10 @@ def run(args, stdin=None, out=None, err=None):
   return 0
 
 
-def main(argv=None):
+def main(argv=None, compilation_cache=False):
   args = parse_args(argv)
-  return run_command(lambda: run(args), interrupted='stopped')
+  return run_command(lambda: run(args, compilation_cache=compilation_cache),
+                     interrupted='stopped')
 
 
 def exit_now(status):
@@ -251,4 +258,4 @@ def exit_now(status):
 
 
 if __name__ == '__main__':
-  exit_now(main())
+  exit_now(main(compilation_cache=True))

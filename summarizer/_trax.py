@@ -51,6 +51,7 @@ import re
 import sys
 import tempfile
 import types
+import unicodedata
 import warnings
 
 # Read by TensorFlow's C++ runtime when it loads: 3 keeps only fatal messages.
@@ -258,7 +259,7 @@ def _adjust_for_jax_0_10(trax):
 
 # The stand-ins' modules, and the names they answer without importing them.
 _STOOD_IN = ('tensorflow', 'tensorflow.compat', 'tensorflow.compat.v2',
-             'tensorflow_datasets', 'trax.fastmath.tf')
+             'tensorflow_datasets', 'trax.fastmath.tf', 'scipy.special')
 _TYPES_BEFORE_IMPORT = ('TensorShape', 'DType')
 # Packages whose ``__init__`` runs name by name, when each name is read.
 _DEFERRED_PACKAGES = ('trax', 'trax.data', 'trax.supervised')
@@ -304,20 +305,39 @@ class _BackendStandIn(collections.abc.Mapping):
     return len(self._real())
 
 
+def _function_stand_in(module, name):
+  """A function that calls ``module.name``, imported at the first call."""
+  real = []
+
+  def call(*args, **kwargs):
+    if not real:
+      real.append(getattr(_import_real(module), name))
+    return real[0](*args, **kwargs)
+  call.__name__ = call.__qualname__ = name
+  call.__doc__ = f'``{module}.{name}``, imported at the first call.'
+  return call
+
+
 def _stand_in(name):
+  """The stand-in of module ``name``, with the names Trax takes from it at import.
+
+  Those are ``trax.fastmath.tf.TF_BACKEND`` (read only under TensorFlow's
+  backend) and ``scipy.special.logsumexp`` (which ``trax.fastmath.numpy``
+  lists in NumPy's backend: importing ``scipy.special`` takes 0.3 s).
+  """
   module = _StandIn(name)
   if name == 'trax.fastmath.tf':
     module.TF_BACKEND = _BackendStandIn()
+  elif name == 'scipy.special':
+    module.logsumexp = _function_stand_in(name, 'logsumexp')
   return module
 
 
 @contextlib.contextmanager
 def _standing_in():
-  """Puts the stand-ins in ``sys.modules`` for the duration (TF not imported)."""
-  if 'tensorflow' in sys.modules:
-    names = ('trax.fastmath.tf',) if 'trax.fastmath.tf' not in sys.modules else ()
-  else:
-    names = tuple(n for n in _STOOD_IN if n not in sys.modules)
+  """Puts the stand-ins of modules not imported yet in ``sys.modules`` meanwhile."""
+  names = tuple(n for n in _STOOD_IN if n not in sys.modules and not (
+      n.startswith('tensorflow.') and 'tensorflow' in sys.modules))
   for name in names:
     _stand_ins.setdefault(name, _stand_in(name))
     sys.modules[name] = _stand_ins[name]
@@ -344,7 +364,7 @@ def _put_real_modules_in_place():
   if not arrived:
     return
   for module in list(sys.modules.values()):
-    if getattr(module, '__name__', '').startswith('trax'):
+    if getattr(module, '__name__', '').startswith('trax'):  # Who holds them.
       namespace = vars(module)
       for key, value in list(namespace.items()):
         if id(value) in arrived and isinstance(value, _StandIn):
@@ -450,6 +470,61 @@ def _defer_package(name):
     setattr(sys.modules[parent], child, package)
 
 
+# --------------------------------------------------------------------------
+# Trax's tokenizer without its table of letters and digits.
+#
+# ``trax.data.tokenizer`` (which the subword vocabulary's encoder calls)
+# builds, at import, the set of every letter and digit in Unicode by asking
+# ``unicodedata.category`` about all 1.1 million code points: half a second
+# of every start, to tokenize a few thousand characters. The module is run
+# here without that one statement, and the set is replaced by an object
+# that asks ``unicodedata`` about the characters that are looked up, and
+# answers ``c in`` exactly as the set would (a test compares the two on every
+# code point). Trax only ever asks ``c in _ALPHANUMERIC_CHAR_SET``.
+
+_TOKENIZER = 'trax.data.tokenizer'
+_LETTERS_AND_DIGITS = '_ALPHANUMERIC_CHAR_SET'
+
+
+class _LettersAndDigits:
+  """``c in`` this: is ``c`` one letter or digit of Unicode (category L* or N*)."""
+
+  def __contains__(self, char):
+    # Trax's set stops before code point sys.maxunicode (a non-character).
+    return (isinstance(char, str) and len(char) == 1 and ord(char) < sys.maxunicode
+            and unicodedata.category(char)[0] in ('L', 'N'))
+
+
+def _table_statement(tree):
+  """The one top-level statement of ``tree`` that assigns the table, or None."""
+  found = [node for node in tree.body if isinstance(node, ast.Assign)
+           and [getattr(t, 'id', None) for t in node.targets] == [_LETTERS_AND_DIGITS]]
+  return found[0] if len(found) == 1 else None
+
+
+def _import_tokenizer_without_table():
+  """Imports ``trax.data.tokenizer`` minus its table (normally if it has none)."""
+  if _TOKENIZER in sys.modules:
+    return
+  spec = importlib.util.find_spec(_TOKENIZER)
+  with open(spec.origin, encoding='utf-8') as f:
+    tree = ast.parse(f.read(), spec.origin)
+  statement = _table_statement(tree)
+  if statement is None:
+    importlib.import_module(_TOKENIZER)
+    return
+  tree.body.remove(statement)
+  module = importlib.util.module_from_spec(spec)
+  sys.modules[_TOKENIZER] = module
+  try:
+    exec(compile(tree, spec.origin, 'exec'), vars(module))  # pylint: disable=exec-used
+  except BaseException:
+    del sys.modules[_TOKENIZER]
+    raise
+  setattr(module, _LETTERS_AND_DIGITS, _LettersAndDigits())
+  setattr(sys.modules['trax.data'], 'tokenizer', module)
+
+
 def _import_trax():
   """Imports Trax's layers fast and quietly, TensorFlow left out; returns ``trax``."""
   _silence_warnings()
@@ -457,6 +532,7 @@ def _import_trax():
     for name in _DEFERRED_PACKAGES:
       _defer_package(name)
     with _standing_in():
+      _import_tokenizer_without_table()
       for name in _EAGER_MODULES:
         importlib.import_module(name)
   _after_imports()
@@ -486,6 +562,77 @@ def __getattr__(name):
   if name == 'tfds':
     return _import_real('tensorflow_datasets')
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
+
+# --------------------------------------------------------------------------
+# jax's persistent compilation cache, for the summarize command.
+#
+# A summarize command compiles the same few programs at every start (the
+# article's prefill, the token loop), about a second of its time. With
+# jax's compilation cache they are read from disk instead, after the first
+# run of each shape. It holds ~100-200 KB per article length (in 64-token
+# blocks) and model; it is trimmed to the most recently used files when it
+# passes COMPILATION_CACHE_MAX_MB. Tracing and lowering (jax's Python work
+# before the cache is asked) are not cached.
+
+COMPILATION_CACHE_ENV = 'SUMMARIZER_COMPILATION_CACHE'
+COMPILATION_CACHE_MAX_MB = 200
+
+
+def compilation_cache_dir():
+  """Where the summarize command keeps compiled programs; None when turned off.
+
+  ``$SUMMARIZER_COMPILATION_CACHE`` names the folder, or turns the cache
+  off when set to ``0`` or ``off``; unset, it is
+  ``$XDG_CACHE_HOME/summarizer/jax`` (``~/.cache/summarizer/jax``).
+  """
+  setting = os.environ.get(COMPILATION_CACHE_ENV)
+  if setting is not None and setting.strip().lower() in ('0', 'off', 'no', 'false', ''):
+    return None
+  if setting:
+    return os.path.abspath(os.path.expanduser(setting))
+  base = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
+  return os.path.join(base, 'summarizer', 'jax')
+
+
+def _trim(directory, max_bytes):
+  """Deletes the least recently used files of ``directory`` beyond ``max_bytes``."""
+  entries = []
+  with os.scandir(directory) as found:
+    for entry in found:
+      if entry.is_file(follow_symlinks=False):
+        stat = entry.stat(follow_symlinks=False)
+        entries.append((max(stat.st_atime, stat.st_mtime), stat.st_size, entry.path))
+  total = sum(size for _, size, _ in entries)
+  for _, size, path in sorted(entries):
+    if total <= max_bytes:
+      break
+    with contextlib.suppress(OSError):  # Another process may have taken it.
+      os.remove(path)
+      total -= size
+
+
+def use_compilation_cache():
+  """Turns jax's persistent compilation cache on, unless the user said otherwise.
+
+  Returns:
+    The cache's folder, or None if it stays off: turned off by
+    ``$SUMMARIZER_COMPILATION_CACHE``, already set through jax's own
+    ``$JAX_COMPILATION_CACHE_DIR``, or the folder cannot be made.
+  """
+  import jax  # pylint: disable=g-import-not-at-top
+  directory = compilation_cache_dir()
+  if directory is None or jax.config.jax_compilation_cache_dir:
+    return None
+  try:
+    os.makedirs(directory, exist_ok=True)
+    _trim(directory, COMPILATION_CACHE_MAX_MB * 2**20)
+  except OSError:
+    return None
+  jax.config.update('jax_compilation_cache_dir', directory)
+  # Each of the command's programs compiles in well under jax's default 1 s.
+  jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)
+  return directory
 
 
 @contextlib.contextmanager
