@@ -23,7 +23,8 @@ Each line compares two things measured in the same run and states its goal:
             and where that time goes (import, load, first token, the rest)
   start     `python -m summarizer data/samples/sport.txt` vs `import jax` and a
             first array, and `from summarizer import TransformerLM` (fresh
-            processes, interleaved, best of 3): time, ratio and peak memory
+            processes, interleaved, best of 3): time, ratio and peak memory;
+            the command again with the compilation cache off
 """
 
 import argparse
@@ -350,12 +351,13 @@ def bench_stages(sample, model_dir=None):
 _JAX_FIRST_ARRAY = 'import jax, jax.numpy as jnp; jnp.ones(3).block_until_ready()'
 
 
-def _timed_process(argv):
+def _timed_process(argv, env=None):
   """Wall seconds and peak resident MB of one fresh process, output dropped."""
   with tempfile.NamedTemporaryFile('r', suffix='.txt') as report:
     start = time.perf_counter()
     subprocess.run(['/usr/bin/time', '-f', '%M', '-o', report.name, *argv],
-                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=env)
     seconds = time.perf_counter() - start
     peak_kb = int(report.read().strip().splitlines()[-1])
   return seconds, peak_kb / 1024
@@ -372,17 +374,20 @@ def bench_start(sample=None, model_dir=None, repeats=3):
   command = [sys.executable, '-m', 'summarizer', sample]
   if model_dir:
     command += ['--model', model_dir]
-  runs = {'command': command,
-          'jax': [sys.executable, '-c', _JAX_FIRST_ARRAY],
-          'import': [sys.executable, '-c', 'from summarizer import TransformerLM']}
+  no_cache = dict(os.environ, SUMMARIZER_COMPILATION_CACHE='off')
+  runs = {'command': (command, None),
+          'no_cache': (command, no_cache),
+          'jax': ([sys.executable, '-c', _JAX_FIRST_ARRAY], None),
+          'import': ([sys.executable, '-c', 'from summarizer import TransformerLM'], None)}
   best = {name: (float('inf'), 0.0) for name in runs}
   for _ in range(repeats):
-    for name, argv in runs.items():
-      best[name] = min(best[name], _timed_process(argv))
+    for name, (argv, env) in runs.items():
+      best[name] = min(best[name], _timed_process(argv, env))
   (command_s, command_mb), (jax_s, jax_mb) = best['command'], best['jax']
   return {'sample': os.path.relpath(sample), 'command_s': round(command_s, 2),
           'command_mb': round(command_mb), 'jax_s': round(jax_s, 2),
           'jax_mb': round(jax_mb), 'ratio': round(command_s / jax_s, 2),
+          'no_cache_s': round(best['no_cache'][0], 2),
           'import_s': round(best['import'][0], 2), 'repeats': repeats}
 
 
@@ -468,6 +473,10 @@ def table(results):
                  _verdict('start_seconds', r['command_s'])))
     rows.append(('... its peak memory (jax alone)', f'{r["command_mb"]} MB ({r["jax_mb"]} MB)',
                  '', _verdict('start_memory_mb', r['command_mb'])))
+    if 'no_cache_s' in r:
+      rows.append(('... with the compilation cache off (SUMMARIZER_COMPILATION_CACHE=off)',
+                   f'{r["no_cache_s"]} s', f'{r["no_cache_s"] / r["jax_s"]:.2f}x',
+                   'what the cache saves'))
     rows.append(('from summarizer import TransformerLM', f'{r["import_s"]} s', '',
                  _verdict('start_import_s', r['import_s'])))
   if 'batch' in results:
