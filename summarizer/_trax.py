@@ -17,7 +17,7 @@ Why this module exists:
   Standard error is captured while Trax imports and only lines that are not
   known noise are written back, so a real error still shows.
 * Every adjustment to Trax is here, each with why it is needed; and
-  ``tests/test_trax_adjustments.py`` fails when a Trax or jax upgrade makes
+  ``tests/test_trax.py`` fails when a Trax or jax upgrade makes
   one wrong or unneeded:
 
   - ``jax.device_put_replicated`` put back: jax 0.10 removed it from its

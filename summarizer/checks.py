@@ -1404,7 +1404,8 @@ def test_trained_model(model):
   Returns:
     int: the number of failed cases.
   """
-  from summarizer import checkpoint, coursework  # pylint: disable=g-import-not-at-top
+  from summarizer import coursework  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import checkpoint  # pylint: disable=g-import-not-at-top
   ids = _article_ids()
   package_model = checkpoint.load_model(coursework.MODEL_DIR, mode='eval')[0]
   expected = np.asarray(package_model(ids))
@@ -1437,10 +1438,12 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
   Returns:
     int: the number of failed cases.
   """
-  from summarizer import coursework, decoding  # pylint: disable=g-import-not-at-top
+  from summarizer import coursework  # pylint: disable=g-import-not-at-top
+  from summarizer.decoding import MAX_SUMMARY_TOKENS  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import summaries  # pylint: disable=g-import-not-at-top
   article = coursework.sample_article()
-  run = decoding.summarize_tokens(article)
-  expected = list(run) + ([EOS] if len(run.ids) < decoding.MAX_SUMMARY_TOKENS else [])
+  run = summaries.summarize_tokens(article)
+  expected = list(run) + ([EOS] if len(run.ids) < MAX_SUMMARY_TOKENS else [])
 
   def summarise():
     with contextlib.redirect_stdout(io.StringIO()):  # The ids, were it to print them.

@@ -788,6 +788,7 @@ def expected_outputs():
     dict: cell name ('tokenize', 'preprocess', 'buckets') -> the text.
   """
   from summarizer import coursework, data, text  # pylint: disable=g-import-not-at-top
+  from summarizer.corpus import streams  # pylint: disable=g-import-not-at-top
   vocab = os.path.join(coursework.VOCAB_DIR, coursework.VOCAB_FILE)
   article, summary = next(coursework.stories('train'))
   summary_ids = text.tokenize(summary, vocab)
@@ -795,7 +796,7 @@ def expected_outputs():
   joint, weights = data.joint_sequence(text.tokenize(article, vocab)[:-1], summary_ids[:-1])
   article_length = int((weights == 0).sum()) - 2
   around = slice(article_length - 2, article_length + 5)
-  batch, _, mask = next(data.batches(
+  batch, _, mask = next(streams.batches(
       'news', 'train', vocab, boundaries=coursework.BOUNDARIES,
       batch_sizes=coursework.BATCH_SIZES, max_joint_length=coursework.MAX_LENGTH,
       repeat=False, shuffle=False, n_devices=1))

@@ -80,11 +80,12 @@ def test_model_directory_course_layers_and_decoding_import_no_tensorflow(random_
       import jax
       from summarizer import TransformerLM, greedy_decode, tokenize, detokenize
       steps['import TransformerLM'] = loaded()
-      from summarizer import checkpoint, decoding, _trax
+      from summarizer import _trax
+      from summarizer.inference import checkpoint, loading, summaries
       model = checkpoint.read_model_dir({random_model_dir!r}, mode='eval')[0]
       steps['read a model directory'] = loaded()
-      loaded_model = decoding.load({random_model_dir!r})
-      steps['decoding.load'] = loaded()
+      loaded_model = loading.load({random_model_dir!r})
+      steps['loading.load'] = loaded()
       course = TransformerLM(vocab_size=64, d_model=8, d_ff=16, n_layers=1, n_heads=2,
                              max_len=32, mode='train')
       ids = np.ones((1, 8), np.int32)
@@ -95,8 +96,8 @@ def test_model_directory_course_layers_and_decoding_import_no_tensorflow(random_
       greedy_decode('Rain fell on Monday.', shipped, tokenize=tokenize,
                     detokenize=detokenize, max_length=3)
       steps['the course greedy_decode'] = loaded()
-      from summarizer import beam
-      decoding.summarize_tokens('Rain fell on Monday.', None, 4,
+      from summarizer.inference import beam
+      summaries.summarize_tokens('Rain fell on Monday.', None, 4,
                                 search=beam.Search(num_beams=2)).details()
       steps['beam search'] = loaded()
   ''')
