@@ -432,6 +432,25 @@ def run(sections=DEFAULT_SECTIONS, preset='tiny', model_dir=None):
   return results
 
 
+def _start_rows(r):
+  """The table's rows of the start section."""
+  rows = []
+  rows.append((f'python -m summarizer {r["sample"]} vs import jax + a first array',
+               f'{r["command_s"]} s vs {r["jax_s"]} s', f'{r["ratio"]}x',
+               _verdict('start_ratio', r['ratio'])))
+  rows.append(("... the command's wall time", f'{r["command_s"]} s', '',
+               _verdict('start_seconds', r['command_s'])))
+  rows.append(('... its peak memory (jax alone)', f'{r["command_mb"]} MB ({r["jax_mb"]} MB)',
+               '', _verdict('start_memory_mb', r['command_mb'])))
+  if 'no_cache_s' in r:
+    rows.append(('... with the compilation cache off (SUMMARIZER_COMPILATION_CACHE=off)',
+                 f'{r["no_cache_s"]} s', f'{r["no_cache_s"] / r["jax_s"]:.2f}x',
+                 'what the cache saves'))
+  rows.append(('from summarizer import TransformerLM', f'{r["import_s"]} s', '',
+               _verdict('start_import_s', r['import_s'])))
+  return rows
+
+
 def table(results):
   """Formats results as the README's table."""
   rows = []
@@ -472,20 +491,7 @@ def table(results):
                    f'{t["first_token_s"]} s, {t["other_tokens"]} more '
                    f'{t["other_tokens_s"]} s', '', 'where the time goes'))
   if 'start' in results:
-    r = results['start']
-    rows.append((f'python -m summarizer {r["sample"]} vs import jax + a first array',
-                 f'{r["command_s"]} s vs {r["jax_s"]} s', f'{r["ratio"]}x',
-                 _verdict('start_ratio', r['ratio'])))
-    rows.append(("... the command's wall time", f'{r["command_s"]} s', '',
-                 _verdict('start_seconds', r['command_s'])))
-    rows.append(('... its peak memory (jax alone)', f'{r["command_mb"]} MB ({r["jax_mb"]} MB)',
-                 '', _verdict('start_memory_mb', r['command_mb'])))
-    if 'no_cache_s' in r:
-      rows.append(('... with the compilation cache off (SUMMARIZER_COMPILATION_CACHE=off)',
-                   f'{r["no_cache_s"]} s', f'{r["no_cache_s"] / r["jax_s"]:.2f}x',
-                   'what the cache saves'))
-    rows.append(('from summarizer import TransformerLM', f'{r["import_s"]} s', '',
-                 _verdict('start_import_s', r['import_s'])))
+    rows += _start_rows(results['start'])
   if 'batch' in results:
     r = results['batch']
     rows.append((f'articles/s, {r["articles"]} test stories, batch 1 vs {r["batch_size"]}',
