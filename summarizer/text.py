@@ -28,8 +28,13 @@ def vocab_path(vocab_file=None):
 @functools.lru_cache(maxsize=8)
 def _encoder(path):
   """Loads a Trax/T2T ``.subwords`` file once per process."""
+  # Read with Python's open, not Trax's (tf.io.gfile would import TensorFlow);
+  # newline='\n' splits lines where gfile does.
+  encoder = trax.data.text_encoder.SubwordTextEncoder()
+  encoder.filename = path
   try:
-    encoder = trax.data.text_encoder.SubwordTextEncoder(path)
+    with open(path, encoding='utf-8', newline='\n') as f:
+      encoder._load_from_file_object(f)  # pylint: disable=protected-access
   except (OSError, UnicodeDecodeError, ValueError) as e:
     raise SummarizerError(f'{path}: not a subword vocabulary ({e})') from None
   if encoder.vocab_size < 3 or encoder.all_subtoken_strings[EOS].rstrip('_') != '<EOS>':
