@@ -12,12 +12,12 @@ warning on standard error; the summary is printed all the same.
 """
 
 import argparse
-import json
 import os
 import sys
 
 from summarizer import __version__
-from summarizer.errors import OneLineParser, SummarizerError, run_command
+from summarizer.errors import (OneLineParser, SummarizerError, finite_float, json_text,
+                               run_command, seed)
 from summarizer.inference import search as options
 from summarizer.inference.reading import cut_message, read_article
 
@@ -56,11 +56,11 @@ def parse_args(argv=None):
                  help='most summary tokens (default: 64)')
   p.add_argument('--method', choices=('fast', 'greedy'), default='fast',
                  help='fast (cached, default) or greedy (the course decoder)')
-  p.add_argument('--temperature', type=float, default=0.0,
+  p.add_argument('--temperature', type=finite_float, default=0.0,
                  help='0 (default) for the most likely summary; above 0 samples')
   p.add_argument('--top-k', type=int, default=None,
                  help='sample among the k most likely tokens')
-  p.add_argument('--seed', type=int, default=0, help='seed of the sampling')
+  p.add_argument('--seed', type=seed, default=0, help='seed of the sampling')
   options.add_search_arguments(p, 'articles (FILEs) decoded side by side')
   p.add_argument('--stream', action='store_true',
                  help='print the summary as it is generated')
@@ -161,6 +161,19 @@ def _generate(summary_run, loaded, stream, where, out, err):
         shown = so_far
 
 
+def _explain_warnings(explanation, args, err):
+  """Prints for ``--explain`` the warnings the plain command prints."""
+  from summarizer.inference import calibration, loading, undertrained  # pylint: disable=g-import-not-at-top
+  loaded = loading.load(args.model, args.vocab, args.n_heads)
+  if explanation.out_of_domain:
+    print('warning: ' + calibration.ood_warning(explanation.article_perplexity,
+                                                loaded.calibration), file=err)
+  warning = undertrained.undertrained_warning(explanation.summary_ids, args.model,
+                                              loaded.vocab_file)
+  if warning:
+    print(f'warning: {warning}', file=err)
+
+
 def run(args, stdin=None, out=None, err=None, compilation_cache=False):
   """Summarises as ``args`` say; returns the exit status.
 
@@ -172,8 +185,9 @@ def run(args, stdin=None, out=None, err=None, compilation_cache=False):
   articles = read_articles(args, stdin)
   if args.explain is not None:
     from summarizer.explorer import command  # pylint: disable=g-import-not-at-top
-    return command.run_explain(articles, args, out, err)
-  # Imported on use: reading the input needs none of the decoder's modules (nor Trax).
+    return command.run_explain(articles, args, out, err,
+                               warn=lambda explanation: _explain_warnings(explanation, args, err))
+  # Imported on use: reading the input needs neither Trax nor the decoder.
   from summarizer import _trax  # pylint: disable=g-import-not-at-top
   from summarizer.inference import beam, loading, undertrained  # pylint: disable=g-import-not-at-top
   if compilation_cache:
@@ -199,7 +213,7 @@ def run(args, stdin=None, out=None, err=None, compilation_cache=False):
     else:
       out.write(details['summary_text'] + '\n')
   if args.json:
-    out.write(json.dumps(results) + '\n')
+    out.write(json_text(results) + '\n')
   return 0
 
 

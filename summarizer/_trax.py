@@ -47,6 +47,7 @@ import importlib.util
 import inspect
 import io
 import os
+import pickle
 import re
 import sys
 import tempfile
@@ -538,7 +539,80 @@ def _import_trax():
   _after_imports()
   trax_package = sys.modules['trax']
   _adjust_for_jax_0_10(trax_package)
+  _read_layer_checkpoints_safely(trax_package)
   return trax_package
+def _checkpoint_signature(trax, value):
+  """Turns the ``safe_pickle.Signature``s in ``value`` back into Trax ``ShapeDtype``s."""
+  from summarizer import safe_pickle  # pylint: disable=g-import-not-at-top
+  if isinstance(value, safe_pickle.Signature):
+    return trax.shapes.ShapeDtype(value.shape, value.dtype)
+  if isinstance(value, (tuple, list)):
+    return type(value)(_checkpoint_signature(trax, v) for v in value)
+  return value
+
+
+def _read_layer_checkpoints_safely(trax):
+  """Makes ``Layer.init_from_file`` read checkpoints with ``safe_pickle``.
+
+  The course's way to load a model reads ``model.pkl.gz`` with
+  ``pickle.load`` and the arrays beside it with ``np_from_file``; both now
+  admit only a checkpoint's types, and a truncated array file raises instead
+  of giving fewer arrays. The training loop's readers are made safe when it
+  is first imported (``_read_training_checkpoints_safely``).
+  """
+  from summarizer import safe_pickle  # pylint: disable=g-import-not-at-top
+  base = sys.modules['trax.layers.base']
+
+  def np_from_file(file_path, compresslevel):
+    del compresslevel  # Only for writing.
+    return safe_pickle.load_arrays(file_path)
+
+  ORIGINAL['np_from_file'] = base.np_from_file
+  ORIGINAL['base_pickle'] = base.pickle
+  base.np_from_file = np_from_file
+  trax.layers.np_from_file = np_from_file
+  base.pickle = types.SimpleNamespace(load=_safe_pickle_load, dump=pickle.dump,
+                                      HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL)
+
+
+def _safe_pickle_load(file):
+  """``pickle.load`` for Trax's readers: only a checkpoint's types."""
+  from summarizer import safe_pickle  # pylint: disable=g-import-not-at-top
+  saved = safe_pickle.CheckpointUnpickler(file, getattr(file, 'name', 'a pickle')).load()
+  if isinstance(saved, dict) and 'input_signature' in saved:
+    saved['input_signature'] = _checkpoint_signature(sys.modules['trax'], saved['input_signature'])
+  return saved
+
+
+def _read_training_checkpoints_safely(trax):
+  """Makes Trax's training loop read checkpoints with ``safe_pickle``.
+
+  ``Loop.load_checkpoint`` (a resumed run, the course's ``training_loop``)
+  reads ``model.pkl.gz`` with ``training.unpickle_from_file``, and a ``Loop``
+  reads ``data_counters0.pkl`` from its output directory with
+  ``trax.data.inputs``' ``pickle``: both now admit only a checkpoint's
+  types. Done the first time ``training`` is asked for (it imports
+  TensorFlow, so not with the layers).
+  """
+  if 'unpickle_from_file' in ORIGINAL:
+    return
+  from summarizer import safe_pickle  # pylint: disable=g-import-not-at-top
+  training = trax.supervised.training
+
+  def unpickle_from_file(file_path, gzip=False):
+    saved = safe_pickle.load(file_path, compressed=gzip)
+    if isinstance(saved, dict) and 'input_signature' in saved:
+      saved['input_signature'] = _checkpoint_signature(trax, saved['input_signature'])
+    return saved
+
+  ORIGINAL['unpickle_from_file'] = training.unpickle_from_file
+  training.unpickle_from_file = unpickle_from_file
+  inputs = importlib.import_module('trax.data.inputs')
+  ORIGINAL['inputs_pickle'] = inputs.pickle
+  inputs.pickle = types.SimpleNamespace(load=_safe_pickle_load, dump=pickle.dump,
+                                        HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL)
+
+
 
 
 trax = _import_trax()
@@ -551,8 +625,10 @@ from trax.fastmath import numpy as jnp  # pylint: disable=g-import-not-at-top,wr
 def __getattr__(name):
   """``training`` and ``HookedLoop`` (which import TensorFlow), and ``tfds``."""
   if name == 'training':
+    _read_training_checkpoints_safely(trax)
     return trax.supervised.training
   if name == 'HookedLoop':
+    _read_training_checkpoints_safely(trax)
     loop = globals().get('_hooked_loop')
     if loop is None:
       loop = globals()['_hooked_loop'] = type(

@@ -7,6 +7,7 @@ wrote it.
 
 import dataclasses
 import json
+import math
 import os
 
 from summarizer.errors import SummarizerError
@@ -29,6 +30,8 @@ COURSE_STEPS_PER_CHECKPOINT = 10
 
 # config.json's entry for the article perplexities a model was calibrated on.
 CALIBRATION_KEY = 'perplexity_calibration'
+# Validation articles a calibration reads (or all, if the split is smaller).
+CALIBRATION_ARTICLES = 500
 
 # Where the package keeps what it ships.
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
@@ -116,10 +119,16 @@ def save_config(config, directory, **extra):
   values = dict(config.to_dict(), **extra)
   path = os.path.join(directory, 'config.json')
   tmp = path + '.tmp'
-  with open(tmp, 'w', encoding='utf-8') as f:
-    json.dump(values, f, indent=2, sort_keys=True)
-    f.write('\n')
-  os.replace(tmp, path)
+  try:
+    with open(tmp, 'w', encoding='utf-8') as f:
+      json.dump(values, f, indent=2, sort_keys=True)
+      f.write('\n')
+    os.replace(tmp, path)
+  except OSError as e:  # A full disk, a read-only directory: the old file stays.
+    if os.path.exists(tmp):
+      os.remove(tmp)
+    raise SummarizerError(f'{path}: cannot write ({e.strerror or e}); the earlier '
+                          'one, if any, is kept') from None
   return path
 
 
@@ -142,4 +151,77 @@ def load_config(directory):
     raise SummarizerError(f'{path}: unreadable ({e})') from None
   if not isinstance(values, dict):
     raise SummarizerError(f'{path}: not a JSON object')
+  check_values(values, path)
   return Config.from_dict(values), values
+
+
+# config.json's whole-number fields and the least each may be.
+_AT_LEAST = {'vocab_size': 1, 'd_model': 1, 'd_ff': 1, 'n_layers': 1, 'n_heads': 1,
+             'max_len': 2, 'warmup_steps': 1, 'max_joint_length': 2,
+             'max_article_tokens': 0, 'trained_steps': 0, 'total_steps': 0, 'max_steps': 0}
+# The calibration record's numbers (see summarizer.calibration).
+_CALIBRATION_NUMBERS = ('p50', 'max', 'threshold')
+
+
+def _is_int(value):
+  return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value):
+  return (isinstance(value, (int, float)) and not isinstance(value, bool)
+          and math.isfinite(value))
+
+
+def check_values(values, path='config.json'):
+  """Checks every value of a config.json that the package reads.
+
+  Raises:
+    SummarizerError: naming the file, the first field that is wrong and
+      what it should be.
+  """
+  def bad(field, should):
+    raise SummarizerError(f'{path}: "{field}" is {json.dumps(values[field])[:60]}; it must '
+                          f'be {should}')
+
+  if 'preset' in values and not isinstance(values['preset'], str):
+    bad('preset', 'a string')
+  for field, least in _AT_LEAST.items():
+    if field in values and not (_is_int(values[field]) and values[field] >= least):
+      if field in ('trained_steps', 'total_steps') and values[field] is None:
+        continue
+      bad(field, f'a whole number, at least {least}')
+  if 'dropout' in values and not (_is_number(values['dropout']) and 0 <= values['dropout'] < 1):
+    bad('dropout', 'a number from 0 to below 1')
+  if 'learning_rate' in values and not (_is_number(values['learning_rate'])
+                                        and values['learning_rate'] >= 0):
+    bad('learning_rate', 'a number, 0 or more')
+  if 'truncate' in values and not isinstance(values['truncate'], bool):
+    bad('truncate', 'true or false')
+  for field in ('boundaries', 'batch_sizes'):
+    if field in values and not (isinstance(values[field], list) and values[field]
+                                and all(_is_int(v) and v >= 1 for v in values[field])):
+      bad(field, 'a list of whole numbers, each at least 1')
+  if 'boundaries' in values and 'batch_sizes' in values and (
+      len(values['batch_sizes']) != len(values['boundaries']) + 1):
+    bad('batch_sizes', 'one more than the boundaries')
+  heads, width = values.get('n_heads'), values.get('d_model')
+  if _is_int(heads) and _is_int(width) and width % heads:
+    bad('n_heads', f'a divisor of d_model {width}')
+  name = values.get('vocab_file')
+  if name is not None and not (isinstance(name, str) and name and not os.path.isabs(name)
+                               and '..' not in name.replace('\\', '/').split('/')):
+    bad('vocab_file', "a file's name inside the model directory")
+  fingerprint = values.get('vocab_fingerprint')
+  if fingerprint is not None and not (isinstance(fingerprint, str)
+                                      and len(fingerprint) == 32):
+    bad('vocab_fingerprint', "the md5 of the model's vocabulary (32 hex digits)")
+  calibration = values.get(CALIBRATION_KEY)
+  if calibration is not None and not (
+      isinstance(calibration, dict)
+      and all(_is_number(calibration.get(k)) and calibration[k] >= 0
+              for k in _CALIBRATION_NUMBERS)):
+    bad(CALIBRATION_KEY, 'null or a record with the numbers ' + ', '.join(_CALIBRATION_NUMBERS))
+  lineage = values.get('lineage')
+  if lineage is not None and not (isinstance(lineage, list)
+                                  and all(isinstance(run, dict) for run in lineage)):
+    bad('lineage', 'a list of records')

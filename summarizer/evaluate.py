@@ -14,15 +14,24 @@ of its names and numbers (``summarizer.scoring``, which defines them).
 """
 
 import argparse
-import json
 import os
 import sys
 
-from summarizer.decoding import MAX_SUMMARY_TOKENS
-from summarizer.errors import OneLineParser, run_command
-from summarizer.evaluation.evaluate import METHODS, PREDICTIONS_FILE, RESULTS_FILE, evaluate, table
-from summarizer.inference import beam
+from summarizer.errors import OneLineParser, json_text, run_command
+from summarizer.evaluation import METHODS, PREDICTIONS_FILE, RESULTS_FILE
 from summarizer.inference import search as options
+
+# decoding.MAX_SUMMARY_TOKENS, written here so that parsing loads no jax (a test
+# checks they agree).
+MAX_SUMMARY_TOKENS = 64
+
+
+def __getattr__(name):
+  """``evaluate`` and ``table``, imported on first use: a bad flag is refused before jax loads."""
+  if name in ('evaluate', 'table'):
+    from summarizer.evaluation import evaluate as evaluation  # pylint: disable=g-import-not-at-top
+    return getattr(evaluation, name)
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 def parse_args(argv=None):
@@ -73,6 +82,8 @@ def parse_args(argv=None):
 
 def command(args):
   """Evaluates as the command line says, prints the scores; returns 0."""
+  from summarizer.evaluation.evaluate import evaluate, table  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import beam  # pylint: disable=g-import-not-at-top
   results = evaluate(args.model, args.data, args.split, args.limit,
                      args.max_length, args.method, args.data_dir,
                      args.retrieval_pool, args.output_dir, show_progress=True,
@@ -82,7 +93,7 @@ def command(args):
                      batch_size=args.batch_size,
                      overwrite_output_dir=args.overwrite_output_dir)
   if args.json:
-    print(json.dumps(results))
+    print(json_text(results))
   else:
     print(table(results))
     print(f'{results["n"]} articles; scores and summaries in {args.output_dir}')

@@ -35,12 +35,30 @@ def _encoder(path):
   try:
     with open(path, encoding='utf-8', newline='\n') as f:
       encoder._load_from_file_object(f)  # pylint: disable=protected-access
-  except (OSError, UnicodeDecodeError, ValueError) as e:
-    raise SummarizerError(f'{path}: not a subword vocabulary ({e})') from None
+  except (OSError, UnicodeDecodeError, ValueError, AssertionError, IndexError) as e:
+    # Trax asserts that each line is a quoted subword: a cut file fails so.
+    reason = str(e) or 'a line is not a quoted subword: the file may be cut short'
+    raise SummarizerError(f'{path}: not a subword vocabulary ({reason})') from None
   if encoder.vocab_size < 3 or encoder.all_subtoken_strings[EOS].rstrip('_') != '<EOS>':
     raise SummarizerError(f'{path}: not a subword vocabulary '
                           '(expected <pad> and <EOS> as ids 0 and 1)')
+  _check_whole(encoder, path)
   return encoder
+
+
+def _check_whole(encoder, path):
+  """Refuses a vocabulary cut short: one that cannot spell every character it uses.
+
+  A whole vocabulary ends with a subword for each character of its alphabet
+  (so that any word can be spelled); a file cut short lacks them, and Trax
+  would fail with an AssertionError on the first word it cannot spell.
+  """
+  lacking = sorted(c for c in encoder._alphabet  # pylint: disable=protected-access
+                   if c not in encoder._subtoken_string_to_id)  # pylint: disable=protected-access
+  if lacking:
+    raise SummarizerError(f'{path}: an incomplete subword vocabulary ({len(lacking)} of its '
+                          f'characters have no subword of their own, e.g. {lacking[0]!r}): '
+                          'is the file cut short?')
 
 
 def encoder(vocab_file=None):

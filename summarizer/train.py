@@ -17,24 +17,34 @@ import argparse
 import signal
 import sys
 
-from summarizer.errors import OneLineParser, run_command
+from summarizer.errors import OneLineParser, SummarizerError, finite_float, run_command, seed
 from summarizer.runs.args import TrainArgs
-from summarizer.runs.loop import train
 from summarizer.runs.stopping import STOP_SIGNALS
+
+# The most a learning rate may be: beyond it a run is a mistake.
+MAX_LEARNING_RATE = 10.0
+
+
+def __getattr__(name):
+  """``train``, the run itself, imported on first use: a bad flag is refused before jax loads."""
+  if name == 'train':
+    from summarizer.runs.loop import train  # pylint: disable=g-import-not-at-top
+    return train
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 def _add_lesson_flags(p, defaults):
   """The levers that reshape training: the article's loss weight and the lessons."""
-  p.add_argument('--article-loss-weight', type=float,
+  p.add_argument('--article-loss-weight', type=finite_float,
                  default=defaults.article_loss_weight,
                  help='loss weight of article tokens (course: 0)')
-  p.add_argument('--copy-fraction', type=float, default=defaults.copy_fraction,
+  p.add_argument('--copy-fraction', type=finite_float, default=defaults.copy_fraction,
                  help='share of training examples whose summary is a sentence '
                       'copied from the article (teaches copying names)')
-  p.add_argument('--short-fraction', type=float, default=defaults.short_fraction,
+  p.add_argument('--short-fraction', type=finite_float, default=defaults.short_fraction,
                  help='share of training articles cut down to the sentences '
                       'with their facts (teaches summarising short texts)')
-  p.add_argument('--long-fraction', type=float, default=defaults.long_fraction,
+  p.add_argument('--long-fraction', type=finite_float, default=defaults.long_fraction,
                  help='share of training examples joined with the next one or '
                       'two into a longer article (teaches long articles)')
 
@@ -60,11 +70,11 @@ def parse_args(argv=None):
   p.add_argument('--save-steps', type=int, default=defaults.save_steps,
                  help='checkpoint every N steps')
   p.add_argument('--eval-batches', type=int, default=defaults.eval_batches)
-  p.add_argument('--learning-rate', type=float, default=None,
+  p.add_argument('--learning-rate', type=finite_float, default=None,
                  help="peak learning rate (default: the preset's)")
   p.add_argument('--warmup-steps', type=int, default=None,
                  help="warmup steps (default: the preset's)")
-  p.add_argument('--seed', type=int, default=defaults.seed)
+  p.add_argument('--seed', type=seed, default=defaults.seed)
   p.add_argument('--output-dir', default=defaults.output_dir)
   p.add_argument('--resume', action='store_true',
                  help='continue the checkpoint in --output-dir')
@@ -105,13 +115,26 @@ def _check_numbers(p, ns):
   for name in ('copy_fraction', 'short_fraction', 'long_fraction'):
     if not 0 <= getattr(ns, name) <= 1:
       p.error(f'--{name.replace("_", "-")} must be between 0 and 1')
+  if ns.learning_rate is not None and not 0 <= ns.learning_rate <= MAX_LEARNING_RATE:
+    p.error(f'--learning-rate must be between 0 and {MAX_LEARNING_RATE:g}, not '
+            f'{ns.learning_rate:g}')
+  if ns.warmup_steps is not None and ns.warmup_steps < 1:
+    p.error(f'--warmup-steps must be at least 1, not {ns.warmup_steps}')
+  if ns.article_loss_weight < 0:
+    p.error(f'--article-loss-weight must not be negative, not {ns.article_loss_weight:g}')
 
 
 def main(argv=None):
   args = parse_args(argv)
 
   def command():
-    summary = train(args)
+    from summarizer.runs.loop import train  # pylint: disable=g-import-not-at-top,redefined-outer-name
+    try:
+      summary = train(args)
+    except OSError as e:  # A write that failed outside a checkpoint's save.
+      where = e.filename or args.output_dir
+      raise SummarizerError(f'{where}: cannot write ({e.strerror or e}); the last '
+                            f'checkpoint in {args.output_dir}, if any, is kept') from None
     print('done: ' + ', '.join(f'{k}={v}' for k, v in summary.items()))
     return STOP_SIGNALS[signal.Signals[summary['stopped_by']]] if summary['stopped_by'] else 0
 

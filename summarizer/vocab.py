@@ -7,6 +7,7 @@ Uses Trax's ``SubwordTextEncoder`` (the format of the course's
 """
 
 import argparse
+import os
 import sys
 
 from summarizer.corpus.vocab import build_vocab  # The builder; this is its command.
@@ -27,6 +28,10 @@ def main(argv=None):
   p.add_argument('--limit', type=int, default=None,
                  help='use at most N training examples')
   args = p.parse_args(argv)
+  if os.path.isdir(args.out):
+    p.error(f'argument --out: {args.out} is a directory; name the .subwords file to write')
+  if args.limit is not None and args.limit < 1:
+    p.error(f'argument --limit: must be at least 1, not {args.limit}')
 
   def command():
     encoder = build_vocab(args.data, args.size, args.out, args.data_dir,

@@ -109,3 +109,19 @@ def test_the_other_jupyter_commands_a_learner_meets_are_there(command):
   done = subprocess.run([JUPYTER, command, '--version'], capture_output=True, text=True,
                         timeout=120, check=False)
   assert done.returncode == 0, done.stderr
+
+
+def test_nbval_markers_stand_alone_on_their_lines():
+  # nbval honours '# NBVAL_...' only when nothing follows the marker on its line;
+  # words after it made a cell compare its output on every CPU (issue 30).
+  import glob  # pylint: disable=g-import-not-at-top
+  checked = 0
+  for path in glob.glob(os.path.join(ROOT, 'notebooks', '*.ipynb')):
+    with open(path, encoding='utf-8') as f:
+      cells = json.load(f)['cells']
+    for cell in cells:
+      for line in ''.join(cell['source']).splitlines():
+        if 'NBVAL_' in line:
+          checked += 1
+          assert re.fullmatch(r'#\s*NBVAL_[A-Z_]+\s*', line), f'{os.path.basename(path)}: {line}'
+  assert checked >= 2

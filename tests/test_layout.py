@@ -18,7 +18,9 @@ import summarizer
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(summarizer.__file__))
 
-BASE = {'summarizer.config', 'summarizer.errors', 'summarizer._trax', 'summarizer.progress'}
+# safe_pickle (issue 30) is the base's: _trax makes Trax's own checkpoint readers use it.
+BASE = {'summarizer.config', 'summarizer.errors', 'summarizer._trax', 'summarizer.progress',
+        'summarizer.safe_pickle'}
 COURSE = {'summarizer.text', 'summarizer.data', 'summarizer.attention', 'summarizer.model',
           'summarizer.training', 'summarizer.decoding'}
 ROOMS = ('inference', 'runs', 'corpus', 'evaluation', 'explorer')

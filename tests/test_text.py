@@ -38,3 +38,13 @@ def test_missing_or_bad_vocabulary(tmp_path):
   bad.write_text("'hello_'\n'world_'\n")
   with pytest.raises(SummarizerError, match='not a subword vocabulary'):
     tokenize('x', vocab_file=str(bad))
+
+
+@pytest.mark.parametrize('keep', [301, 7630, -50])
+def test_a_vocabulary_cut_short_is_refused_in_one_line(tmp_path, keep):
+  # Trax would load it and fail later with an AssertionError on a word it cannot spell.
+  data = open(text.vocab_path(), 'rb').read()
+  path = tmp_path / 'cut.subwords'
+  path.write_bytes(data[:keep])
+  with pytest.raises(SummarizerError, match='incomplete subword vocabulary.*cut short'):
+    text.vocab_size(str(path))

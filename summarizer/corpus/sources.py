@@ -203,7 +203,9 @@ def _rows(path, skips):
           continue
         yield row
     else:
-      first = True
+      # A row without a field is skipped and counted (``Skips``); the file is
+      # refused only if no row has both (a JSONL file has no header).
+      keys, whole = {}, False
       for line in _decoded_lines(f, skips):
         if not line.strip():
           continue
@@ -215,10 +217,12 @@ def _rows(path, skips):
         if not isinstance(row, dict):
           skips.reasons['malformed JSON'] += 1
           continue
-        if first:
-          _require_columns(path, list(row))
-          first = False
+        keys.update(dict.fromkeys(row))
+        whole = whole or ('article' in row and 'highlights' in row)
         yield row
+      if keys and not whole:
+        _require_columns(path, list(keys))
+        raise SummarizerError(f'{path}: no row has both an article and highlights')
 
 
 def _decoded_lines(binary, skips):

@@ -8,8 +8,8 @@ Each is scored with ROUGE-1, ROUGE-2, ROUGE-L and the precision and recall
 of its names and numbers (``summarizer.evaluation.scoring``, which defines them).
 """
 
+import contextlib
 import itertools
-import json
 import os
 import sys
 import time
@@ -18,22 +18,19 @@ from summarizer import progress
 from summarizer.config import DEFAULT_MODEL_DIR
 from summarizer.corpus import lessons
 from summarizer.corpus import sources
-from summarizer.errors import SummarizerError
+from summarizer.errors import SummarizerError, json_text
+from summarizer.evaluation import METHODS, OUTPUT_FILES, PREDICTIONS_FILE, RESULTS_FILE  # pylint: disable=unused-import
 from summarizer.evaluation import baselines
 from summarizer.evaluation import scoring
 from summarizer.inference import beam
 from summarizer.inference import loading
 from summarizer.inference import search as options
 from summarizer.inference import summaries
+from summarizer.runs import locks
 from summarizer.runs import run_dir
 
 SYSTEMS = ('model', 'lead3', 'retrieval')
 METRICS = scoring.METRICS
-METHODS = ('fast', 'greedy')
-RESULTS_FILE = 'eval_results.json'
-PREDICTIONS_FILE = 'generated_predictions.txt'
-# What an evaluation writes: earlier ones are replaced only when asked.
-OUTPUT_FILES = (RESULTS_FILE, PREDICTIONS_FILE)
 
 
 def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
@@ -155,6 +152,19 @@ def evaluate(model_dir=None, source='news', split='test', limit=None,
   """
   search = _check_settings(limit, max_length, method, retrieval_pool, batch_size, search,
                            output_dir, overwrite_output_dir)
+  # One evaluation at a time in an output directory: a second one stops at once.
+  with locks.locked(output_dir):
+    if output_dir:  # Again, now that it is ours: another may have finished meanwhile.
+      check_output_dir(output_dir, overwrite_output_dir)
+    return _evaluate_locked(model_dir, source, split, limit, max_length, method, data_dir,
+                            retrieval_pool, output_dir, show_progress, facts_only, join,
+                            download, n_heads, search, batch_size)
+
+
+def _evaluate_locked(model_dir, source, split, limit, max_length, method, data_dir,
+                     retrieval_pool, output_dir, show_progress, facts_only, join, download,
+                     n_heads, search, batch_size):
+  """``evaluate``'s work, its output directory locked; the arguments are its."""
   split = sources.canonical_split(split)
   pairs = scored_pairs(source, split, limit, data_dir, download, join, facts_only)
   articles, references = [a for a, _ in pairs], [h for _, h in pairs]
@@ -206,17 +216,30 @@ def write_outputs(output_dir, results, predictions, settings, **described):
   """
   results_path = os.path.join(output_dir, RESULTS_FILE)
   predictions_path = os.path.join(output_dir, PREDICTIONS_FILE)
+  # One line per summary: line breaks within one would shift the rest.
+  contents = {
+      results_path: json_text(dict(results, **described, settings=settings), indent=2) + '\n',
+      predictions_path: ''.join(' '.join(p.split()) + '\n' for p in predictions),
+  }
+  written = []
   try:
     os.makedirs(output_dir, exist_ok=True)
-    with open(results_path, 'w', encoding='utf-8') as f:
-      json.dump(dict(results, **described, settings=settings), f, indent=2)
-      f.write('\n')
-    with open(predictions_path, 'w', encoding='utf-8') as f:
-      # One line per summary: line breaks within one would shift the rest.
-      f.writelines(' '.join(p.split()) + '\n' for p in predictions)
+    # Both written whole under other names first: earlier results are
+    # replaced only once the new ones are complete (a full disk keeps them).
+    for path, content in contents.items():
+      written.append(path + '.tmp')
+      with open(path + '.tmp', 'w', encoding='utf-8') as f:
+        f.write(content)
+        f.flush()
+        os.fsync(f.fileno())
+    for path in contents:
+      os.replace(path + '.tmp', path)
   except OSError as e:
+    for tmp in written:
+      with contextlib.suppress(OSError):
+        os.remove(tmp)
     raise SummarizerError(f'{output_dir}: cannot write the results '
-                          f'({e.strerror or e})') from None
+                          f'({e.strerror or e}); earlier results there are kept') from None
   return results_path, predictions_path
 
 

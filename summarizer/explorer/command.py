@@ -6,8 +6,12 @@ from summarizer.inference import beam
 from summarizer.inference.reading import cut_message
 
 
-def run_explain(articles, args, out, err):
-  """The ``--explain PATH`` of ``python -m summarizer``: writes the page or plot."""
+def run_explain(articles, args, out, err, warn=None):
+  """The ``--explain PATH`` of ``python -m summarizer``: writes the page or plot.
+
+  ``warn``, if given, is called with the ``Explanation`` to print the
+  warnings the plain command prints (out of domain, undertrained).
+  """
   if len(articles) != 1:
     raise SummarizerError('--explain takes one article')
   check_output_path(args.explain)
@@ -19,6 +23,8 @@ def run_explain(articles, args, out, err):
                         args.temperature, args.top_k, args.seed, args.vocab,
                         args.n_heads, on_cut=warn_cut, search=beam.Search.from_args(args))
   explanation.save(args.explain)
+  if warn is not None:
+    warn(explanation)
   out.write(explanation.summary + '\n')
   made_up = [f.text for f in explanation.facts if not f.in_article]
   print(f'wrote {args.explain}' + (f' (not in the article: {", ".join(made_up)})'

@@ -52,6 +52,9 @@ class Explanation:
     facts: The summary's names and numbers, traced (``Fact``).
     article_tokens: Tokens of the whole article (more than n if it was cut).
     model_name: What wrote it (for the page's title).
+    article_perplexity: The article's perplexity under the model.
+    out_of_domain: Whether that is far above the model's validation
+      articles' (None: the model has no calibration).
   """
   summary: str
   summary_ids: list
@@ -62,6 +65,8 @@ class Explanation:
   facts: list
   article_tokens: int
   model_name: str = 'the shipped model'
+  article_perplexity: float = None
+  out_of_domain: bool = None
 
   def __repr__(self):
     blocks, heads, m, n = self.attention.shape
@@ -249,5 +254,6 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
       facts=trace_facts(summary_pieces, article_pieces, trace_view),
       article_tokens=run.article_tokens,
       model_name=('the shipped model' if model_dir is None
-                  else os.path.basename(os.path.normpath(model_dir))))
+                  else os.path.basename(os.path.normpath(model_dir))),
+      article_perplexity=details['article_perplexity'], out_of_domain=details['out_of_domain'])
 

@@ -28,6 +28,7 @@ from jax import numpy as jnp
 
 from summarizer.config import EOS
 from summarizer.errors import SummarizerError
+from summarizer.inference import search as options
 from summarizer.inference.search import LENGTH_PENALTY
 
 # When Hugging Face's beam search stops, by default.
@@ -65,8 +66,9 @@ class Search:
 
   def check(self, max_length):
     """Raises ``SummarizerError`` naming the first setting that cannot be used."""
-    if self.num_beams < 1:
-      raise SummarizerError(f'num_beams must be at least 1, not {self.num_beams}')
+    if not 1 <= self.num_beams <= options.MAX_BEAMS:
+      raise SummarizerError(f'num_beams must be between 1 and {options.MAX_BEAMS}, '
+                            f'not {self.num_beams}')
     if self.no_repeat_ngram_size < 0:
       raise SummarizerError('no_repeat_ngram_size must not be negative, not '
                             f'{self.no_repeat_ngram_size}')

@@ -28,10 +28,8 @@ from summarizer.corpus import sources
 from summarizer.decoding import MAX_SUMMARY_TOKENS
 from summarizer.inference.articles import article_ids
 from summarizer.inference.loading import LoadedModel
-from summarizer.config import CALIBRATION_KEY, EOS, SEP, update_config
+from summarizer.config import CALIBRATION_ARTICLES, CALIBRATION_KEY, EOS, SEP, update_config
 
-# Validation articles a calibration reads (or all, if the split is smaller).
-CALIBRATION_ARTICLES = 500
 # How far above the largest validation perplexity "out of domain" starts.
 THRESHOLD_FACTOR = 2.0
 

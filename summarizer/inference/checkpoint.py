@@ -21,7 +21,6 @@ import dataclasses
 import glob
 import gzip
 import os
-import pickle
 import zlib
 
 from jax import numpy as jnp
@@ -33,6 +32,7 @@ from summarizer._trax import fastmath, tl, trax
 from summarizer.config import (COURSE_VOCAB_FILE, COURSE_VOCAB_NAME, DEFAULT_MODEL_DIR,
                                PRESETS, load_config)
 from summarizer.errors import SummarizerError
+from summarizer import safe_pickle
 from summarizer.model import TransformerLM
 
 BASENAME = 'model'              # Trax Loop's checkpoint name.
@@ -60,8 +60,8 @@ def has_checkpoint(directory):
 
 def saved_step(directory):
   """Returns the training step of the checkpoint in ``directory``."""
-  with gzip.open(os.path.join(directory, BASENAME + '.pkl.gz'), 'rb') as f:
-    return int(pickle.load(f)['step'])
+  pkl = os.path.join(directory, BASENAME + '.pkl.gz')
+  return int(read_checked(directory, pkl, lambda path: safe_pickle.load(path)['step']))
 
 
 def model_vocab_file(model_dir, values):
@@ -112,8 +112,9 @@ def read_model_dir(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
       raise SummarizerError(f'{model_dir}: its config.json says n_heads '
                             f'{config.n_heads}, not {n_heads}')
     vocab_file = vocab_file or model_vocab_file(model_dir, values)
+    check_vocab_fingerprint(model_dir, values, vocab_file)
   elif os.path.exists(pkl):  # The course's layout: the architecture is in the shapes.
-    weights = _read_checked(model_dir, pkl)
+    weights = read_checked(model_dir, pkl)
     config = config_from_weights(weights, n_heads, model_dir)
     vocab_file = vocab_file or course_vocab_file(model_dir)
   else:
@@ -127,13 +128,28 @@ def read_model_dir(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
   if not os.path.exists(pkl):
     raise SummarizerError(f'{model_dir}: no weights ({BASENAME}.pkl.gz missing)')
   if weights is None:
-    weights = _read_checked(model_dir, pkl)
+    weights = read_checked(model_dir, pkl)
   model = TransformerLM(**config.model_kwargs(), mode=mode)
   try:
     set_weights(model, weights)
   except ValueError as e:
     raise SummarizerError(f'{model_dir}: cannot load the weights ({e})') from None
   return model, config, vocab_file, values
+
+
+def check_vocab_fingerprint(model_dir, values, vocab_file):
+  """Refuses a vocabulary other than the one the model's config.json records.
+
+  Another vocabulary with no more ids than the model loads without a
+  complaint, and gives garbage that the out-of-domain warning would blame
+  on the article. Directories written before the fingerprint was recorded
+  are not checked.
+  """
+  recorded = values.get('vocab_fingerprint')
+  if recorded and text.vocab_fingerprint(vocab_file) != recorded:
+    raise SummarizerError(f'{vocab_file}: not the vocabulary the model in {model_dir} was '
+                          'trained with (its config.json records another); leave out '
+                          '--vocab, or restore its own')
 
 
 def model_values(model_dir=None):
@@ -196,10 +212,13 @@ def config_from_weights(weights, n_heads=None, where='the checkpoint'):
       max_len=shapes[1][0])
 
 
-def _read_checked(model_dir, pkl):
-  """``read_weights`` with every way a file can be broken as one SummarizerError."""
+def read_checked(model_dir, pkl, read=None):
+  """``read(pkl)`` (default ``read_weights``) with every way a file can be broken as
+  one SummarizerError."""
   try:
-    return read_weights(pkl)
+    return (read or read_weights)(pkl)
+  except SummarizerError:  # A pickle that names code: refused as it stands.
+    raise
   except FileNotFoundError as e:
     raise SummarizerError(f'{model_dir}: cannot load the weights ({e.filename or e} '
                           'missing)') from None
@@ -215,29 +234,33 @@ def _read_checked(model_dir, pkl):
 
 def read_weights(pkl):
   """Returns the flat list of weight arrays of a Loop checkpoint's pickle."""
-  with gzip.open(pkl, 'rb') as f:
-    saved = pickle.load(f)
+  saved = safe_pickle.load(pkl)
   flat = saved['flat_weights']
   if isinstance(flat, int):  # The arrays are beside the pickle (Trax >= 1.3.8).
     arrays = pkl[:-len('pkl.gz')] + 'weights.npy.gz'
     if not os.path.exists(arrays):
       raise FileNotFoundError(2, 'missing', os.path.basename(arrays))
-    flat = _read_arrays(arrays)
+    flat = safe_pickle.load_arrays(arrays)
   return flat
 
 
-def _read_arrays(path):
-  """Reads the arrays ``np.save``-d one after another into a gzip file.
+def weight_shapes(config):
+  """Returns the shapes of a ``TransformerLM``'s flat weights for ``config``, without drawing them."""
+  model = TransformerLM(**config.model_kwargs(), mode='eval')
+  signature = trax.shapes.ShapeDtype((1, 1), np.int32)
+  weights_signature, _ = fastmath.abstract_eval(model.init)(signature)
+  flat, _ = tl.flatten_weights_and_state(weights_signature, ())
+  return [tuple(w.shape) for w in flat]
 
-  Trax's own ``np_from_file`` stops quietly at the first error, so a
-  truncated file would give a model with its last layers missing; here
-  only a clean end of the file ends the list.
-  """
-  arrays = []
-  with gzip.open(path, 'rb') as f:
-    while f.peek(1):
-      arrays.append(np.load(f, allow_pickle=False))
-  return arrays
+
+def check_shapes(weights, expected):
+  """Raises ValueError unless the flat ``weights`` have exactly the ``expected`` shapes."""
+  if len(weights) != len(expected):
+    raise ValueError(f'{len(weights)} weight arrays where the model has {len(expected)}')
+  for array, wanted in zip(weights, expected):
+    if tuple(np.shape(array)) != tuple(wanted):
+      raise ValueError(f'a weight of shape {tuple(np.shape(array))} where the model '
+                       f'has {tuple(wanted)}')
 
 
 def set_weights(model, weights):
@@ -263,12 +286,7 @@ def set_weights(model, weights):
   _forget_rngs(model)
   flat, _ = tl.flatten_weights_and_state(weights, ())
   expected, _ = tl.flatten_weights_and_state(weights_signature, ())
-  if len(flat) != len(expected):
-    raise ValueError(f'{len(flat)} weight arrays where the model has {len(expected)}')
-  for array, wanted in zip(flat, expected):
-    if tuple(array.shape) != tuple(wanted.shape):
-      raise ValueError(f'a weight of shape {tuple(array.shape)} where the model '
-                       f'has {tuple(wanted.shape)}')
+  check_shapes(flat, [w.shape for w in expected])
   # On the device once: numpy arrays would be copied there again at every call
   # (for the shipped model, 15 MB a token: a decoding step took 2.0 ms, not 1.3).
   flat = [jnp.asarray(array) for array in flat]

@@ -120,13 +120,41 @@ class SummaryRun:
     }
 
 
+def check_article(text):
+  """Refuses what is not an article before any model loads.
+
+  Raises:
+    TypeError: ``text`` is not a string (naming its type: bytes must be
+      decoded first, a list summarised with ``summarize_many``).
+    SummarizerError: it is empty.
+  """
+  if not isinstance(text, str):
+    hint = {bytes: ' (decode it first: text.decode("utf-8"))',
+            list: ' (several articles: summarize_many)',
+            tuple: ' (several articles: summarize_many)'}.get(type(text), '')
+    raise TypeError(f'the article must be a str, not {type(text).__name__}{hint}')
+  if not text.strip():
+    raise SummarizerError('the article is empty')
+
+
+def check_articles(texts):
+  """``check_article`` for each of a list of articles; returns them as a list."""
+  if isinstance(texts, (str, bytes)):
+    raise TypeError(f'texts must be a list of articles, not one {type(texts).__name__}')
+  texts = list(texts)
+  for text in texts:
+    check_article(text)
+  return texts
+
+
 def _check_arguments(text, max_length, method, temperature, search=beam.Search()):
   if method not in ('fast', 'greedy'):
     raise SummarizerError(f"unknown method {method!r}; choose 'fast' or 'greedy'")
-  if not isinstance(text, str) or not text.strip():
-    raise SummarizerError('the article is empty')
+  check_article(text)
   if max_length < 1:
     raise SummarizerError('max_length must be at least 1')
+  if not isinstance(temperature, (int, float)) or not 0 <= temperature < float('inf'):
+    raise SummarizerError(f'temperature must be a number, 0 or more, not {temperature}')
   if method == 'greedy' and temperature > 0:
     raise SummarizerError("sampling (temperature > 0) needs method='fast'")
   search.check(max_length)
@@ -157,6 +185,7 @@ def summarize_tokens(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
     stream: Generate one token a call (True), or the whole summary in one
       compiled call when it is first asked for (faster; beams always do).
   """
+  check_article(text)
   run = SummaryRun(load(model_dir, vocab_file, n_heads), text, max_length, method,
                    temperature, top_k, seed, search, stream)
   if run.cut and on_cut is not None:
@@ -189,6 +218,7 @@ def summarize_many(texts, model_dir=None, max_length=MAX_SUMMARY_TOKENS, method=
   """
   if batch_size < 1:
     raise SummarizerError(f'batch_size must be at least 1, not {batch_size}')
+  texts = check_articles(texts)
   search = search or beam.Search()
   loaded = load(model_dir, vocab_file, n_heads)
   runs = [SummaryRun(loaded, text, max_length, method, search=search, stream=False)

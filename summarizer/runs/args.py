@@ -2,7 +2,7 @@
 
 import dataclasses
 
-from summarizer.inference import calibration
+from summarizer.config import CALIBRATION_ARTICLES
 
 
 @dataclasses.dataclass
@@ -31,4 +31,4 @@ class TrainArgs:
   progress: bool = True
   export_to: str = None
   init_from: str = None
-  calibration_articles: int = calibration.CALIBRATION_ARTICLES
+  calibration_articles: int = CALIBRATION_ARTICLES

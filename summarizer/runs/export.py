@@ -4,13 +4,25 @@ It sits in ``runs`` above ``inference`` (exporting calibrates, calibrating
 decodes, decoding loads checkpoints), so nothing imports in a circle.
 """
 
+import ctypes
 import os
 import shutil
+import tempfile
 
 from summarizer.inference import calibration
 from summarizer.inference import checkpoint
+from summarizer.runs import locks
+from summarizer.runs import manifest
 from summarizer.config import CALIBRATION_KEY, load_config, save_config
 from summarizer.errors import SummarizerError
+
+
+# What an export writes, and what else a directory may hold to be replaced by one.
+EXPORT_FILES = ('config.json', checkpoint.VOCAB_NAME, checkpoint.BASENAME + '.pkl.gz',
+                checkpoint.BASENAME + '.weights.npy.gz')
+# renameat2's flag that swaps two paths in one step (Linux 3.15).
+_RENAME_EXCHANGE = 2
+_AT_FDCWD = -100
 
 
 def export(run_dir, model_dir, calibration_articles=None):
@@ -20,10 +32,60 @@ def export(run_dir, model_dir, calibration_articles=None):
   training. A run that was not calibrated (``summarizer.inference.calibration``) is
   calibrated on the way, on ``calibration_articles`` validation articles
   (default: ``calibration.CALIBRATION_ARTICLES``).
+
+  The export is written whole into a new folder beside ``model_dir``, then
+  renamed into place: a kill at any moment leaves the earlier export (or
+  none) as it was, never a mix. ``model_dir`` must be new, empty or an
+  earlier export with nothing else in it (``check_export_target``).
   """
   if not checkpoint.has_checkpoint(run_dir):
     raise SummarizerError(f'{run_dir}: no checkpoint to export')
-  os.makedirs(model_dir, exist_ok=True)
+  check_export_target(model_dir)
+  parent = os.path.dirname(os.path.abspath(model_dir))
+  staging = tempfile.mkdtemp(prefix=f'.{os.path.basename(os.path.abspath(model_dir))}.export-',
+                             dir=parent)
+  try:
+    _write_export(run_dir, staging, calibration_articles)
+    _move_into_place(staging, model_dir)
+  except OSError as e:
+    raise SummarizerError(f'--export-to {model_dir}: cannot write the export '
+                          f'({e.strerror or e}); an earlier export there is kept') from None
+  finally:
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def check_export_target(model_dir):
+  """Refuses a ``model_dir`` that an export must not replace.
+
+  Raises:
+    SummarizerError: it is a link, not a directory, or holds anything but
+      an earlier export (its four files and manifest) and the run lock.
+  """
+  if os.path.islink(model_dir):
+    raise SummarizerError(f'--export-to {model_dir}: is a symbolic link; give the '
+                          'directory itself')
+  if not os.path.exists(model_dir):
+    return
+  if not os.path.isdir(model_dir):
+    raise SummarizerError(f'--export-to {model_dir}: exists and is not a directory')
+  names = set(os.listdir(model_dir)) - {locks.LOCK_NAME}
+  others = sorted(names - set(EXPORT_FILES) - {manifest.EXPORT_MANIFEST})
+  if others:
+    raise SummarizerError(f'--export-to {model_dir}: holds {", ".join(others[:3])}, which '
+                          'no export wrote; export to a new or empty directory')
+  for name in names:
+    path = os.path.join(model_dir, name)
+    if os.path.islink(path) or not os.path.isfile(path):
+      raise SummarizerError(f'--export-to {model_dir}: its {name} is not a plain file '
+                            '(a link?); export to a new or empty directory')
+  # An earlier export says so in its manifest (or, before manifests, has all four files).
+  if names and manifest.EXPORT_MANIFEST not in names and names != set(EXPORT_FILES):
+    raise SummarizerError(f'--export-to {model_dir}: holds {", ".join(sorted(names))} but '
+                          'is not an earlier export; export to a new or empty directory')
+
+
+def _write_export(run_dir, model_dir, calibration_articles):
+  """Writes the export into the empty directory ``model_dir``."""
   base = checkpoint.BASENAME
   for name in (checkpoint.VOCAB_NAME, base + '.pkl.gz', base + '.weights.npy.gz'):
     shutil.copyfile(os.path.join(run_dir, name), os.path.join(model_dir, name))
@@ -41,3 +103,35 @@ def export(run_dir, model_dir, calibration_articles=None):
     limit = calibration_articles or calibration.CALIBRATION_ARTICLES
     calibration.save_calibration(model_dir, calibration.calibrate(
         model_dir, values.get('data', 'news'), limit=limit))
+  manifest.write(model_dir, EXPORT_FILES, manifest.EXPORT_MANIFEST)
+  os.chmod(model_dir, 0o755 & ~_umask())
+
+
+def _umask():
+  mask = os.umask(0)
+  os.umask(mask)
+  return mask
+
+
+def _exchange(a, b):
+  """Swaps two paths in one step (Linux's renameat2); False where it cannot."""
+  try:
+    rename = ctypes.CDLL(None, use_errno=True).renameat2
+  except (OSError, AttributeError):
+    return False
+  return rename(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0
+
+
+def _move_into_place(staging, model_dir):
+  """Puts the complete export ``staging`` at ``model_dir``; the earlier one ends in ``staging``."""
+  if not os.path.exists(model_dir):
+    os.rename(staging, model_dir)
+    return
+  if _exchange(staging, model_dir):
+    return
+  # No atomic swap here: move the old one aside first. A kill between the two
+  # renames leaves it, whole, in the folder beside named in the error below.
+  aside = staging + '.old'
+  os.rename(model_dir, aside)
+  os.rename(staging, model_dir)
+  os.rename(aside, staging)

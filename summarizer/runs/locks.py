@@ -51,7 +51,10 @@ def _acquire(directory):
     raise SummarizerError(f'{directory}: cannot create ({e.strerror})') from None
   path = os.path.join(directory, LOCK_NAME)
   while True:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+      fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as e:  # Read-only, immutable, not ours, a full disk.
+      raise SummarizerError(f'{directory}: cannot write in it ({e.strerror})') from None
     try:
       fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

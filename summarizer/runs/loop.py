@@ -18,15 +18,18 @@ import numpy as np
 
 from summarizer._trax import HookedLoop, quiet_loop_log, trax
 from summarizer.inference import calibration
+from summarizer.errors import SummarizerError
+from summarizer.inference import checkpoint
 from summarizer.inference.checkpoint import BASENAME
 from summarizer.model import TransformerLM
 from summarizer.runs import export
 from summarizer.runs import locks
+from summarizer.runs import manifest
 from summarizer.runs import run_dir
 from summarizer.runs import saving
 from summarizer.runs.prepare import prepare, tasks
 from summarizer.runs.report import Report, plot_losses
-from summarizer.runs.stopping import Stopped, stop_signals
+from summarizer.runs.stopping import Diverged, Stopped, finite, stop_signals
 
 
 def _steps(loop, run, report, log, stop):
@@ -73,6 +76,8 @@ def train(args):
     SummarizerError: among others, when another process is using the output
       directory or the export directory (``summarizer.runs.locks``).
   """
+  if args.export_to:  # Before its lock is made in it: a link is not followed.
+    export.check_export_target(args.export_to)
   with locks.locked(args.output_dir, args.export_to):
     return _train_locked(args)
 
@@ -85,21 +90,47 @@ def _train_locked(args):
 
     def on_step(step, loss):
       report.step(step, loss)
+      if not finite(loss):
+        raise Diverged(step)
       if stop['signal'] is not None:
         raise Stopped()
+
+    def save(write, directory):
+      # A finite loss can still come with an update to NaN: never save such weights.
+      if not finite(loop.model.weights):
+        raise Diverged(loop.step)
+      saving.save_or_explain(write, directory)
 
     loop = HookedLoop(
         TransformerLM(**config.model_kwargs(), mode='train'), [train_task],
         eval_model=TransformerLM(**config.model_kwargs(), mode='eval'),
         eval_tasks=[eval_task], output_dir=out,
         eval_at=lambda step: step % args.eval_steps == 0 or step == args.max_steps,
-        random_seed=args.seed, on_step=on_step, save=saving.save_atomically)
+        random_seed=args.seed, on_step=on_step, save=save)
     if run.start_weights is not None:
       loop.update_weights_and_state(weights=run.start_weights)
     _announce(run, loop)
     report = Report(args, run.counter, loop.step)
-    stopped_by = _steps(loop, run, report, log, stop)
+    try:
+      stopped_by = _steps(loop, run, report, log, stop)
+    except Diverged as e:
+      raise _diverged_error(run, e.step) from None
   return _finish(run, loop, report, stopped_by)
+
+
+def _diverged_error(run, step):
+  """The one line for a run stopped by a loss that turned NaN; records the kept step."""
+  out = run.args.output_dir
+  kept = checkpoint.saved_step(out) if checkpoint.has_checkpoint(out) else None
+  if kept is not None:
+    run_dir.save_run_config(run.args, run.config, run.earlier_runs, kept,
+                            run.counter['longest_article'])
+  where = (f'the last good checkpoint (step {kept}) in {out} is kept' if kept is not None
+           else 'no checkpoint had been saved')
+  return SummarizerError(
+      f'the loss is not a number at step {step} (training diverged, at learning rate '
+      f'{run.config.learning_rate:g}): the run stopped and {where}; try a lower '
+      '--learning-rate or a longer --warmup-steps')
 
 
 def _announce(run, loop):
@@ -119,6 +150,7 @@ def _finish(run, loop, report, stopped_by):
   args, out = run.args, run.args.output_dir
   eval_losses = loop.history.get('eval', 'metrics/CrossEntropyLoss')
   plot_losses(report.train_losses, eval_losses, os.path.join(out, 'loss.png'))
+  manifest.record_run(out)
   if args.calibration_articles and stopped_by is None:
     calibration.save_calibration(out, calibration.calibrate(
         out, args.data, 'validation', args.calibration_articles, args.data_dir,

@@ -11,12 +11,15 @@ it read, and its lineage, the runs behind its weights.
 import dataclasses
 import glob
 import os
-import shutil
+
+import numpy as np
 
 from summarizer import text
 from summarizer.corpus import vocab
 from summarizer.inference import checkpoint
+from summarizer import safe_pickle
 from summarizer.runs import locks
+from summarizer.runs import manifest
 from summarizer.runs import saving
 from summarizer.config import (COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, get_preset,
                                load_config, save_config)
@@ -28,9 +31,6 @@ ARCHITECTURE = ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'n_heads', 'max_len
 # Training examples a run's own vocabulary is built from (enough for its
 # frequent words; the whole of CNN/DailyMail would take an hour).
 VOCAB_EXAMPLES = 20000
-# What --overwrite-output-dir may delete: files a run writes, nothing else.
-RUN_FILES = ('config.json', checkpoint.VOCAB_NAME, 'train.log', 'loss.png',
-             'data_counters*', 'model.*', 'train', 'eval')
 
 
 def resolve_config(args, vocab_file=None):
@@ -109,13 +109,12 @@ def initial_weights(model_dir, config):
   return model.weights
 
 
-def own_files(directory, patterns=RUN_FILES):
+def own_files(directory, patterns):
   """Lists the files and folders in ``directory`` that a command writes.
 
   Args:
     directory: A directory (missing: nothing found).
-    patterns: Glob patterns of what the command writes (default: a
-      training run's).
+    patterns: Glob patterns of what the command writes.
   """
   found = []
   for pattern in patterns:
@@ -137,11 +136,7 @@ def prepare_output_dir(args, config):
   os.makedirs(out, exist_ok=True)
   saving.recover(out)
   if args.overwrite_output_dir:
-    for path in own_files(out):
-      if os.path.isdir(path):
-        shutil.rmtree(path)
-      else:
-        os.remove(path)
+    manifest.remove_run(out)  # What the earlier run wrote; anything else stays.
     return False
   if args.resume:
     if not checkpoint.has_checkpoint(out):
@@ -151,12 +146,83 @@ def prepare_output_dir(args, config):
     if differences:
       raise SummarizerError(f'{out}: checkpoint does not match the requested '
                             'model: ' + differences)
+    step = check_resumable(out, config)
+    if step > args.max_steps:
+      raise SummarizerError(f'--resume: the checkpoint in {out} is at step {step}, past '
+                            f'--max-steps {args.max_steps}: nothing to train; pass a '
+                            'larger --max-steps')
     return True
-  if set(os.listdir(out)) - {locks.LOCK_NAME}:
-    raise SummarizerError(f'--output-dir {out} is not empty: pass --resume to '
-                          'continue its checkpoint or --overwrite-output-dir '
-                          'to start over')
+  _clear_run_that_never_saved(out)
+  _refuse_if_not_empty(out)
   return False
+
+
+def _clear_run_that_never_saved(out):
+  """Removes the files of a run of ours that stopped before its first checkpoint.
+
+  Such a run (bad data, a crash at start) has nothing to resume, and its
+  files would only block the run that is to replace it.
+  """
+  if manifest.read(out) is not None and not checkpoint.has_checkpoint(out) and not (
+      checkpoint.checkpoint_files(out, saving.STAGED)):
+    manifest.remove_run(out)
+    print(f'note: {out} held a run that stopped before its first checkpoint; its files '
+          'were removed', flush=True)
+
+
+def _refuse_if_not_empty(out):
+  """A new run starts in an empty directory (but for the lock): nothing of anyone's is mixed in."""
+  others = sorted(set(os.listdir(out)) - {locks.LOCK_NAME})
+  if others:
+    shown = ', '.join(others[:3]) + (', ...' if len(others) > 3 else '')
+    raise SummarizerError(f'--output-dir {out} is not empty ({shown}): pass --resume to '
+                          'continue its checkpoint, --overwrite-output-dir to start over '
+                          "(it removes only an earlier run's files), or choose another")
+
+
+def refuse_init_from_output(args):
+  """A directory is never both the model a run starts from and where it writes."""
+  if args.init_from and os.path.realpath(args.init_from) == os.path.realpath(args.output_dir):
+    raise SummarizerError(f'--init-from {args.init_from} is also the --output-dir: a run '
+                          'would overwrite the model it starts from; write to another '
+                          'directory (and --export-to it afterwards if you like)')
+
+
+def check_resumable(out, config):
+  """Reads the checkpoint in ``out`` whole and checks it fits ``config``; returns its step.
+
+  Trax's own reading would re-initialise at random the weights a truncated
+  file lacks (and train on, and save over the checkpoint); here the run
+  stops first, and the files are left as they are.
+
+  Raises:
+    SummarizerError: a file is missing, truncated, unsafe or of the wrong
+      shapes (naming it), e.g. the optimizer state of an exported model.
+  """
+  pkl = os.path.join(out, checkpoint.BASENAME + '.pkl.gz')
+  saved = checkpoint.read_checked(out, pkl, safe_pickle.load)
+  if not isinstance(saved, dict) or not isinstance(saved.get('step'), int):
+    raise SummarizerError(f'{pkl}: not a Trax checkpoint (no step)')
+  weights = checkpoint.read_checked(out, pkl)
+  try:
+    expected = checkpoint.weight_shapes(config)
+    checkpoint.check_shapes(weights, expected)
+  except ValueError as e:
+    raise SummarizerError(f'--resume: {out}: the weights do not read whole ({e}); '
+                          'the checkpoint is left as it was') from None
+  if isinstance(saved.get('slots_per_task'), int):
+    slots_file = os.path.join(out, checkpoint.BASENAME + '.opt_slots0.npy.gz')
+    if not os.path.exists(slots_file):
+      raise SummarizerError(f'--resume: {slots_file} missing: no optimizer state to '
+                            'continue (an exported model has none); start a new run '
+                            f'from its weights with --init-from {out}')
+    slots = checkpoint.read_checked(out, slots_file, safe_pickle.load_arrays)
+    # Adam keeps two moments per weight, each of the weight's shape.
+    if [tuple(np.shape(s)) for s in slots] != [shape for shape in expected for _ in (0, 1)]:
+      raise SummarizerError(f'--resume: {slots_file}: {len(slots)} arrays that are not '
+                            f"Adam's two moments of each of the {len(expected)} weights; "
+                            'the checkpoint is left as it was')
+  return saved['step']
 
 
 def earlier_runs(args, resuming):
@@ -187,6 +253,9 @@ def save_run_config(args, config, earlier, steps, longest_article):
   this_run = dict(levers, init_from=args.init_from, steps=steps)
   lineage = list(earlier) + [this_run]
   save_config(config, args.output_dir, vocab_file=checkpoint.VOCAB_NAME,
+              vocab_fingerprint=text.vocab_fingerprint(
+                  os.path.join(args.output_dir, checkpoint.VOCAB_NAME)),
               max_steps=args.max_steps, init_from=args.init_from,
               max_article_tokens=longest_article, lineage=lineage,
               total_steps=sum(run.get('steps') or 0 for run in lineage), **levers)
+  manifest.record_run(args.output_dir)

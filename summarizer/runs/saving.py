@@ -10,6 +10,7 @@ that a kill interrupted.
 import glob
 import os
 
+from summarizer.errors import SummarizerError
 from summarizer.inference.checkpoint import BASENAME, checkpoint_files
 
 STAGED = 'model.staged'         # Where a checkpoint is written first.
@@ -35,6 +36,38 @@ def recover(directory):
     os.remove(partial)
   for leftover in glob.glob(os.path.join(glob.escape(directory), '*._tmp_')):
     os.remove(leftover)
+
+
+def _is_write_error(error):
+  """Tells whether ``error`` is a failed write: an OSError or TensorFlow's file errors."""
+  return isinstance(error, OSError) or type(error).__module__.startswith('tensorflow')
+
+
+def save_or_explain(write, directory):
+  """``save_atomically``, with a failed write (a full disk, no permission) as one line.
+
+  What the failed save left half-written is removed; the previous
+  checkpoint was never touched and stays loadable.
+
+  Raises:
+    SummarizerError: naming the directory, the reason and the checkpoint kept.
+  """
+  from summarizer.inference import checkpoint  # pylint: disable=g-import-not-at-top
+  try:
+    save_atomically(write, directory)
+  except Exception as e:  # pylint: disable=broad-except
+    if not _is_write_error(e):
+      raise
+    reason = getattr(e, 'strerror', None) or getattr(e, 'message', None) or str(e)
+    try:
+      recover(directory)  # Drops the partial files (and frees their space).
+    except OSError:
+      pass
+    kept = (f'the previous checkpoint (step {checkpoint.saved_step(directory)}) is kept'
+            if checkpoint.has_checkpoint(directory) else 'no earlier checkpoint existed')
+    full = 'space' in reason.lower() or 'exhausted' in type(e).__name__.lower()
+    what = 'the disk is full' if full else f'cannot write ({reason.splitlines()[0][:200]})'
+    raise SummarizerError(f'{directory}: saving the checkpoint failed: {what}; {kept}') from None
 
 
 def save_atomically(write, directory):

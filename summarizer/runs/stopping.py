@@ -9,6 +9,26 @@ class Stopped(Exception):
   """Raised between two steps after Ctrl-C or SIGTERM, so the step count is whole."""
 
 
+class Diverged(Exception):
+  """Raised when a step's loss, or the weights about to be saved, are not finite.
+
+  Attributes:
+    step: The step at which it was seen.
+  """
+
+  def __init__(self, step):
+    super().__init__(step)
+    self.step = step
+
+
+def finite(tree):
+  """Tells whether every number in ``tree`` (a loss, the weights) is finite."""
+  import jax  # pylint: disable=g-import-not-at-top
+  import numpy as np  # pylint: disable=g-import-not-at-top
+  return all(bool(np.all(np.isfinite(np.asarray(leaf))))
+             for leaf in jax.tree_util.tree_leaves(tree))
+
+
 # The signals that stop a run cleanly, and the exit status each leaves with.
 STOP_SIGNALS = {signal.SIGINT: 130, signal.SIGTERM: 143}
 

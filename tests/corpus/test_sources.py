@@ -126,6 +126,19 @@ def test_missing_column_is_an_error(tmp_path):
     list(sources.examples(str(tmp_path), 'train'))
 
 
+def test_a_jsonl_row_without_highlights_is_skipped_not_the_file(tmp_path, capsys):
+  rows = [{'article': 'First story.'}] + [
+      {'article': f'Story {i}.', 'highlights': f'Line {i}.'} for i in range(3)]
+  (tmp_path / 'train.jsonl').write_text(''.join(json.dumps(r) + '\n' for r in rows))
+  assert len(list(sources.examples(str(tmp_path), 'train'))) == 3
+  (tmp_path / 'train.jsonl').write_text('{"story": "a", "summary": "b"}\n')
+  with pytest.raises(SummarizerError, match='no article or highlights column'):
+    list(sources.examples(str(tmp_path), 'train'))
+  (tmp_path / 'train.jsonl').write_text('{"article": "a"}\n{"highlights": "b"}\n')
+  with pytest.raises(SummarizerError, match='no row has both'):
+    list(sources.examples(str(tmp_path), 'train'))
+
+
 def test_tfds_through_mock_data(tmp_path):
   import tensorflow_datasets as tfds
   with tfds.testing.mock_data(num_examples=3):

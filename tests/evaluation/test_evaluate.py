@@ -92,3 +92,44 @@ def test_other_files_and_a_new_directory_are_fine(random_model_dir, tmp_path):
   with pytest.raises(SummarizerError, match=r'earlier evaluation \(generated_predictions.txt\)'):
     evaluate.check_output_dir(str(tmp_path))
   evaluate.check_output_dir(str(tmp_path), overwrite_output_dir=True)
+
+
+def test_a_second_evaluation_into_the_same_directory_stops_at_once(random_model_dir, tmp_path,
+                                                                   capsys):
+  from summarizer.runs import locks  # pylint: disable=g-import-not-at-top
+  out = tmp_path / 'new'
+  with locks.locked(str(out)):  # Another evaluation is writing there.
+    assert evaluate_command.main(['--model', random_model_dir, '--limit', '1',
+                                  '--max-length', '2', '--retrieval-pool', '5',
+                                  '--output-dir', str(out)]) == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and 'is in use by process' in err
+  assert not any((out / name).exists() for name in evaluate.OUTPUT_FILES)
+
+
+def test_results_are_replaced_only_once_the_new_ones_are_whole(tmp_path, monkeypatch):
+  # A full disk (or any failed write) part-way keeps the earlier results, whole.
+  evaluate.write_outputs(str(tmp_path), {'n': 1}, ['old summary'], {})
+  before = {name: (tmp_path / name).read_bytes() for name in evaluate.OUTPUT_FILES}
+  real_open = open
+
+  def full_disk_open(path, *args, **kwargs):
+    f = real_open(path, *args, **kwargs)
+    if str(path).endswith(evaluate.PREDICTIONS_FILE + '.tmp'):
+      f.close()
+      raise OSError(28, 'No space left on device')
+    return f
+
+  monkeypatch.setattr('builtins.open', full_disk_open)
+  with pytest.raises(SummarizerError, match='No space left on device.*earlier results there '
+                     'are kept'):
+    evaluate.write_outputs(str(tmp_path), {'n': 2}, ['new summary'] * 2, {})
+  monkeypatch.undo()
+  assert {name: (tmp_path / name).read_bytes() for name in evaluate.OUTPUT_FILES} == before
+  assert sorted(p.name for p in tmp_path.iterdir()) == sorted(evaluate.OUTPUT_FILES)
+
+
+def test_results_json_is_valid_json_when_a_score_is_not_a_number(tmp_path):
+  evaluate.write_outputs(str(tmp_path), {'model': {'rouge1': float('nan')}, 'n': 1}, ['x'], {})
+  saved = json.loads((tmp_path / evaluate.RESULTS_FILE).read_text())
+  assert saved['model'] == {'rouge1': None}

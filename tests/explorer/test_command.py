@@ -52,3 +52,23 @@ def run_main(capsys, *argv):
     status = e.code
   captured = capsys.readouterr()
   return status, captured.out, captured.err
+
+
+def test_explain_prints_the_warnings_of_the_plain_command(random_model_dir, tmp_path, capsys):
+  import shutil  # pylint: disable=g-import-not-at-top
+  from summarizer.config import CALIBRATION_KEY, update_config  # pylint: disable=g-import-not-at-top
+  model_dir = tmp_path / 'model'
+  shutil.copytree(random_model_dir, model_dir)
+  # Calibrated so that any article is out of its domain.
+  update_config(str(model_dir), **{CALIBRATION_KEY: {
+      'split': 'validation', 'n': 1, 'p50': 1.0, 'max': 1.0, 'threshold': 1.0}})
+  article = ['--text', 'Heavy rain closed roads in Paris on Monday.', '--model', str(model_dir),
+             '--max-length', '4']
+
+  def warnings(argv):
+    assert main(argv) == 0
+    return [line for line in capsys.readouterr().err.splitlines() if line.startswith('warning:')]
+
+  plain = warnings(article)
+  assert any('unlike anything it was trained on' in line for line in plain)
+  assert warnings(article + ['--explain', str(tmp_path / 'page.html')]) == plain

@@ -155,7 +155,7 @@ def test_repeated_ngram_bans_mark_what_would_repeat():
 
 
 @pytest.mark.parametrize('kwargs,fragment', [
-    (dict(num_beams=0), 'num_beams must be at least 1'),
+    (dict(num_beams=0), 'num_beams must be between 1 and 64, not 0'),
     (dict(no_repeat_ngram_size=-1), 'no_repeat_ngram_size must not be negative'),
     (dict(min_length=9), 'min_length 9 is more than max_length 8'),
     (dict(num_beams=2, temperature=0.5), 'exclude each other'),
@@ -231,10 +231,10 @@ def test_command_line_search_options(random_model_dir, tmp_path, capsys):
 
 
 @pytest.mark.parametrize('argv,fragment', [
-    (['--num-beams', '0'], '--num-beams: must be at least 1'),
+    (['--num-beams', '0'], '--num-beams: must be between 1 and 64'),
     (['--no-repeat-ngram-size', '-1'], '--no-repeat-ngram-size: must not be negative'),
     (['--min-length', '70'], '--min-length: 70 is more than --max-length 64'),
-    (['--batch-size', '0'], '--batch-size: must be at least 1'),
+    (['--batch-size', '0'], '--batch-size: must be between 1 and 1024'),
     (['--num-beams', '2', '--stream'], '--stream needs --num-beams 1'),
 ])
 def test_bad_search_options_are_one_line(argv, fragment, capsys):
@@ -262,9 +262,9 @@ def test_evaluate_records_its_search(random_model_dir, tmp_path):
 
 
 @pytest.mark.parametrize('argv,fragment', [
-    (['--num-beams', '0'], '--num-beams: must be at least 1'),
+    (['--num-beams', '0'], '--num-beams: must be between 1 and 64'),
     (['--min-length', '9', '--max-length', '8'], '--min-length: 9 is more than --max-length 8'),
-    (['--batch-size', '0'], '--batch-size: must be at least 1'),
+    (['--batch-size', '0'], '--batch-size: must be between 1 and 1024'),
 ])
 def test_bad_evaluate_search_options_are_one_line(argv, fragment, capsys):
   from summarizer import evaluate as evaluate_command  # pylint: disable=import-outside-toplevel

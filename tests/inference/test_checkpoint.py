@@ -212,3 +212,20 @@ def test_a_broken_checkpoint_is_one_line_and_exit_2(tmp_path, capsys, how, fragm
 def test_a_directory_with_neither_config_nor_checkpoint_is_named(tmp_path):
   with pytest.raises(SummarizerError, match='not a model directory'):
     checkpoint.load_model(str(tmp_path))
+
+
+def test_a_vocabulary_that_fits_but_is_not_the_models_is_refused(random_model_dir, tmp_path):
+  from summarizer import text  # pylint: disable=g-import-not-at-top
+  from summarizer.config import update_config  # pylint: disable=g-import-not-at-top
+  from summarizer.corpus import vocab  # pylint: disable=g-import-not-at-top
+  model_dir = tmp_path / 'model'
+  shutil.copytree(random_model_dir, model_dir)
+  own = str(model_dir / checkpoint.VOCAB_NAME)
+  update_config(str(model_dir), vocab_fingerprint=text.vocab_fingerprint(own))
+  checkpoint.read_model_dir(str(model_dir))
+  # Another vocabulary with no more ids than the model: it would load.
+  other = str(tmp_path / 'other.subwords')
+  vocab.build_vocab('news', 300, other, limit=50, progress=False)
+  assert text.vocab_size(other) <= text.vocab_size(own)
+  with pytest.raises(SummarizerError, match='not the vocabulary the model .* was trained with'):
+    checkpoint.read_model_dir(str(model_dir), vocab_file=other)

@@ -33,7 +33,8 @@ def test_train_writes_a_self_describing_run(tmp_path):
                                       export_to=str(tmp_path / 'shipped')))
   assert resumed['exported_to'] == str(tmp_path / 'shipped')
   assert sorted(p.name for p in (tmp_path / 'shipped').iterdir()) == [
-      'config.json', 'model.pkl.gz', 'model.weights.npy.gz', 'vocab.subwords']
+      '.summarizer-export.json', 'config.json', 'model.pkl.gz', 'model.weights.npy.gz',
+      'vocab.subwords']
   exported = json.loads((tmp_path / 'shipped' / 'config.json').read_text())
   assert exported['trained_steps'] == 4 and exported['d_model'] == 32
   assert checkpoint.load_model(str(tmp_path / 'shipped'))[1] == MICRO

@@ -1,0 +1,204 @@
+"""Reading a checkpoint's pickle without running the code a pickle may name.
+
+A pickle is a small program: each class or function it names is imported
+and called while it loads, so a crafted ``model.pkl.gz`` runs whatever its
+author wished (``os.system``, say) as the user who loads it. A Trax ``Loop``
+checkpoint needs none of that: it holds the step, numbers, lists, dicts
+(its history's ``defaultdict(list)``), numpy arrays and dtypes, jax arrays
+(pickled as numpy arrays and rebuilt here as numpy arrays) and the input
+signature (Trax's ``ShapeDtype``, rebuilt here as ``Signature``). The
+unpickler below admits exactly those names and refuses any other with a
+``SummarizerError`` that names the file and what it named.
+
+This module imports neither Trax nor jax: reading a checkpoint needs
+numpy only. It belongs to the base (beside ``_trax``, which makes Trax's own
+readers use it), so that every checkpoint Trax reads goes through it.
+"""
+
+import _compat_pickle
+import collections
+import gzip
+import pickle
+
+import numpy as np
+
+from summarizer.errors import SummarizerError
+
+
+class UnsafePickleError(SummarizerError):
+  """A checkpoint's pickle names something a checkpoint never holds."""
+
+
+class Signature:
+  """Trax's ``ShapeDtype`` (an input signature) as a checkpoint records it.
+
+  Attributes:
+    shape: A tuple of ints.
+    dtype: A numpy dtype.
+  """
+  __slots__ = ('shape', 'dtype')
+
+  def __init__(self, shape=(), dtype=np.float32):
+    self.shape = tuple(shape)
+    self.dtype = np.dtype(dtype)
+
+  def __repr__(self):
+    return f'Signature(shape={self.shape}, dtype={self.dtype})'
+
+
+def _rebuild_array(fun, args, array_state, aval_state):
+  """Stands for ``jax._src.array._reconstruct_array``: the numpy array it wraps.
+
+  A jax array pickles as numpy's own reconstruction (``fun(*args)`` then
+  ``__setstate__``); the device placement and ``weak_type`` that jax adds
+  are dropped, since a checkpoint's reader puts arrays on the device itself.
+  """
+  del aval_state
+  if fun not in _NUMPY_RECONSTRUCT:
+    raise pickle.UnpicklingError('a jax array that is not rebuilt from numpy')
+  array = fun(*args)
+  if not isinstance(array, np.ndarray):
+    raise pickle.UnpicklingError('a jax array that is not rebuilt from numpy')
+  array.__setstate__(array_state)
+  return array
+
+
+def _frombuffer(buf, dtype, shape, order, axis_order=None):
+  """Stands for numpy's ``_core.numeric._frombuffer``: an array viewed from pickled bytes."""
+  from numpy._core import numeric  # pylint: disable=g-import-not-at-top
+  if np.dtype(dtype).hasobject:
+    raise pickle.UnpicklingError('an array of Python objects')
+  return numeric._frombuffer(buf, dtype, shape, order, axis_order)  # pylint: disable=protected-access
+
+
+def _latin1_bytes(text, encoding):
+  """Stands for ``_codecs.encode``: how protocols 0-2 write bytes (as latin-1 text)."""
+  if encoding not in ('latin1', 'latin-1'):
+    raise pickle.UnpicklingError(f'bytes in the encoding {encoding!r}')
+  return text.encode('latin1')
+
+
+def _numpy_core(name):
+  """numpy's ``_core.multiarray.NAME``, under numpy 2's and numpy 1's module names."""
+  from numpy._core import multiarray  # pylint: disable=g-import-not-at-top
+  return getattr(multiarray, name)
+
+
+_NUMPY_RECONSTRUCT = (_numpy_core('_reconstruct'),)
+
+# Every name a checkpoint's pickle may use, and what it stands for here.
+ALLOWED = {
+    ('builtins', 'list'): list,
+    ('builtins', 'dict'): dict,
+    ('builtins', 'tuple'): tuple,
+    ('builtins', 'set'): set,
+    ('builtins', 'frozenset'): frozenset,
+    ('builtins', 'int'): int,
+    ('builtins', 'float'): float,
+    ('builtins', 'complex'): complex,
+    ('builtins', 'bool'): bool,
+    ('builtins', 'str'): str,
+    ('builtins', 'bytes'): bytes,
+    ('builtins', 'bytearray'): bytearray,
+    ('_codecs', 'encode'): _latin1_bytes,
+    ('collections', 'defaultdict'): collections.defaultdict,
+    ('collections', 'OrderedDict'): collections.OrderedDict,
+    ('numpy', 'ndarray'): np.ndarray,
+    ('numpy', 'dtype'): np.dtype,
+    ('jax._src.array', '_reconstruct_array'): _rebuild_array,
+    ('trax.shapes', 'ShapeDtype'): Signature,
+}
+for _module in ('numpy._core.multiarray', 'numpy.core.multiarray'):
+  ALLOWED[(_module, '_reconstruct')] = _numpy_core('_reconstruct')
+  ALLOWED[(_module, 'scalar')] = _numpy_core('scalar')
+# numpy 2's arrays under pickle protocol 5 (Trax writes the highest): the
+# bytes and how to view them; frombuffer refuses object arrays.
+for _module in ('numpy._core.numeric', 'numpy.core.numeric'):
+  ALLOWED[(_module, '_frombuffer')] = _frombuffer
+# numpy's scalar types (np.int64, ...), which a ShapeDtype may hold as its dtype.
+for _type in set(np.sctypeDict.values()):
+  if _type not in (np.object_, np.void):
+    ALLOWED[('numpy', _type.__name__)] = _type
+# numpy's dtype classes (numpy.dtypes.Float32DType, ...): pickles of numpy 2
+# may name them.
+for _name in dir(np.dtypes):
+  if _name.endswith('DType') and _name != 'StringDType':
+    ALLOWED[('numpy.dtypes', _name)] = getattr(np.dtypes, _name)
+
+
+class CheckpointUnpickler(pickle.Unpickler):
+  """An unpickler that resolves only the names in ``ALLOWED``.
+
+  Args:
+    file: A binary file.
+    where: The file's name, for the error.
+  """
+
+  def __init__(self, file, where):
+    super().__init__(file)
+    self._where = where
+
+  def find_class(self, module, name):
+    # Python 2's names (protocols 0-2), as pickle's own find_class maps them.
+    if (module, name) in _compat_pickle.NAME_MAPPING:
+      module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+    module = _compat_pickle.IMPORT_MAPPING.get(module, module)
+    try:
+      return ALLOWED[(module, name)]
+    except KeyError:
+      raise UnsafePickleError(
+          f'{self._where}: refused: it names {module}.{name}, which a checkpoint '
+          'never holds (a model directory\'s pickle may hold only numbers, '
+          'strings, containers and numpy arrays; see the README, "What a model '
+          'directory may contain")') from None
+
+  def persistent_load(self, pid):
+    raise UnsafePickleError(f'{self._where}: refused: it refers to an outside '
+                            'object, which a checkpoint never does')
+
+
+def loads(data, where='the pickle'):
+  """Unpickles ``data`` (bytes) admitting only a checkpoint's types."""
+  import io  # pylint: disable=g-import-not-at-top
+  return CheckpointUnpickler(io.BytesIO(data), where).load()
+
+
+def load(path, compressed=True):
+  """Reads a checkpoint's pickle, admitting only a checkpoint's types.
+
+  Args:
+    path: A ``.pkl.gz`` file (or a plain pickle with ``compressed=False``).
+    compressed: Whether the file is gzip-compressed.
+
+  Returns:
+    What the pickle holds; a jax array comes back as a numpy array and Trax's
+    ``ShapeDtype`` as ``Signature``.
+
+  Raises:
+    UnsafePickleError: the pickle names anything else (nothing it names has
+      run).
+    OSError, EOFError, pickle.UnpicklingError, ...: the file is missing,
+      truncated or not a pickle, as ``pickle.load`` raises them.
+  """
+  opener = gzip.open if compressed else open
+  with opener(path, 'rb') as f:
+    return CheckpointUnpickler(f, path).load()
+
+
+def load_arrays(path):
+  """Reads the arrays ``np.save``-d one after another into a gzip file, all or none.
+
+  Trax's own ``np_from_file`` stops quietly at the first error, so a
+  truncated file would give a model with its last layers missing (and a
+  resumed run would draw them at random); here only a clean end of the
+  file ends the list, and object arrays (pickles) are refused.
+
+  Raises:
+    OSError, EOFError, ValueError, zlib.error: the file is missing,
+      truncated or not such a file.
+  """
+  arrays = []
+  with gzip.open(path, 'rb') as f:
+    while f.peek(1):
+      arrays.append(np.load(f, allow_pickle=False))
+  return arrays
