@@ -174,8 +174,12 @@ def _explain_warnings(explanation, args, err):
     print(f'warning: {warning}', file=err)
 
 
-def run(args, stdin=None, out=None, err=None):
-  """Summarises as ``args`` say; returns the exit status."""
+def run(args, stdin=None, out=None, err=None, compilation_cache=False):
+  """Summarises as ``args`` say; returns the exit status.
+
+  With ``compilation_cache``, jax's compiled programs are kept on disk for
+  the next run (``_trax.use_compilation_cache``); the command turns it on.
+  """
   out = out or sys.stdout
   err = err or sys.stderr
   articles = read_articles(args, stdin)
@@ -183,8 +187,11 @@ def run(args, stdin=None, out=None, err=None):
     from summarizer.explorer import command  # pylint: disable=g-import-not-at-top
     return command.run_explain(articles, args, out, err,
                                warn=lambda explanation: _explain_warnings(explanation, args, err))
-  # Imported on use: reading the input needs none of the decoder's modules (nor Trax).
+  # Imported on use: reading the input needs neither Trax nor the decoder.
+  from summarizer import _trax  # pylint: disable=g-import-not-at-top
   from summarizer.inference import beam, loading, undertrained  # pylint: disable=g-import-not-at-top
+  if compilation_cache:
+    _trax.use_compilation_cache()
   loaded = loading.load(args.model, args.vocab, args.n_heads)
   results = []
   runs = _summary_runs(articles, args, beam.Search.from_args(args), err)
@@ -210,9 +217,10 @@ def run(args, stdin=None, out=None, err=None):
   return 0
 
 
-def main(argv=None):
+def main(argv=None, compilation_cache=False):
   args = parse_args(argv)
-  return run_command(lambda: run(args), interrupted='stopped')
+  return run_command(lambda: run(args, compilation_cache=compilation_cache),
+                     interrupted='stopped')
 
 
 def exit_now(status):
@@ -230,4 +238,4 @@ def exit_now(status):
 
 
 if __name__ == '__main__':
-  exit_now(main())
+  exit_now(main(compilation_cache=True))

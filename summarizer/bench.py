@@ -21,6 +21,10 @@ Each line compares two things measured in the same run and states its goal:
   data      examples/s the pipeline delivers vs examples/s training consumes
   cli       peak memory and wall time of `python -m summarizer` on a sample,
             and where that time goes (import, load, first token, the rest)
+  start     `python -m summarizer data/samples/sport.txt` vs `import jax` and a
+            first array, and `from summarizer import TransformerLM` (fresh
+            processes, interleaved, best of 3): time, ratio and peak memory;
+            the command again with the compilation cache off
 """
 
 import argparse
@@ -55,8 +59,9 @@ def main(argv=None):
     if args.json:
       print(json.dumps(results, indent=2))
     else:
+      load = ', '.join(f'{x:.2f}' for x in os.getloadavg())
       print(f'machine: {os.cpu_count()} cores, {sys.platform}, Python '
-            f'{sys.version.split()[0]}')
+            f'{sys.version.split()[0]}, load average {load} at the end')
       print(table(results))
     return 0
   return run_command(command, interrupted='stopped')

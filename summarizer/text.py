@@ -28,8 +28,13 @@ def vocab_path(vocab_file=None):
 @functools.lru_cache(maxsize=8)
 def _encoder(path):
   """Loads a Trax/T2T ``.subwords`` file once per process."""
+  # Read with Python's open, not Trax's (tf.io.gfile would import TensorFlow);
+  # newline='\n' splits lines where gfile does.
+  encoder = trax.data.text_encoder.SubwordTextEncoder()
+  encoder.filename = path
   try:
-    encoder = trax.data.text_encoder.SubwordTextEncoder(path)
+    with open(path, encoding='utf-8', newline='\n') as f:
+      encoder._load_from_file_object(f)  # pylint: disable=protected-access
   except (OSError, UnicodeDecodeError, ValueError, AssertionError, IndexError) as e:
     # Trax asserts that each line is a quoted subword: a cut file fails so.
     reason = str(e) or 'a line is not a quoted subword: the file may be cut short'

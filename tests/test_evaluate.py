@@ -16,8 +16,8 @@ def run(random_model_dir, out, limit, *extra):
 
 def test_main_json_prints_one_object_only(random_model_dir, tmp_path, capsys):
   assert evaluate_command.main(['--model', random_model_dir, '--limit', '2',
-                        '--max-length', '4', '--retrieval-pool', '20',
-                        '--output-dir', str(tmp_path), '--json']) == 0
+                                '--max-length', '4', '--retrieval-pool', '20',
+                                '--output-dir', str(tmp_path), '--json']) == 0
   captured = capsys.readouterr()
   results = json.loads(captured.out)
   assert set(results) == {'model', 'lead3', 'retrieval', 'n'} and results['n'] == 2
@@ -26,8 +26,8 @@ def test_main_json_prints_one_object_only(random_model_dir, tmp_path, capsys):
 
 def test_main_prints_the_table(random_model_dir, tmp_path, capsys):
   assert evaluate_command.main(['--model', random_model_dir, '--split', 'validation',
-                        '--limit', '1', '--max-length', '2', '--retrieval-pool',
-                        '5', '--output-dir', str(tmp_path)]) == 0
+                                '--limit', '1', '--max-length', '2', '--retrieval-pool',
+                                '5', '--output-dir', str(tmp_path)]) == 0
   lines = capsys.readouterr().out.splitlines()
   assert lines[0].split() == ['system', *evaluate.METRICS]
   assert lines[-1].startswith('1 articles;')

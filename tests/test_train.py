@@ -10,7 +10,7 @@ pytestmark = pytest.mark.usefixtures('micro_preset')
 def test_cli_refuses_with_one_line(tmp_path, capsys):
   (tmp_path / 'x').write_text('x')
   assert train_command.main(['--output-dir', str(tmp_path), '--preset', 'micro',
-                     '--no-progress']) == 2
+                             '--no-progress']) == 2
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and 'not empty' in err
 

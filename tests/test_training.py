@@ -11,10 +11,10 @@ def test_the_courses_training_loop_trains_on_the_courses_streams(tmp_path):
   # The course's streams: (inputs, targets, weights) batches, bucketed by length.
   def stream(split):
     return streams.batches('news', split, boundaries=(128, 256, 512), batch_sizes=(8, 4, 2, 1),
-                        repeat=True, n_devices=1)
+                           repeat=True, n_devices=1)
 
   loop = training_loop(TransformerLM, stream('train'), stream('validation'),
-                             output_dir=str(tmp_path / 'model'))
+                       output_dir=str(tmp_path / 'model'))
   assert isinstance(loop, training.Loop)
   with quiet_loop_log():
     loop.run(10)

@@ -277,8 +277,8 @@ def _tfds(spec, split, data_dir, download, skips):
   prepared in ``data_dir`` is downloaded and prepared there as Trax does it:
   by TFDS's own ``download_and_prepare``, with TFDS's progress bars.
   """
-  import tensorflow_datasets as tfds  # pylint: disable=g-import-not-at-top
-  from summarizer import _trax  # pylint: disable=g-import-not-at-top,unused-import
+  # TensorFlow Datasets (and TensorFlow) imported here, quietly, on first use.
+  from summarizer._trax import tfds  # pylint: disable=g-import-not-at-top
   name = spec[len('tfds:'):]  # TFDS reads 'name:version' itself.
   if not name:
     raise SummarizerError('tfds: needs a dataset name, e.g. tfds:cnn_dailymail')

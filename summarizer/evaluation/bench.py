@@ -23,6 +23,10 @@ Each line compares two things measured in the same run and states its goal:
   data      examples/s the pipeline delivers vs examples/s training consumes
   cli       peak memory and wall time of `python -m summarizer` on a sample,
             and where that time goes (import, load, first token, the rest)
+  start     `python -m summarizer data/samples/sport.txt` vs `import jax` and a
+            first array, and `from summarizer import TransformerLM` (fresh
+            processes, interleaved, best of 3): time, ratio and peak memory;
+            the command again with the compilation cache off
 """
 
 import glob
@@ -38,7 +42,7 @@ import time
 from summarizer.config import DATA_DIR, EOS, SEP, get_preset
 from summarizer.errors import SummarizerError
 
-SECTIONS = ('import', 'train', 'decode', 'data', 'cli', 'batch', 'beam')
+SECTIONS = ('import', 'train', 'decode', 'data', 'cli', 'start', 'batch', 'beam')
 # Run when --only does not say: all but beam, which decodes 750 articles 4 ways.
 DEFAULT_SECTIONS = SECTIONS[:-1]
 GOALS = {  # name: (goal, True if higher is better)
@@ -50,6 +54,10 @@ GOALS = {  # name: (goal, True if higher is better)
     'data': (10.0, True),
     'cli_memory_mb': (1200.0, False),
     'cli_seconds': (10.0, False),
+    'start_ratio': (2.5, False),
+    'start_seconds': (2.0, False),
+    'start_memory_mb': (500.0, False),
+    'start_import_s': (1.5, False),
 }
 
 
@@ -197,15 +205,15 @@ def bench_batch(model_dir=None, n_articles=64, batch_size=16, max_length=64):
   One at a time twice: one jitted call a token (how articles were decoded
   before batches), and the whole token loop in one compiled call.
   """
-  from summarizer.inference.summaries import summarize_many, summarize_tokens  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import summaries  # pylint: disable=g-import-not-at-top
   articles, _ = _test_articles(n_articles)
 
   def per_token():
-    return [summarize_tokens(article, model_dir, max_length).details()['summary_text']
+    return [summaries.summarize_tokens(article, model_dir, max_length).details()['summary_text']
             for article in articles]
 
   def decode(size):
-    runs = summarize_many(articles, model_dir, max_length, batch_size=size)
+    runs = summaries.summarize_many(articles, model_dir, max_length, batch_size=size)
     return [run.details()['summary_text'] for run in runs]
 
   timings = {}
@@ -213,8 +221,8 @@ def bench_batch(model_dir=None, n_articles=64, batch_size=16, max_length=64):
                     ('batch', lambda: decode(batch_size))):
     run()  # Warm: compile every shape first.
     start = time.perf_counter()
-    summaries = run()
-    timings[name] = (len(articles) / (time.perf_counter() - start), summaries)
+    summarized = run()
+    timings[name] = (len(articles) / (time.perf_counter() - start), summarized)
   identical = timings['token'][1] == timings['one'][1] == timings['batch'][1]
   if not identical:
     raise SummarizerError('a batch changed the summaries of the benchmark articles')
@@ -258,10 +266,10 @@ def bench_beam(model_dir=None, n_articles=500, joined=250, max_length=64,
     for name, settings in searches:
       search = beam.Search(**settings)
       summarize_many(articles[:batch_size], model_dir, max_length,
-                              search=search, batch_size=batch_size)  # Warm.
+                     search=search, batch_size=batch_size)  # Warm.
       start = time.perf_counter()
       runs = summarize_many(articles, model_dir, max_length, search=search,
-                                     batch_size=batch_size)
+                            batch_size=batch_size)
       seconds = time.perf_counter() - start
       summaries = [run.details()['summary_text'] for run in runs]
       scores = scoring.score_system(summaries, articles, references)
@@ -344,6 +352,52 @@ def bench_stages(sample, model_dir=None):
   return {k: round(v, 2) if k.endswith('_s') else v for k, v in stages.items()}
 
 
+# What the command is compared with: the least a jax program pays to start.
+_JAX_FIRST_ARRAY = 'import jax, jax.numpy as jnp; jnp.ones(3).block_until_ready()'
+
+
+def _timed_process(argv, env=None):
+  """Wall seconds and peak resident MB of one fresh process, output dropped."""
+  with tempfile.NamedTemporaryFile('r', suffix='.txt') as report:
+    start = time.perf_counter()
+    subprocess.run(['/usr/bin/time', '-f', '%M', '-o', report.name, *argv],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                   env=env)
+    seconds = time.perf_counter() - start
+    peak_kb = int(report.read().strip().splitlines()[-1])
+  return seconds, peak_kb / 1024
+
+
+def bench_start(sample=None, model_dir=None, repeats=3):
+  """How fast the summarize command starts, beside a bare jax program.
+
+  Four kinds of fresh process run in turn, ``repeats`` rounds, so that the
+  machine's load falls on all of them alike: the command, the command with
+  jax's compilation cache off, ``import jax`` with a first array, and the
+  import of ``TransformerLM``. Each keeps its best time and the peak memory
+  of that best run.
+  """
+  sample = sample or os.path.join(DATA_DIR, 'samples', 'sport.txt')
+  command = [sys.executable, '-m', 'summarizer', sample]
+  if model_dir:
+    command += ['--model', model_dir]
+  no_cache = dict(os.environ, SUMMARIZER_COMPILATION_CACHE='off')
+  runs = {'command': (command, None),
+          'no_cache': (command, no_cache),
+          'jax': ([sys.executable, '-c', _JAX_FIRST_ARRAY], None),
+          'import': ([sys.executable, '-c', 'from summarizer import TransformerLM'], None)}
+  best = {name: (float('inf'), 0.0) for name in runs}
+  for _ in range(repeats):
+    for name, (argv, env) in runs.items():
+      best[name] = min(best[name], _timed_process(argv, env))
+  (command_s, command_mb), (jax_s, jax_mb) = best['command'], best['jax']
+  return {'sample': os.path.relpath(sample), 'command_s': round(command_s, 2),
+          'command_mb': round(command_mb), 'jax_s': round(jax_s, 2),
+          'jax_mb': round(jax_mb), 'ratio': round(command_s / jax_s, 2),
+          'no_cache_s': round(best['no_cache'][0], 2),
+          'import_s': round(best['import'][0], 2), 'repeats': repeats}
+
+
 def _fraction(value):
   return '-' if value is None else f'{value:.3f}'
 
@@ -369,11 +423,32 @@ def run(sections=DEFAULT_SECTIONS, preset='tiny', model_dir=None):
     results.pop('train', None)
   if 'cli' in sections:
     results['cli'] = bench_cli(model_dir)
+  if 'start' in sections:
+    results['start'] = bench_start(model_dir=model_dir)
   if 'batch' in sections:
     results['batch'] = bench_batch(model_dir)
   if 'beam' in sections:
     results['beam'] = bench_beam(model_dir)
   return results
+
+
+def _start_rows(r):
+  """The table's rows of the start section."""
+  rows = []
+  rows.append((f'python -m summarizer {r["sample"]} vs import jax + a first array',
+               f'{r["command_s"]} s vs {r["jax_s"]} s', f'{r["ratio"]}x',
+               _verdict('start_ratio', r['ratio'])))
+  rows.append(("... the command's wall time", f'{r["command_s"]} s', '',
+               _verdict('start_seconds', r['command_s'])))
+  rows.append(('... its peak memory (jax alone)', f'{r["command_mb"]} MB ({r["jax_mb"]} MB)',
+               '', _verdict('start_memory_mb', r['command_mb'])))
+  if 'no_cache_s' in r:
+    rows.append(('... with the compilation cache off (SUMMARIZER_COMPILATION_CACHE=off)',
+                 f'{r["no_cache_s"]} s', f'{r["no_cache_s"] / r["jax_s"]:.2f}x',
+                 'what the cache saves'))
+  rows.append(('from summarizer import TransformerLM', f'{r["import_s"]} s', '',
+               _verdict('start_import_s', r['import_s'])))
+  return rows
 
 
 def table(results):
@@ -415,6 +490,8 @@ def table(results):
                    f'import {t["import_s"]} s, load {t["load_s"]} s, first token '
                    f'{t["first_token_s"]} s, {t["other_tokens"]} more '
                    f'{t["other_tokens_s"]} s', '', 'where the time goes'))
+  if 'start' in results:
+    rows += _start_rows(results['start'])
   if 'batch' in results:
     r = results['batch']
     rows.append((f'articles/s, {r["articles"]} test stories, batch 1 vs {r["batch_size"]}',

@@ -1,8 +1,9 @@
 """Scoring a model's summaries against the highlights, beside two baselines.
 
-The command is ``python -m summarizer.evaluate``. Three systems summarise the same articles: the model (greedy argmax by
-default, or beam search; ``summarizer.inference``, several articles side by
-side), Lead-3 and retrieval (``summarizer.evaluation.baselines``).
+The command is ``python -m summarizer.evaluate``. Three systems summarise
+the same articles: the model (greedy argmax by default, or beam search;
+``summarizer.inference``, several articles side by side), Lead-3 and
+retrieval (``summarizer.evaluation.baselines``).
 Each is scored with ROUGE-1, ROUGE-2, ROUGE-L and the precision and recall
 of its names and numbers (``summarizer.evaluation.scoring``, which defines them).
 """
@@ -45,7 +46,7 @@ def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
                      disable=not show_progress)
   try:
     runs = summaries.summarize_many(articles, model_dir, max_length, method, search,
-                                   batch_size, n_heads=n_heads, on_batch=bar.update)
+                                    batch_size, n_heads=n_heads, on_batch=bar.update)
   finally:
     bar.close()
   cut = sum(run.cut for run in runs)
@@ -56,7 +57,7 @@ def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
 
 
 def scored_pairs(source='news', split='test', limit=None, data_dir=None, download=True,
-               join=1, facts_only=False):
+                 join=1, facts_only=False):
   """Returns the (article, highlights) pairs an evaluation scores.
 
   Args:

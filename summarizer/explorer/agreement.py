@@ -25,7 +25,7 @@ def agreement(limit=200, model_dir=None, split='test', show_progress=True):
   by_view = {}
   stories = news.stories(split, limit)
   stories = progress.bar(stories, total=min(limit, news.SPLITS[split]),
-                        desc='tracing facts', unit='article', disable=not show_progress)
+                         desc='tracing facts', unit='article', disable=not show_progress)
   for story in stories:
     explanation = explain(story.article, model_dir)
     counts['stories'] += 1

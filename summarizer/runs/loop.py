@@ -42,7 +42,7 @@ def _steps(loop, run, report, log, stop):
 
   def record():
     run_dir.save_run_config(args, run.config, run.earlier_runs, loop.step,
-                         run.counter['longest_article'])
+                            run.counter['longest_article'])
 
   record()
   try:

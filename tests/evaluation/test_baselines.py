@@ -10,8 +10,8 @@ def test_lead3_is_the_first_three_sentences_one_a_line():
   text = ('Mr. Orsell spoke first. "It was wild!" she said. Roads shut at '
           '6 p.m. on Friday. Dr. Lin left. More came.')
   assert baselines.lead3(text) == ('Mr. Orsell spoke first.\n'
-                                  '"It was wild!" she said.\n'
-                                  'Roads shut at 6 p.m. on Friday.')
+                                   '"It was wild!" she said.\n'
+                                   'Roads shut at 6 p.m. on Friday.')
   assert baselines.lead3('Just one sentence') == 'Just one sentence'
 
 

@@ -24,7 +24,7 @@ def test_unknown_section_is_one_line(capsys):
     bench_command.main(['--only', 'import,warp'])
   assert exited.value.code == 2
   assert capsys.readouterr().err == ('error: unknown section(s) warp; choose from '
-                                     'import, train, decode, data, cli, batch, beam (see --help)\n')
+                                     'import, train, decode, data, cli, start, batch, beam (see --help)\n')
 
 
 def test_training_benchmark_keeps_trax_loop_quiet(capfd):
@@ -72,3 +72,12 @@ def test_batch_and_beam_benchmarks_report_side_by_side(random_model_dir):
 def test_a_trigram_repeat_is_three_words_twice():
   assert bench.repeats_a_trigram('the cat sat . The cat sat down')
   assert not bench.repeats_a_trigram('the cat sat on the cat')
+
+
+def test_start_rows_state_the_goals_and_the_cache_saving():
+  text = bench.table({'start': {'sample': 'data/samples/sport.txt', 'command_s': 3.0,
+                                'command_mb': 600, 'jax_s': 1.5, 'jax_mb': 200, 'ratio': 2.0,
+                                'no_cache_s': 6.0, 'import_s': 1.2, 'repeats': 3}})
+  assert 'meets goal ≤ 2.5' in text and 'MISSES goal ≤ 2' in text
+  assert 'MISSES goal ≤ 500' in text and 'meets goal ≤ 1.5' in text
+  assert '| 6.0 s ' in text and '4.00x' in text

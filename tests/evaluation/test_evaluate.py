@@ -56,8 +56,8 @@ def test_facts_only_scores_the_articles_cut_to_their_facts(random_model_dir, tmp
 
   monkeypatch.setattr(evaluate, 'summarize_articles', recording)
   assert evaluate_command.main(['--model', random_model_dir, '--limit', '2', '--max-length', '4',
-                        '--retrieval-pool', '20', '--output-dir', str(tmp_path),
-                        '--facts-only', '--json']) == 0
+                                '--retrieval-pool', '20', '--output-dir', str(tmp_path),
+                                '--facts-only', '--json']) == 0
   stories = [news.story('test', i) for i in range(2)]
   for article, story in zip(summarised, stories):
     assert len(article) < len(story.article) / 2
@@ -77,7 +77,7 @@ def test_facts_only_scores_the_articles_cut_to_their_facts(random_model_dir, tmp
 def test_bad_input_is_one_line_and_status_2(random_model_dir, tmp_path, capsys,
                                             argv, fragment):
   assert evaluate_command.main(['--model', random_model_dir, '--output-dir',
-                        str(tmp_path), *argv]) == 2
+                                str(tmp_path), *argv]) == 2
   captured = capsys.readouterr()
   assert captured.out == ''
   assert captured.err.startswith('error: ') and captured.err.count('\n') == 1

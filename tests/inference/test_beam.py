@@ -164,7 +164,7 @@ def test_repeated_ngram_bans_mark_what_would_repeat():
 def test_bad_search_settings_are_named(random_model_dir, kwargs, fragment):
   with pytest.raises(SummarizerError, match=fragment):
     api.summarize('Heavy rain closed the road.', random_model_dir, max_length=8,
-                       **kwargs)
+                  **kwargs)
 
 
 ARTICLES = [
@@ -179,11 +179,11 @@ ARTICLES = [
 @pytest.mark.parametrize('search', [beam.Search(), beam.Search(3, 2.0, 2, 4)], ids=str)
 def test_a_batch_gives_each_article_its_summary_alone(random_model_dir, search):
   alone = [summaries.summarize_tokens(article, random_model_dir, 10, search=search,
-                                     stream=False) for article in ARTICLES]
+                                      stream=False) for article in ARTICLES]
   alone_ids = [list(run) for run in alone]
   batches = []
   batched = summaries.summarize_many(ARTICLES, random_model_dir, 10, search=search,
-                                    batch_size=4, on_batch=batches.append)
+                                     batch_size=4, on_batch=batches.append)
   assert batches == [4, 1]
   assert [list(run) for run in batched] == alone_ids
   assert len({tuple(ids) for ids in alone_ids}) > 1  # Not one answer for all.
@@ -199,18 +199,18 @@ def test_beam_search_on_the_course_checkpoint(course_model_dir):
   article = 'It was a sunny day when I went to the market to buy some flowers.'
   greedy = list(summaries.summarize_tokens(article, course_model_dir, 12))
   one_beam = summaries.summarize_tokens(article, course_model_dir, 12,
-                                       search=beam.Search(1, 0.0), stream=False)
+                                        search=beam.Search(1, 0.0), stream=False)
   assert list(one_beam) == greedy
   search = beam.Search(4, 2.0, no_repeat_ngram_size=2, min_length=10)
   runs = summaries.summarize_many([article, article + ' But only roses.'],
-                                 course_model_dir, 12, search=search)
+                                  course_model_dir, 12, search=search)
   for run in runs:
     ids = run.details() and run.ids
     assert len(ids) >= 10 and max(ids) < COURSE_SHAPED['vocab_size']
     bigrams = list(zip(ids, ids[1:]))
     assert len(set(bigrams)) == len(bigrams)
   assert runs[0].ids == list(summaries.summarize_tokens(article, course_model_dir, 12,
-                                                       search=search))
+                                                        search=search))
 
 
 def test_command_line_search_options(random_model_dir, tmp_path, capsys):
@@ -225,7 +225,7 @@ def test_command_line_search_options(random_model_dir, tmp_path, capsys):
   assert main([*map(str, paths), *options, '--batch-size', '2']) == 0
   together = json.loads(capsys.readouterr().out)
   expected = [api.summarize(article, random_model_dir, 8, num_beams=3,
-                                 length_penalty=2.0, no_repeat_ngram_size=2, min_length=3)
+                            length_penalty=2.0, no_repeat_ngram_size=2, min_length=3)
               for article in ARTICLES[:3]]
   assert [result['summary_text'] for result in together] == expected
 

@@ -21,6 +21,6 @@ def test_a_final_newline_does_not_reach_the_model(random_model_dir, monkeypatch)
 
   monkeypatch.setattr(articles, 'tokenize', recording_tokenize)
   summarized = [list(summaries.summarize_tokens(ARTICLES[0] + end, random_model_dir, 4))
-               for end in ('', '\n', '\r\n')]
+                for end in ('', '\n', '\r\n')]
   assert tokenized == [ARTICLES[0]] * 3
   assert summarized[0] == summarized[1] == summarized[2]

@@ -44,8 +44,8 @@ def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, monk
       boundaries=(256,), batch_sizes=(2, 1)))
   out = tmp_path / 'run'
   run_loop.train(run_args.TrainArgs(preset='micro', max_steps=10, eval_steps=10, save_steps=10,
-                              eval_batches=2, output_dir=str(out), progress=False,
-                              calibration_articles=0))
+                                    eval_batches=2, output_dir=str(out), progress=False,
+                                    calibration_articles=0))
   lines = capsys.readouterr().out.splitlines()
   legend = ("losses: the bar's batch_loss is the last step's batch; each evaluation line's "
             "train loss is the mean over the last 50 steps' batches (or all, if fewer), its "

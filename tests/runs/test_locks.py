@@ -12,6 +12,8 @@ from summarizer import train as train_command
 from summarizer.errors import SummarizerError
 from summarizer.runs import locks
 
+from .conftest import start_training, wait_for
+
 # A second process that holds the lock of a directory until its standard input closes.
 HOLDER = textwrap.dedent('''
     import sys
@@ -100,7 +102,7 @@ def test_training_stops_at_once_when_its_export_directory_is_in_use(tmp_path, ca
   holder = hold(model)
   try:
     status = train_command.main(['--output-dir', str(tmp_path / 'run'), *QUICK,
-                         '--export-to', str(model)])
+                                 '--export-to', str(model)])
   finally:
     release(holder)
   assert status == 2
@@ -110,7 +112,6 @@ def test_training_stops_at_once_when_its_export_directory_is_in_use(tmp_path, ca
 
 
 def test_two_training_processes(tmp_path):
-  from test_train import start_training, wait_for  # pylint: disable=g-import-not-at-top
   out = tmp_path / 'run'
   first = start_training(out, '--max-steps', '100000', '--save-steps', '100000',
                          '--eval-steps', '100000')

@@ -30,7 +30,7 @@ def test_train_writes_a_self_describing_run(tmp_path):
   model, config, _ = checkpoint.load_model(str(out))
   assert config == MICRO
   resumed = run_loop.train(micro_args(out, resume=True, max_steps=4,
-                                   export_to=str(tmp_path / 'shipped')))
+                                      export_to=str(tmp_path / 'shipped')))
   assert resumed['exported_to'] == str(tmp_path / 'shipped')
   assert sorted(p.name for p in (tmp_path / 'shipped').iterdir()) == [
       '.summarizer-export.json', 'config.json', 'model.pkl.gz', 'model.weights.npy.gz',
@@ -89,7 +89,7 @@ def test_lineage_longest_article_and_calibration_are_recorded(tmp_path):
   assert values['perplexity_calibration']['n'] == 3
   tuned = tmp_path / 'tuned'
   run_loop.train(micro_args(tuned, max_steps=3, init_from=str(source),
-                         long_fraction=1.0, export_to=str(tmp_path / 'shipped')))
+                            long_fraction=1.0, export_to=str(tmp_path / 'shipped')))
   values = json.loads((tuned / 'config.json').read_text())
   assert [run['steps'] for run in values['lineage']] == [2, 3]
   assert values['lineage'][1]['init_from'] == str(source)

@@ -15,7 +15,7 @@ def test_evaluation_weighs_the_summary_only(tmp_path):
   # With a zero learning rate both runs keep their (same) initial weights:
   # the article's weight in training must not change the eval metric.
   losses = [run_loop.train(micro_args(tmp_path / str(weight), max_steps=2, learning_rate=0.0,
-                                   article_loss_weight=weight))['eval_loss']
+                                      article_loss_weight=weight))['eval_loss']
             for weight in (0.0, 1.0)]
   assert losses[0] == pytest.approx(losses[1], rel=1e-6)
 

@@ -27,7 +27,7 @@ def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
   # Adam's weight decay, a factor 1 - 1e-5 a step).
   out = tmp_path / 'tuned'
   summary = run_loop.train(micro_args(out, max_steps=2, learning_rate=0.0,
-                                   init_from=str(source)))
+                                      init_from=str(source)))
   assert summary['step'] == 2  # A new run: steps count from 0.
   tuned, _, _ = checkpoint.load_model(str(out))
   for a, b in zip(jax.tree_util.tree_leaves(trained.weights),
@@ -89,7 +89,7 @@ def test_vocabulary_follows_the_preset_and_the_data(tmp_path, monkeypatch, capsy
   monkeypatch.setitem(config_module.PRESETS, 'micro-vocab',
                       dataclasses.replace(MICRO, vocab_size=512))
   run_loop.train(micro_args(tmp_path / 'own', preset='micro-vocab', data=str(corpus),
-                         max_steps=1, eval_steps=1, calibration_articles=0))
+                            max_steps=1, eval_steps=1, calibration_articles=0))
   assert 'building a 512-subword vocabulary from the training split' in capsys.readouterr().out
   built = tmp_path / 'own' / 'vocab.subwords'
   assert 300 < text.vocab_size(str(built)) <= 640
@@ -104,7 +104,7 @@ def test_init_from_the_courses_checkpoint(tmp_path, monkeypatch):
   monkeypatch.setitem(config_module.PRESETS, 'course-shaped', shaped)
   out = tmp_path / 'tuned'
   run_loop.train(micro_args(out, preset='course-shaped', init_from=course_dir, max_steps=1,
-                         eval_steps=1, learning_rate=0.0, calibration_articles=0))
+                            eval_steps=1, learning_rate=0.0, calibration_articles=0))
   # The course's vocabulary comes with it, and its weights are the start.
   assert text.vocab_fingerprint(str(out / 'vocab.subwords')) == \
       text.vocab_fingerprint(config_module.COURSE_VOCAB_FILE)
