@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 import summarizer
-from summarizer import exercises
+from summarizer.assignment import exercises
 from summarizer.errors import SummarizerError
 
 # The course's graded functions, UNQ_C1 to UNQ_C10, in its order.
@@ -202,7 +202,8 @@ def test_setup_imports_numpy_trax_the_data_and_the_checks_only(notebook):
     elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
       bound.add(node.id)
   assert not bound & set(COURSE_ORDER)
-  assert modules == {'os', 'tempfile', 'textwrap', 'numpy', 'summarizer', 'summarizer._trax'}
+  assert modules == {'os', 'tempfile', 'textwrap', 'numpy', 'summarizer.assignment',
+                     'summarizer._trax'}
   assert bound == {'os', 'tempfile', 'textwrap', 'np', 'checks', 'coursework', 'trax', 'tl',
                    'jnp', 'fastmath', 'training',
                    # The constants the solutions read, written out.

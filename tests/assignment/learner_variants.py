@@ -22,7 +22,8 @@ import linecache
 import sys
 import textwrap
 
-from summarizer import exercises, text
+from summarizer import text
+from summarizer.assignment import exercises
 
 # Exercise checks built on each function (the numbers of every later layer
 # change when an earlier function is wrong).
@@ -562,7 +563,7 @@ def main(argv=None):
     checks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(checks)
   else:
-    from summarizer import checks  # pylint: disable=g-import-not-at-top
+    from summarizer.assignment import checks  # pylint: disable=g-import-not-at-top
   own_caught = caught_all = correct_passed = 0
   for variant in VARIANTS:
     failed = outcome(checks, variant)

@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 import summarizer
-from summarizer import attention, checks, decoding, model, train
+from summarizer import attention, decoding, model, train
+from summarizer.assignment import checks
 from summarizer._trax import jnp, tl, trax
 
 # Check name -> (the package's function, extra arguments in the course's call form).

@@ -4,7 +4,7 @@ written another way pass (the list: ``learner_variants.py``)."""
 import pytest
 
 import learner_variants
-from summarizer import checks
+from summarizer.assignment import checks
 
 
 @pytest.mark.parametrize('variant', learner_variants.VARIANTS,

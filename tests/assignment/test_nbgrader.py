@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 import learner_variants
-from summarizer import exercises
+from summarizer.assignment import exercises
 
 ASSIGNMENT = exercises.ASSIGNMENT
 NOTEBOOK = ASSIGNMENT + '.ipynb'

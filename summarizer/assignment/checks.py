@@ -7,7 +7,7 @@ function; it runs the course's cases, prints each one that fails (what was
 expected, what came) and ends with ``All tests passed`` or
 ``N Tests passed, M Tests failed``::
 
-  from summarizer import checks
+  from summarizer.assignment import checks
   checks.test_DotProductAttention(DotProductAttention)
   checks.test_training_loop(training_loop, TransformerLM)
   checks.test_greedy_decode(greedy_decode)
@@ -57,6 +57,7 @@ from summarizer import model as _model
 from summarizer._trax import fastmath, jnp, tl, trax
 from summarizer.config import EOS, PACKAGE_DIR, SEP
 from summarizer.model import TransformerLM as _package_transformer_lm
+from summarizer.assignment import coursework
 
 # Exceptions a learner's function may raise that count as a failed case.
 # (KeyboardInterrupt is left alone, so a check can still be stopped.)
@@ -1384,7 +1385,7 @@ def test_greedy_decode(greedy_decode, model=None):
 
 def _article_ids():
   """The sample article's ids in the shipped model's vocabulary, then EOS and SEP, (1, L)."""
-  from summarizer import coursework, text  # pylint: disable=g-import-not-at-top
+  from summarizer import text  # pylint: disable=g-import-not-at-top
   vocab = os.path.join(coursework.VOCAB_DIR, coursework.VOCAB_FILE)
   ids = text.tokenize(coursework.sample_article(), vocab) + [SEP]
   return np.array([ids], np.int32)
@@ -1404,7 +1405,7 @@ def test_trained_model(model):
   Returns:
     int: the number of failed cases.
   """
-  from summarizer import checkpoint, coursework  # pylint: disable=g-import-not-at-top
+  from summarizer import checkpoint  # pylint: disable=g-import-not-at-top
   ids = _article_ids()
   package_model = checkpoint.load_model(coursework.MODEL_DIR, mode='eval')[0]
   expected = np.asarray(package_model(ids))
@@ -1437,7 +1438,7 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
   Returns:
     int: the number of failed cases.
   """
-  from summarizer import coursework, decoding  # pylint: disable=g-import-not-at-top
+  from summarizer import decoding  # pylint: disable=g-import-not-at-top
   article = coursework.sample_article()
   run = decoding.summarize_tokens(article)
   expected = list(run) + ([EOS] if len(run.ids) < decoding.MAX_SUMMARY_TOKENS else [])
