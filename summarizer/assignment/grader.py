@@ -95,25 +95,32 @@ def trusted_setup():
   return '\n'.join(lines)
 
 
-def _item(item_id, probe, package, cells):
+def _item(item_id, probe, package, cells, submission=0):
   seconds, memory_mb = LIMITS[probe]
   return dict(id=item_id, probe=probe, function=None if probe == 'whole' else probe,
-              package=list(package), cells=list(cells), seconds=seconds, memory_mb=memory_mb)
+              package=list(package), cells=list(cells), seconds=seconds, memory_mb=memory_mb,
+              submission=submission)
 
 
-def first_items():
-  """The whole model first (it holds none of the package's functions), then each function."""
-  return [_item('whole', 'whole', [], GRADED)] + [
-      _item(name, name, GRADED[:index], [name]) for index, name in enumerate(GRADED)]
+def first_items(functions=GRADED, whole=True, submission=0):
+  """The whole model first (it holds none of the package's functions), then each function.
+
+  Items are in the course's order: the package's solutions they receive only
+  grow, so no process of the sandbox ever holds the answer to its own function.
+  """
+  items = [_item('whole', 'whole', [], GRADED, submission)] if whole else []
+  return items + [_item(name, name, GRADED[:GRADED.index(name)], [name], submission)
+                  for name in GRADED if name in functions]
 
 
-def with_yours_items(own):
+def with_yours_items(own, submission=0):
   """The note's runs: functions that pass while an earlier one of the learner's fails."""
   items = []
   for name in USES_EARLIER:
     index = GRADED.index(name)
-    if not own[name].lines and any(own[n].lines for n in GRADED[:index]):
-      items.append(_item(name + ' with yours', name, [], GRADED[:index + 1]))
+    if name in own and not own[name].lines and any(
+        own[n].lines for n in GRADED[:index] if n in own):
+      items.append(_item(name + ' with yours', name, [], GRADED[:index + 1], submission))
   return items
 
 
@@ -126,18 +133,21 @@ def prepared(seed):
   return given, json_given, inputs.expected_results(seed, given, json_given)
 
 
-def build_job(cells, seed, items, json_given):
-  """The job the sandbox runs (see ``worker.py``)."""
-  return {'seed': seed, 'setup': trusted_setup(), 'cells': cells,
-          'solutions': {name: exercises.solution_source(name) for name in GRADED},
-          'items': items, 'model_size': coursework.model_size(),
-          'model_file': coursework.MODEL_FILE, 'given': json_given}
+def run_items(submissions, items, seed, mode):
+  """Runs items (each naming its submission) in one sandbox; returns id -> result."""
+  given, json_given, _ = prepared(seed)
+  job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
+         'model_size': coursework.model_size(), 'model_file': coursework.MODEL_FILE,
+         'given': json_given}
+  solutions = [{name: exercises.solution_source(name) for name in item['package']}
+               for item in items]
+  return sandbox.run(job, given, solutions, mode=mode, read_only_dirs=[coursework.MODEL_DIR])
 
 
 _SESSION_SEED = secrets.randbits(31)  # Drawn when the grader loads: one a grading run.
 
 
-def grade(notebook, seed=None, mode='bwrap'):
+def grade(notebook, seed=None, mode='bwrap', functions=GRADED, whole=True):
   """Grades a notebook (a path or a NotebookNode); returns a Report.
 
   Args:
@@ -146,42 +156,61 @@ def grade(notebook, seed=None, mode='bwrap'):
       (every notebook graded by one process shares it, so the package's
       results are computed once).
     mode: The sandbox: 'bwrap', or 'process' (weaker, see ``sandbox.py``).
+    functions, whole: What to grade (all by default; fewer for tests).
+  """
+  return grade_batch([notebook], seed, mode, functions, whole)[0]
+
+
+def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True):
+  """Grades several notebooks of ONE author in one sandbox run (tests, a teacher's variants).
+
+  Every notebook's code can read the others' in that run: never batch students.
   """
   started = time.monotonic()
   seed = _SESSION_SEED if seed is None else int(seed)
-  cells = read_cells(notebook)
   if mode == 'bwrap' and not shutil.which('bwrap'):
     raise SummarizerError(sandbox.INSTALL_HINT)
+  submissions = [read_cells(notebook) for notebook in notebooks]
   watched = [PACKAGE_DIR, coursework.MODEL_DIR]
   before = sandbox.package_digest(watched)
-  given, json_given, expected = prepared(seed)
-
-  def run(items):
-    return sandbox.run(build_job(cells, seed, items, json_given), given, mode=mode,
-                       read_only_dirs=[coursework.MODEL_DIR])
-  ran = run(first_items())
-  own = {name: function_verdict(name, ran.get(name), expected[name]) for name in GRADED}
-  later = with_yours_items(own)
+  expected = prepared(seed)[2]
+  items = sorted((dict(item, id=f'{k}/{item["id"]}') for k in range(len(submissions))
+                  for item in first_items(functions, whole, k)), key=_course_order)
+  ran = run_items(submissions, items, seed, mode)
+  owns = [{name: function_verdict(name, ran.get(f'{k}/{name}'), expected[name])
+           for name in functions} for k in range(len(submissions))]
+  later = [dict(item, id=f'{k}/{item["id"]}') for k, own in enumerate(owns)
+           for item in with_yours_items(own, k)]
   if later:
-    ran.update(run(later))
+    ran.update(run_items(submissions, later, seed, mode))
   if sandbox.package_digest(watched) != before:
     raise SummarizerError('the installed package changed while grading: reinstall it '
                           'before trusting any grade')
-  verdicts = verdicts_of(cells, ran, expected, own)
-  return Report(seed, mode, verdicts, round(time.monotonic() - started, 1))
+  seconds = round(time.monotonic() - started, 1)
+  return [Report(seed, mode, verdicts_of(cells, _mine(ran, k), expected, owns[k], whole),
+                 seconds) for k, cells in enumerate(submissions)]
 
 
-def verdicts_of(cells, ran, expected, own):
+def _course_order(item):
+  return -1 if item['probe'] == 'whole' else GRADED.index(item['probe'])
+
+
+def _mine(ran, k):
+  prefix = f'{k}/'
+  return {key[len(prefix):]: value for key, value in ran.items() if key.startswith(prefix)}
+
+
+def verdicts_of(cells, ran, expected, own, whole=True):
   for name in USES_EARLIER:
-    note = earlier_note(name, ran.get(name + ' with yours'), expected[name], own)
+    note = name in own and earlier_note(name, ran.get(name + ' with yours'), expected[name], own)
     if note:
       own[name].notes.append(note)
-  for name in GRADED:
+  for name in own:
     flag = near_copy(name, cells.get(name))
     if flag:
       own[name].notes.append(flag)
-  return [own[name] for name in GRADED] + whole_verdicts(ran.get('whole'), expected['whole'],
-                                                         own)
+  verdicts = [own[name] for name in GRADED if name in own]
+  return verdicts + (whole_verdicts(ran.get('whole'), expected['whole'], own) if whole else [])
 
 
 def title(name):
@@ -238,7 +267,7 @@ def earlier_note(name, result, expected_cases, own):
   if result is None or own[name].lines or not failure_lines(name, result, expected_cases):
     return None
   index = GRADED.index(name)
-  at_fault = [title(n) for n in GRADED[:index] if own[n].lines]
+  at_fault = [title(n) for n in GRADED[:index] if n in own and own[n].lines]
   return ('with your own earlier functions instead of the package\'s, this check fails ('
           + (', '.join(at_fault) + ' failed its own check' if at_fault else
              'they pass their own checks, so look at how they work together')
@@ -247,7 +276,7 @@ def earlier_note(name, result, expected_cases, own):
 
 def whole_verdicts(result, expected_cases, own):
   """Parts 4 and 5: each passes or fails by its case of the whole-model run."""
-  at_fault = [n for n in GRADED if own[n].lines]
+  at_fault = [n for n in GRADED if n in own and own[n].lines]
   blame = (f"    why: these functions fail their own checks: {', '.join(at_fault)}"
            if at_fault else None)
   verdicts = []
@@ -304,16 +333,43 @@ def normalised(source, name):
   return tokens
 
 
+def _text_lines(source):
+  """A source's comment and string lines, spaces squeezed (20 characters or more)."""
+  found = set()
+  for line in source.splitlines():
+    squeezed = ' '.join(line.split())
+    if len(squeezed) >= 20 and ('#' in squeezed or squeezed[:1] in '"\'' or '"""' in squeezed):
+      found.add(squeezed[squeezed.find('#'):] if '#' in squeezed else squeezed)
+  return found
+
+
+def _copied_text(name, source):
+  """The package's comments in the learner's cell that the blank scaffold does not show."""
+  package = _text_lines(exercises.solution_source(name))
+  scaffold = _text_lines(exercises.exercise_source(name, False))
+  learner = ' '.join(source.split())
+  return sorted(line for line in package - scaffold if line in learner)
+
+
 def near_copy(name, source):
+  """A flag when the learner's function is the package's, renamed and reformatted.
+
+  The course's answers are close to the package's by design, so closeness is
+  not enough: the code must be the same after renaming (and long enough to
+  tell), or close and carry comments of the package's that the scaffold does
+  not show.
+  """
   if not source:
     return None
   mine, package = normalised(source, name), normalised(exercises.solution_source(name), name)
   if not mine or not package:
     return None
   ratio = difflib.SequenceMatcher(a=mine, b=package, autojunk=False).ratio()
-  if ratio >= NEAR_COPY:
-    return (f'flag: the code is a near-copy of the package\'s {name} ({ratio:.0%} alike '
-            'after renaming and reformatting); a flag for the teacher, no points lost')
+  copied = _copied_text(name, source)
+  if ratio >= NEAR_COPY and (copied or (ratio >= 0.999 and len(package) >= 100)):
+    return (f"flag: the code is a near-copy of the package's {name} ({ratio:.0%} alike after "
+            'renaming and reformatting' + (f', {len(copied)} of its comments' if copied else '')
+            + '); a flag for the teacher, no points lost')
   return None
 
 

@@ -14,6 +14,8 @@ from summarizer.assignment.checks import (_first_token_difference, _largest_diff
                                           _show, _tree_difference)
 
 NOT_COMPARED = ('takes verbose', 'raised')
+# Cases only a function that takes their argument is run through.
+OPTIONAL_CASES = ('greedy_decode(..., verbose=False)',)
 
 
 def judge_cases(name, got_cases, expected_cases):
@@ -22,6 +24,8 @@ def judge_cases(name, got_cases, expected_cases):
   lines = []
   for expected in expected_cases:
     got = got_by_name.get(expected['name'])
+    if got is None and expected['name'] in OPTIONAL_CASES:
+      continue
     if got is None or got.get('not run'):
       lines.append(f"Failed: {expected['name']}: " + ((got or {}).get('not run') or 'not run'))
     elif got.get('error'):

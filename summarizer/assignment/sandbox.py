@@ -137,12 +137,14 @@ def process_command(job_dir):
   return [sys.executable, '-I', os.path.join(job_dir, 'worker.py'), job_dir]
 
 
-def run(job, given, mode='bwrap', read_only_dirs=(), timeout=900):
+def run(job, given, solutions, mode='bwrap', read_only_dirs=(), timeout=1800):
   """Runs the job's items in the sandbox.
 
   Args:
     job: The job (see ``worker.py``), JSON.
     given: Arrays handed in, name -> numpy array.
+    solutions: For each item, the package's solutions it may use (name ->
+      source), sent on the worker's stdin one item at a time.
     mode: 'bwrap', or 'process' (weaker, named by the teacher).
     read_only_dirs: Host folders the sandbox may read (the shipped model's).
     timeout: Seconds for the whole run.
@@ -161,13 +163,18 @@ def run(job, given, mode='bwrap', read_only_dirs=(), timeout=900):
                else process_command(job_dir))
     env = None if mode == 'bwrap' else {'PATH': '/usr/bin', 'HOME': job_dir,
                                         'JAX_PLATFORMS': 'cpu'}
-    done = subprocess.run(command, capture_output=True, timeout=timeout, check=False,
-                          cwd=job_dir, env=env)
+    frames = b''.join(_frame(json.dumps(each).encode('utf-8')) for each in solutions)
+    done = subprocess.run(command, input=frames, capture_output=True, timeout=timeout,
+                          check=False, cwd=job_dir, env=env)
   items = read_frames(done.stdout)
   if not items and done.returncode:
     tail = done.stderr.decode('utf-8', 'replace').strip().splitlines()[-3:]
     raise SummarizerError('the sandbox did not start: ' + ' / '.join(tail))
   return items
+
+
+def _frame(data):
+  return len(data).to_bytes(8, 'big') + data
 
 
 def read_frames(data):

@@ -2,10 +2,11 @@
 
 Started by ``sandbox.py`` as ``python -I worker.py JOB_DIR`` inside
 bubblewrap, next to ``probes.py`` (the only other file it loads of the
-assignment room). ``JOB_DIR/job.json`` names the items to run and holds the
-code: the notebook's setup (trusted), the package's solutions of the earlier
-exercises (trusted) and the learner's cells; ``JOB_DIR/given.npz`` holds the
-arrays the grader hands in (weights, ids), read without pickle.
+assignment room). ``JOB_DIR/job.json`` names the items to run, in the course's order,
+and holds the notebook's setup (trusted) and the learner's cells;
+``JOB_DIR/given.npz`` holds the arrays the grader hands in (weights, ids),
+read without pickle. The package's solutions of an item's earlier exercises
+come on stdin, one frame an item, read just before the item runs.
 
 Each item runs in a child process of its own (forked after the imports, so
 Trax loads once) with its own memory and time limits: a crash, a hang or an
@@ -63,23 +64,24 @@ def run_cell(source, label, names, errors):
       errors.append(f'{label}: {probes.describe(error)}')
 
 
-def namespace(job, item, errors):
+def namespace(job, item, solutions, errors):
   """The names an item's function sees: setup, stand-ins, the package's earlier answers, cells."""
   names = {'__name__': '__main__'}
   exec(job['setup'], names)  # pylint: disable=exec-used
   names.update(tokenize=probes.stand_in_tokenize, detokenize=probes.stand_in_detokenize)
   for name in item['package']:
-    exec(job['solutions'][name], names)  # pylint: disable=exec-used
+    exec(solutions[name], names)  # pylint: disable=exec-used
+  cells = job['submissions'][item['submission']]
   for name in item['cells']:
-    if name in job['cells']:
-      run_cell(job['cells'][name], name, names, errors)
+    if name in cells:
+      run_cell(cells[name], name, names, errors)
   return names
 
 
-def run_item(job, item, given):
+def run_item(job, item, solutions, given):
   """In the child: builds the namespace, probes; returns the results."""
   errors = []
-  names = namespace(job, item, errors)
+  names = namespace(job, item, solutions, errors)
   if item['probe'] == 'whole':
     cases = probes.probe_whole(names, given, job['model_size'], job['model_file'])
   elif item['function'] not in names or not callable(names[item['function']]):
@@ -110,6 +112,23 @@ def encode_results(results):
   return frame(document) + frame(packed.getvalue())
 
 
+def read_exactly(fd, size):
+  """Exactly ``size`` bytes of a file descriptor, unbuffered: nothing read ahead."""
+  chunks = []
+  while size:
+    chunk = os.read(fd, size)
+    if not chunk:
+      raise EOFError('the grader closed the job early')
+    chunks.append(chunk)
+    size -= len(chunk)
+  return b''.join(chunks)
+
+
+def read_frame(fd):
+  """One frame from the grader (unbuffered, so later frames stay in the pipe)."""
+  return read_exactly(fd, int.from_bytes(read_exactly(fd, 8), 'big'))
+
+
 def frame(data):
   return len(data).to_bytes(8, 'big') + data
 
@@ -123,15 +142,16 @@ def limit(memory_mb, seconds):
   resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
-def child(job, item, given, write_end):
+def child(job, item, solutions, given, write_end):
   """The child: no way back to the grader but its pipe; limits; the learner's code."""
   code = 0
   try:
     os.setpgid(0, 0)
-    quiet = os.open(os.devnull, os.O_WRONLY)
+    quiet = os.open(os.devnull, os.O_RDWR)
+    os.dup2(quiet, 0)  # Later items' solutions wait on stdin: not the child's.
     os.dup2(quiet, 1)  # The grader's channel is the parent's stdout: not the child's.
     limit(item['memory_mb'], item['seconds'])
-    data = encode_results(run_item(job, item, given))
+    data = encode_results(run_item(job, item, solutions, given))
     with os.fdopen(write_end, 'wb') as pipe:
       pipe.write(data)
   except BaseException:  # pylint: disable=broad-except
@@ -140,7 +160,7 @@ def child(job, item, given, write_end):
     os._exit(code)  # pylint: disable=protected-access
 
 
-def fork_item(job, item, given):
+def fork_item(job, item, solutions, given):
   """Runs one item in a child; returns (status, the bytes it sent)."""
   sys.stdout.flush()
   sys.stderr.flush()
@@ -149,7 +169,7 @@ def fork_item(job, item, given):
   pid = os.fork()
   if pid == 0:
     os.close(read_end)
-    child(job, item, given, write_end)
+    child(job, item, solutions, given, write_end)
   os.close(write_end)
   data, timed_out = read_until(read_end, started + item['seconds'])
   os.close(read_end)
@@ -217,9 +237,13 @@ def not_dumpable():
 def main(job_dir):
   not_dumpable()
   job, given = load_job(job_dir)
-  channel = sys.stdout.buffer
+  channel, solutions = sys.stdout.buffer, {}
   for item in job['items']:
-    status, data = fork_item(job, item, given)
+    # Each item's solutions come on stdin just before it runs (items are in the
+    # course's order): no process here ever holds the package's answer to an
+    # item's own function, or to a later one.
+    solutions.update(json.loads(read_frame(0)))
+    status, data = fork_item(job, item, {n: solutions[n] for n in item['package']}, given)
     header = json.dumps({'id': item['id'], 'status': status, 'size': len(data)}).encode()
     channel.write(frame(header) + data)
     channel.flush()

@@ -588,3 +588,157 @@ def main(argv=None):
 
 if __name__ == '__main__':
   sys.exit(main())
+
+
+# The course's answers: each graded function written in the course's manner (the
+# course's `assert` for the head split, the same heads layer in three branches,
+# a greedy_decode that prints as it goes and has no verbose), as a learner who
+# followed the course's notebook writes them.
+COURSE_ANSWERS = {name: textwrap.dedent(source) for name, source in {
+    'DotProductAttention': '''
+        def DotProductAttention(query, key, value, mask):
+          assert query.shape[-1] == key.shape[-1] == value.shape[-1], 'widths differ'
+          depth = query.shape[-1]
+          dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(depth)
+          if mask is not None:
+            dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+          logsumexp = trax.fastmath.logsumexp(dots, axis=-1, keepdims=True)
+          dots = jnp.exp(dots - logsumexp)
+          attention = jnp.matmul(dots, value)
+          return attention
+        ''',
+    'compute_attention_heads_closure': '''
+        def compute_attention_heads_closure(n_heads, d_head):
+          def compute_attention_heads(x):
+            batch_size = x.shape[0]
+            seqlen = x.shape[1]
+            x = jnp.reshape(x, (batch_size, seqlen, n_heads, d_head))
+            x = jnp.transpose(x, (0, 2, 1, 3))
+            x = jnp.reshape(x, (-1, seqlen, d_head))
+            return x
+          return compute_attention_heads
+        ''',
+    'dot_product_self_attention': '''
+        def dot_product_self_attention(q, k, v):
+          mask_size = q.shape[-2]
+          mask = jnp.tril(jnp.ones((1, mask_size, mask_size), dtype=jnp.bool_), k=0)
+          return DotProductAttention(q, k, v, mask)
+        ''',
+    'compute_attention_output_closure': '''
+        def compute_attention_output_closure(n_heads, d_head):
+          def compute_attention_output(x):
+            seqlen = x.shape[1]
+            x = jnp.reshape(x, (-1, n_heads, seqlen, d_head))
+            x = jnp.transpose(x, (0, 2, 1, 3))
+            return jnp.reshape(x, (-1, seqlen, n_heads * d_head))
+          return compute_attention_output
+        ''',
+    'CausalAttention': '''
+        def CausalAttention(d_feature, n_heads,
+                            compute_attention_heads_closure=compute_attention_heads_closure,
+                            dot_product_self_attention=dot_product_self_attention,
+                            compute_attention_output_closure=compute_attention_output_closure,
+                            mode='train'):
+          assert d_feature % n_heads == 0
+          d_head = d_feature // n_heads
+          ComputeAttentionHeads = tl.Fn('AttnHeads', compute_attention_heads_closure(n_heads, d_head), n_out=1)
+          return tl.Serial(
+              tl.Branch(
+                  [tl.Dense(d_feature), ComputeAttentionHeads],
+                  [tl.Dense(d_feature), ComputeAttentionHeads],
+                  [tl.Dense(d_feature), ComputeAttentionHeads],
+              ),
+              tl.Fn('DotProductAttn', dot_product_self_attention, n_out=1),
+              tl.Fn('AttnOutput', compute_attention_output_closure(n_heads, d_head), n_out=1),
+              tl.Dense(d_feature),
+          )
+        ''',
+    'DecoderBlock': '''
+        def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation):
+          causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode)
+          feed_forward = [
+              tl.LayerNorm(),
+              tl.Dense(d_ff),
+              ff_activation(),
+              tl.Dropout(rate=dropout, mode=mode),
+              tl.Dense(d_model),
+              tl.Dropout(rate=dropout, mode=mode),
+          ]
+          return [
+              tl.Residual(tl.LayerNorm(), causal_attention, tl.Dropout(rate=dropout, mode=mode)),
+              tl.Residual(feed_forward),
+          ]
+        ''',
+    'TransformerLM': '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          positional_encoder = [
+              tl.Embedding(vocab_size, d_model),
+              tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode)]
+          decoder_blocks = [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+                            for _ in range(n_layers)]
+          return tl.Serial(
+              tl.ShiftRight(mode=mode),
+              positional_encoder,
+              decoder_blocks,
+              tl.LayerNorm(),
+              tl.Dense(vocab_size),
+              tl.LogSoftmax(),
+          )
+        ''',
+    'training_loop': '''
+        def training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model'):
+          output_dir = os.path.expanduser(output_dir)
+          lr_schedule = trax.lr.warmup_and_rsqrt_decay(n_warmup_steps=1000, max_value=0.01)
+          train_task = training.TrainTask(
+              labeled_data=train_gen,
+              loss_layer=tl.CrossEntropyLoss(),
+              optimizer=trax.optimizers.Adam(0.01),
+              lr_schedule=lr_schedule,
+              n_steps_per_checkpoint=10,
+          )
+          eval_task = training.EvalTask(
+              labeled_data=eval_gen,
+              metrics=[tl.CrossEntropyLoss(), tl.Accuracy()],
+          )
+          loop = training.Loop(TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2,
+                                             mode='train'),
+                               train_task, eval_tasks=[eval_task], output_dir=output_dir)
+          return loop
+        ''',
+    'next_symbol': '''
+        def next_symbol(cur_output_tokens, model):
+          token_length = len(cur_output_tokens)
+          padded_length = 2**int(np.ceil(np.log2(token_length + 1)))
+          padded = cur_output_tokens + [0] * (padded_length - token_length)
+          padded_with_batch = np.array(padded)[None, :]
+          output, _ = model((padded_with_batch, padded_with_batch))
+          log_probs = output[0, token_length, :]
+          return int(np.argmax(log_probs))
+        ''',
+    'greedy_decode': '''
+        def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                          detokenize=detokenize):
+          cur_output_tokens = tokenize(input_sentence) + [0]
+          generated_output = []
+          cur_output = 0
+          EOS = 1
+          while cur_output != EOS:
+            cur_output = next_symbol(cur_output_tokens, model)
+            cur_output_tokens.append(cur_output)
+            generated_output.append(cur_output)
+            print(detokenize(generated_output))
+          return detokenize(generated_output)
+        ''',
+}.items()}
+
+
+def notebook_with(answers):
+  """The learner's notebook with these answers (name -> code) in their cells."""
+  notebook = exercises.exercise_notebook()
+  for cell in notebook.cells:
+    grade_id = cell.metadata.get('nbgrader', {}).get('grade_id')
+    if grade_id in answers:
+      cell.source = answers[grade_id]
+  return notebook
