@@ -395,13 +395,12 @@ STEPS = {
                    '(..., L_q, L_k)'),
         ('scores', 'where the mask is False (0), MASK_SCORE instead (only when a mask '
                    'is given): (..., L_q, L_k)'),
-        ('weights', 'the softmax over the keys, written exp(scores - logsumexp(scores)) '
-                    'with fastmath.logsumexp over the last axis, keeping it: '
-                    '(..., L_q, L_k). Keep this form, not jax.nn.softmax: in a fully '
-                    'masked row (its mask all 0) every score is MASK_SCORE, and in '
-                    'float32 exp(x - logsumexp(x)) then weighs every key 1, so that '
-                    'row is the sum of the values, which the course\'s expected '
-                    'outputs rely on (jax.nn.softmax gives their mean)'),
+        ('weights', 'the softmax over the keys, as the course writes it exp(scores - '
+                    'logsumexp(scores)) with fastmath.logsumexp over the last axis, '
+                    'keeping it: (..., L_q, L_k). Any standard softmax over the last axis '
+                    'passes: they differ only on a fully masked row (its mask all 0), '
+                    'which causal attention never has: there the course\'s form gives '
+                    'the sum of the values and jax.nn.softmax their mean'),
         (None, 'return the weights times the values: (..., L_q, d_v)'),
     ],
     'compute_attention_heads_closure': [
@@ -572,8 +571,8 @@ def check_source(name):
   """The cell that runs the course's check of ``name`` and stops if it fails."""
   arguments = ', '.join((name,) + CHECK_ARGUMENTS.get(name, ()))
   number = GRADED.index(name) + 1
-  return (f"# The course's test_{name} (UNQ_C{number})\n"
-          f"assert checks.test_{name}({arguments}) == 0, 'see the failed cases above'")
+  return (f"# Exercise {number}, {name}: the course's test_{name} (UNQ_C{number})\n"
+          f"assert checks.test_{name}({arguments}) == 0, checks.failed_cases()")
 
 
 def explanations(path=NOTEBOOK_03):
@@ -748,13 +747,15 @@ log-probabilities: that is a check of all seven functions of Part 2 at once.
 """
 
 _LOAD = '''\
-# Your TransformerLM, the shipped model's weights, loaded the course's way.
+# Your TransformerLM, the shipped model's weights, loaded the course's way (after a look
+# at whether your model's weights have the shipped model's shapes).
 model = TransformerLM(**coursework.model_size(), mode='eval')
+checks.shipped_weights_fit(TransformerLM)
 _ = model.init_from_file(coursework.MODEL_FILE, weights_only=True)  # (returns the weights)'''
 
 _TRAINED_CHECK = '''\
 # Your model and the package's, same weights, same article: the same log-probabilities.
-assert checks.test_trained_model(model) == 0, 'see the failed cases above\''''
+assert checks.test_trained_model(model) == 0, checks.failed_cases()'''
 
 _PART_5 = """\
 # Part 5: summarising
@@ -767,7 +768,7 @@ _SUMMARY_CHECK = '''\
 # Your greedy_decode, next_symbol and model summarise an article: the package's summary,
 # token for token (both are printed, yours first).
 assert checks.test_summary(greedy_decode, next_symbol, model, tokenize, detokenize) == 0, \\
-    'see the failed cases above\''''
+    checks.failed_cases()'''
 
 _DONE = """\
 ## Done

@@ -229,14 +229,17 @@ def failure_lines(name, result, expected_cases):
     how = f'killed by signal {-code}' if code and code < 0 else f'exit status {code}'
     return [f'crashed ({how}; out of memory, os._exit or a crash in your code) before '
             'it returned anything']
-  lines = [f'your cell: {error}' for error in results.get('cell errors', [])][:5]
-  lines = [hidden_reason(line) for line in lines]
+  errors = results.get('cell errors')
+  lines = [f'your cell: {str(error)[:600]}' for error in
+           (errors if isinstance(errors, list) else [])][:5]
+  if not isinstance(results.get('cases'), list):
+    results = dict(results, cases=[])
   if not results.get('cases') and not lines:
     lines.append(f'{name} is not defined by its cell')
   failed = judge_cases(name, results.get('cases', []), expected_cases)
   if not failed and results.get('cases'):
     return []
-  return lines + shortened(failed)
+  return [hidden_reason(line) for line in lines + shortened(failed)]
 
 
 def shortened(lines, keep=8):

@@ -29,9 +29,11 @@ def judge_cases(name, got_cases, expected_cases):
     if got is None or got.get('not run'):
       lines.append(f"Failed: {expected['name']}: " + ((got or {}).get('not run') or 'not run'))
     elif got.get('error'):
-      lines.append(f"Failed: {expected['name']}: it raised {got['error']}")
+      lines.append(f"Failed: {expected['name']}: it raised {str(got['error'])[:600]}")
     else:
-      lines += judge_measures(name, expected['name'], got.get('measures') or {},
+      measures = got.get('measures')
+      lines += judge_measures(name, expected['name'],
+                              measures if isinstance(measures, dict) else {},
                               expected['measures'])
   return lines
 

@@ -18,7 +18,7 @@ from traitlets import Unicode
 from summarizer.assignment import grader
 
 # The slowest cell of the notebook measured here (Part 3's ten training
-# steps: 76 s under load on 2 cores), times four: `nbgrader validate` and any
+# steps: 36 s here, niced, load 3 on 2 cores), with a margin of eight: `nbgrader validate` and any
 # pipeline that runs the notebook in a kernel use it as each cell's limit.
 CELL_TIMEOUT = 300
 
@@ -76,6 +76,6 @@ c.Autograde.autograde_preprocessors = [
 c.SandboxedGrades.sandbox = {sandbox!r}  # 'process' only where bubblewrap cannot be had
 
 # Each cell's time limit wherever the notebook runs in a kernel (nbgrader validate):
-# the slowest cell, Part 3's training run, takes about 76 s here under load.
+# the slowest cell, Part 3's training run, took 36 s here (load 3 on 2 cores).
 c.ExecutePreprocessor.timeout = {CELL_TIMEOUT}
 '''

@@ -123,6 +123,7 @@ def bwrap_command(job_dir, read_only_dirs):
               '--ro-bind', os.path.join(HERE, 'probes.py'), '/grader/probes.py',
               '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp',
               '--unshare-all', '--unshare-user', '--uid', '1000', '--gid', '1000',
+              '--as-pid-1',  # No reaper of bwrap's holding the channel: the worker is init.
               '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--clearenv',
               '--setenv', 'HOME', '/tmp', '--setenv', 'PATH', '/usr/bin',
               '--setenv', 'JAX_PLATFORMS', 'cpu', '--chdir', '/tmp',
@@ -181,18 +182,18 @@ def read_frames(data):
   """Parses the worker's frames: header, then the child's JSON and .npz (no pickle)."""
   items, stream = {}, io.BytesIO(data)
   while True:
-    header = _read_frame(stream)
-    if header is None:
+    try:
+      header = json.loads(_read_frame(stream))
+      body = io.BytesIO(stream.read(int(header['size'])))
+      items[str(header['id'])] = {'status': dict(header['status']), 'results': _decode(body)}
+    except Exception:  # pylint: disable=broad-except  # The end, or bytes not the worker's.
       return items
-    header = json.loads(header)
-    body = io.BytesIO(stream.read(int(header['size'])))
-    items[str(header['id'])] = {'status': header['status'], 'results': _decode(body)}
 
 
 def _read_frame(stream):
   size = stream.read(8)
   if len(size) < 8:
-    return None
+    raise EOFError('no more frames')
   return stream.read(int.from_bytes(size, 'big'))
 
 

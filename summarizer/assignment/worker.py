@@ -227,6 +227,12 @@ def sweep():
         os.kill(int(entry), signal.SIGKILL)
       except (ProcessLookupError, PermissionError):
         pass
+  while True:  # This process is the sandbox's init: it reaps what was left.
+    try:
+      if os.waitpid(-1, os.WNOHANG)[0] == 0:
+        break
+    except ChildProcessError:
+      break
 
 
 def not_dumpable():

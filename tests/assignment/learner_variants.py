@@ -74,7 +74,8 @@ _LAYERS_AFTER_ATTENTION = ('CausalAttention', 'DecoderBlock', 'TransformerLM', '
 
 VARIANTS = [
     # UNQ_C1
-    _mistake('softmax with jax.nn.softmax (fully masked rows differ)', 'DotProductAttention', '''
+    _correct('softmax with jax.nn.softmax (fully masked rows differ, never graded)',
+             'DotProductAttention', '''
         def DotProductAttention(query, key, value, mask):
           import jax
           depth = query.shape[-1]
@@ -505,6 +506,70 @@ VARIANTS = [
               print(detokenize(generated_output))
           return detokenize(generated_output)
         '''),
+    # Added with the sandboxed grader: more correct forms, more mistakes.
+    _correct('exp(log_softmax)', 'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          import jax
+          dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
+          if mask is not None:
+            dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+          return jnp.matmul(jnp.exp(jax.nn.log_softmax(dots, axis=-1)), value)
+        '''),
+    _correct('max-subtracted softmax written out', 'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
+          if mask is not None:
+            dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+          dots = jnp.exp(dots - jnp.max(dots, axis=-1, keepdims=True))
+          return jnp.matmul(dots / jnp.sum(dots, axis=-1, keepdims=True), value)
+        '''),
+    _correct("the course's assert for the head split", 'CausalAttention', '''
+        def CausalAttention(d_feature, n_heads, mode='train'):
+          assert d_feature % n_heads == 0
+          d_head = d_feature // n_heads
+          heads = tl.Fn('AttnHeads', compute_attention_heads_closure(n_heads, d_head), n_out=1)
+          return tl.Serial(
+              tl.Branch([tl.Dense(d_feature), heads], [tl.Dense(d_feature), heads],
+                        [tl.Dense(d_feature), heads]),
+              tl.Fn('DotProductAttn', dot_product_self_attention, n_out=1),
+              tl.Fn('AttnOutput', compute_attention_output_closure(n_heads, d_head), n_out=1),
+              tl.Dense(d_feature))
+        '''),
+    _mistake('a block too few', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          blocks = [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+                    for _ in range(n_layers - 1)]
+          return tl.Serial(
+              tl.ShiftRight(mode=mode),
+              tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode),
+              blocks, tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
+        ''', 'training_loop'),
+    _correct("the course's greedy_decode: prints as it goes, no verbose", 'greedy_decode', '''
+        def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                          detokenize=detokenize):
+          cur_output_tokens = tokenize(input_sentence) + [0]
+          generated_output = []
+          cur_output = 0
+          while cur_output != 1:
+            cur_output = next_symbol(cur_output_tokens, model)
+            cur_output_tokens.append(cur_output)
+            generated_output.append(cur_output)
+            print(detokenize(generated_output))
+          return detokenize(generated_output)
+        '''),
+    _correct('a warning on stderr as it works', 'next_symbol', '''
+        def next_symbol(cur_output_tokens, model):
+          import sys
+          import warnings
+          warnings.warn('a learner\'s warning: nothing to worry about')
+          print('a note on stderr', file=sys.stderr)
+          length = len(cur_output_tokens)
+          padded = cur_output_tokens + [0] * (2 ** int(np.ceil(np.log2(length + 1))) - length)
+          log_probs, _ = model((np.array([padded]), np.array([padded])))
+          return int(np.argmax(log_probs[0, length]))
+        '''),
 ]
 
 # The extra arguments of each check, as the notebook calls it.
@@ -742,3 +807,193 @@ def notebook_with(answers):
     if grade_id in answers:
       cell.source = answers[grade_id]
   return notebook
+
+
+@dataclasses.dataclass(frozen=True)
+class Cheat:
+  """A way to earn points without the work, as a teaching assistant tried them.
+
+  Attributes:
+    name: What it does.
+    family: The issue's family it belongs to.
+    function: The cell it is written into (the rest of the notebook is blank).
+    source: The cell's code.
+    files: Files handed in beside the notebook (path -> content).
+  """
+  name: str
+  family: str
+  function: str
+  source: str
+  files: tuple = ()
+
+
+def _cheat(name, family, function, source, files=()):
+  return Cheat(name, family, function, textwrap.dedent(source), tuple(files))
+
+
+_BLANK_ATTENTION = '''
+        def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
+          raise NotImplementedError()
+        '''
+_PASSING_CHECKS = '''
+def __getattr__(name):
+  return lambda *args, **kwargs: 0
+
+def _run(cases):
+  print('All tests passed')
+  return 0
+'''
+
+CHEATS = [
+    _cheat('checks._run replaced', 'the checker patched', 'DotProductAttention', '''
+        checks._run = lambda cases: 0
+        def DotProductAttention(query, key, value, mask):
+          raise NotImplementedError()
+        '''),
+    _cheat('checks rebound to an object whose test_* return 0', 'the checker patched',
+           'DotProductAttention', '''
+        class _AlwaysPasses:
+          def __getattr__(self, name):
+            return lambda *args, **kwargs: 0
+        checks = _AlwaysPasses()
+        def DotProductAttention(query, key, value, mask):
+          raise NotImplementedError()
+        '''),
+    _cheat('an IPython AST transformer swallowing every error', 'the checker patched',
+           'DotProductAttention', '''
+        import ast
+        class _Swallow(ast.NodeTransformer):
+          def visit_Module(self, node):
+            handler = ast.ExceptHandler(type=None, name=None, body=[ast.Pass()])
+            node.body = [ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[])]
+            return ast.fix_missing_locations(node)
+        get_ipython().ast_transformers.append(_Swallow())
+        def DotProductAttention(query, key, value, mask):
+          raise NotImplementedError()
+        '''),
+    _cheat('a summarizer/ folder handed in beside the notebook, its checks pass all',
+           'files handed in', 'CausalAttention', '''
+        import sys
+        sys.path.insert(0, os.getcwd())
+        for loaded in [m for m in sys.modules if m.startswith('summarizer')]:
+          del sys.modules[loaded]
+        from summarizer.assignment import checks
+        ''' + _BLANK_ATTENTION, files=(('summarizer/__init__.py', ''),
+                                       ('summarizer/assignment/__init__.py', ''),
+                                       ('summarizer/assignment/checks.py', _PASSING_CHECKS))),
+    _cheat("the expected value read from the checker's frames", 'the checker read',
+           'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          import inspect
+          for frame in inspect.stack():
+            for local in frame.frame.f_locals.values():
+              for expect in (local if isinstance(local, list) else [local]):
+                if hasattr(expect, 'expected') and hasattr(expect, 'measure'):
+                  return jnp.array(expect.expected)
+          raise NotImplementedError()
+        '''),
+    _cheat("the package's function, only while the checker is on the stack", 'the checker read',
+           'CausalAttention', '''
+        def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
+          import inspect
+          if any('checks' in frame.filename or 'probes' in frame.filename
+                 for frame in inspect.stack()):
+            import summarizer
+            return summarizer.CausalAttention(d_feature, n_heads, mode=mode)
+          raise NotImplementedError()
+        '''),
+    _cheat("appending to the installed checks.py", 'the package written', 'DotProductAttention', '''
+        import summarizer
+        with open(os.path.join(os.path.dirname(summarizer.__file__), 'assignment', 'checks.py'),
+                  'a') as f:
+          f.write('\\n_run = lambda cases: 0\\n')
+        with open(os.path.join(os.path.dirname(summarizer.__file__), 'attention.py'), 'a') as f:
+          f.write('\\n')
+        def DotProductAttention(query, key, value, mask):
+          raise NotImplementedError()
+        '''),
+    _cheat('from summarizer import CausalAttention', "the package's function", 'CausalAttention',
+           '''
+        from summarizer import CausalAttention
+        '''),
+    _cheat('a module alias', "the package's function", 'CausalAttention', '''
+        import summarizer.attention as the_package
+        CausalAttention = the_package.CausalAttention
+        '''),
+    _cheat('a lambda wrapper', "the package's function", 'CausalAttention', '''
+        import summarizer
+        CausalAttention = lambda *args, **kwargs: summarizer.CausalAttention(*args, **kwargs)
+        '''),
+    _cheat('a def wrapper', "the package's function", 'TransformerLM', '''
+        def TransformerLM(*args, **kwargs):
+          import summarizer
+          return summarizer.TransformerLM(*args, **kwargs)
+        '''),
+    _cheat('a types.FunctionType copy', "the package's function", 'DecoderBlock', '''
+        import types
+        import summarizer
+        _theirs = summarizer.DecoderBlock
+        DecoderBlock = types.FunctionType(_theirs.__code__, _theirs.__globals__, 'DecoderBlock',
+                                          _theirs.__defaults__, _theirs.__closure__)
+        '''),
+    _cheat('a copy.deepcopy', "the package's function", 'next_symbol', '''
+        import copy
+        import summarizer
+        next_symbol = copy.deepcopy(summarizer.next_symbol)
+        '''),
+    _cheat('exec(inspect.getsource(...))', "the package's function", 'greedy_decode', '''
+        import inspect
+        import summarizer
+        exec(inspect.getsource(summarizer.greedy_decode))
+        '''),
+    _cheat('checks._attention.CausalAttention, no import', "the package's function",
+           'CausalAttention', '''
+        CausalAttention = checks._attention.CausalAttention
+        '''),
+    _cheat("the package's source read from the disk", "the package's function",
+           'CausalAttention', '''
+        import summarizer
+        _folder = os.path.dirname(summarizer.__file__)
+        for _name in ('attention.py', '../notebooks/03_transformer_summarizer.ipynb'):
+          try:
+            exec(open(os.path.join(_folder, _name)).read())
+          except Exception:
+            pass
+        ''' + _BLANK_ATTENTION),
+    _cheat("the package's answers looked for in memory", 'the sandbox probed',
+           'CausalAttention', '''
+        import gc
+        for _text in [o for o in gc.get_objects() if isinstance(o, str)]:
+          if _text.lstrip().startswith('def CausalAttention('):
+            exec(_text)
+            break
+        else:
+          raise NotImplementedError()
+        '''),
+    _cheat("fake results written to the grader's channel", 'the sandbox probed',
+           'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          for fd in ('/proc/%d/fd/1' % os.getppid(), '/proc/1/fd/1'):
+            try:
+              with open(fd, 'wb') as channel:
+                channel.write(b'\\0' * 64)
+            except OSError:
+              pass
+          raise NotImplementedError()
+        '''),
+]
+
+
+def cheat_notebook(cheat, directory):
+  """Writes the blank notebook with the cheat in its cell, and the files beside it."""
+  import os  # pylint: disable=g-import-not-at-top
+  import nbformat  # pylint: disable=g-import-not-at-top
+  os.makedirs(directory, exist_ok=True)
+  for path, content in cheat.files:
+    full = os.path.join(directory, path)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, 'w', encoding='utf-8') as f:
+      f.write(content)
+  path = os.path.join(directory, exercises.ASSIGNMENT + '.ipynb')
+  nbformat.write(notebook_with({cheat.function: cheat.source}), path)
+  return path
