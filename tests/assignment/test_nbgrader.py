@@ -1,14 +1,17 @@
-"""Autograding with nbgrader itself: the teacher's source version, the student's
-version, full marks for correct answers, lost points for wrong ones, feedback.
+"""Autograding with nbgrader itself, as the README runs a course: the config that
+``python -m summarizer.exercises --nbgrader`` writes grades in the sandbox.
 
 One course directory for the module (nbgrader's database in it, under tmp):
-``python -m summarizer.exercises --nbgrader`` writes the source version,
-``nbgrader generate_assignment`` the student version, and two submissions
-are autograded in one run: one with the package's answers, one with three
-wrong functions.
+the source version and ``nbgrader_config.py`` written by the command,
+``nbgrader generate_assignment`` for the student version, four submissions
+autograded in one run (the course's answers, a blank notebook, three wrong
+functions one of which ends the process, and cheats with a folder handed in
+beside the notebook), then feedback and export.
 """
 
+import csv
 import os
+import shutil
 import subprocess
 import sys
 
@@ -20,15 +23,16 @@ from summarizer.assignment import exercises
 
 ASSIGNMENT = exercises.ASSIGNMENT
 NOTEBOOK = ASSIGNMENT + '.ipynb'
-# Three wrong functions, and the checks that fail with them: their own, and
-# those built on them (test_summary runs greedy_decode).
-WRONG = {
-    'DotProductAttention': 'softmax with jax.nn.softmax (fully masked rows differ)',
-    'training_loop': 'an eval-mode model',
-    'greedy_decode': 'does not stop at EOS',
-}
-LOST = {'test_DotProductAttention', 'test_training_loop', 'test_greedy_decode',
-        'test_summary'}
+pytestmark = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
+
+CRASH = '''
+def next_symbol(cur_output_tokens, model):
+  os._exit(3)
+'''
+
+
+def variant(name):
+  return next(v for v in learner_variants.VARIANTS if v.name == name)
 
 
 def nbgrader(course, *arguments):
@@ -36,50 +40,55 @@ def nbgrader(course, *arguments):
   bin_dir = os.path.dirname(sys.executable)  # nbgrader runs `alembic` from the PATH.
   env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get('PATH', ''))
   done = subprocess.run([sys.executable, '-m', 'nbgrader', *arguments], cwd=course,
-                        env=env, capture_output=True, text=True, timeout=900, check=False)
+                        env=env, capture_output=True, text=True, timeout=1800, check=False)
   assert done.returncode == 0, done.stdout + done.stderr
   return done.stdout + done.stderr
 
 
-def submit(course, student, notebook):
+def submit(course, student, answers, files=()):
+  """The student version with answers in their cells, and files beside it."""
   directory = os.path.join(course, 'submitted', student, ASSIGNMENT)
   os.makedirs(directory)
-  nbformat.write(notebook, os.path.join(directory, NOTEBOOK))
-
-
-def answered(release, answers):
-  """The student's notebook with each blank replaced by an answer (name -> function code)."""
-  notebook = nbformat.read(release, as_version=4)
-  for cell in notebook.cells:
+  release = nbformat.read(os.path.join(course, 'release', ASSIGNMENT, NOTEBOOK), as_version=4)
+  for cell in release.cells:
     grade_id = cell.metadata.get('nbgrader', {}).get('grade_id')
     if grade_id in answers:
       cell.source = answers[grade_id]
-  return notebook
+  nbformat.write(release, os.path.join(directory, NOTEBOOK))
+  for path, content in files:
+    full = os.path.join(directory, path)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, 'w', encoding='utf-8') as f:
+      f.write(content)
+
+
+def cheats():
+  """Several cheats in one notebook, and the summarizer/ folder handed in beside it."""
+  chosen = [c for c in learner_variants.CHEATS if c.name in (
+      'checks._run replaced', 'an IPython AST transformer swallowing every error',
+      'a summarizer/ folder handed in beside the notebook, its checks pass all',
+      'a def wrapper', 'a copy.deepcopy', 'exec(inspect.getsource(...))')]
+  folder = next(c for c in chosen if c.files)
+  return {c.function: c.source for c in chosen}, folder.files
 
 
 @pytest.fixture(scope='module')
 def course(tmp_path_factory):
-  """A graded course: source, release, two autograded submissions, feedback."""
   course = str(tmp_path_factory.mktemp('course'))
-  with open(os.path.join(course, 'nbgrader_config.py'), 'w', encoding='utf-8') as f:
-    f.write('c = get_config()\n'
-            "c.CourseDirectory.course_id = 'summarizer'\n"
-            f"c.CourseDirectory.db_url = 'sqlite:///{course}/gradebook.db'\n"
-            'c.ExecutePreprocessor.timeout = 600\n')
   assert exercises.main(['--nbgrader', course]) == 0
   nbgrader(course, 'generate_assignment', ASSIGNMENT)
-  release = os.path.join(course, 'release', ASSIGNMENT, NOTEBOOK)
-  correct = {name: exercises.solution_source(name) for name in exercises.GRADED}
-  submit(course, 'correct', answered(release, correct))
-  wrong = dict(correct)
-  for variant in learner_variants.VARIANTS:
-    if WRONG.get(variant.function) == variant.name:
-      wrong[variant.function] = variant.source
-  assert len([name for name in WRONG if wrong[name] != correct[name]]) == 3
-  submit(course, 'three_wrong', answered(release, wrong))
-  nbgrader(course, 'autograde', ASSIGNMENT, '--create')
+  wrong = dict(learner_variants.COURSE_ANSWERS, next_symbol=CRASH,
+               CausalAttention=variant('no last Dense').source,
+               greedy_decode=variant('does not stop at EOS').source)
+  submit(course, 'course', learner_variants.COURSE_ANSWERS)
+  submit(course, 'blank', {})
+  submit(course, 'three_wrong', wrong)
+  cheat_answers, files = cheats()
+  submit(course, 'cheater', cheat_answers, files)
+  log = nbgrader(course, 'autograde', ASSIGNMENT, '--create')
   nbgrader(course, 'generate_feedback', ASSIGNMENT)
-  return course
+  nbgrader(course, 'export')
+  return course, log
 
 
 def scores(course, student):
@@ -90,62 +99,54 @@ def scores(course, student):
     return {grade.name: (grade.score, grade.max_score) for grade in notebook.grades}
 
 
-def test_the_source_holds_solutions_and_metadata(course):
-  source = nbformat.read(os.path.join(course, 'source', ASSIGNMENT, NOTEBOOK), as_version=4)
-  ids = [cell.metadata.nbgrader.grade_id for cell in source.cells]
-  assert len(ids) == len(set(ids))
-  solutions = [cell for cell in source.cells if cell.metadata.nbgrader.solution]
-  assert [cell.metadata.nbgrader.grade_id for cell in solutions] == list(exercises.GRADED)
-  assert all('### BEGIN SOLUTION' in cell.source and '### END SOLUTION' in cell.source
-             for cell in solutions)
-  graded = {cell.metadata.nbgrader.grade_id: cell.metadata.nbgrader.points
-            for cell in source.cells if cell.metadata.nbgrader.grade}
-  assert graded == {f'test_{name}': points for name, points in exercises.POINTS.items()}
-  others = [cell for cell in source.cells if not cell.metadata.nbgrader.solution]
-  assert all(cell.metadata.nbgrader.locked for cell in others)
+def total(course, student):
+  return sum(score for score, _ in scores(course, student).values())
 
 
-def test_the_student_version_is_the_learners_notebook(course):
-  release = nbformat.read(os.path.join(course, 'release', ASSIGNMENT, NOTEBOOK), as_version=4)
-  learners = exercises.exercise_notebook()
-  assert [cell.source for cell in release.cells] == [cell.source for cell in learners.cells]
-  assert 'BEGIN SOLUTION' not in nbformat.writes(release)
+def test_the_written_config_replaces_execute_by_the_sandbox(course):
+  course_dir, log = course
+  with open(os.path.join(course_dir, 'nbgrader_config.py'), encoding='utf-8') as f:
+    config = f.read()
+  assert 'SandboxedGrades' in config and 'Execute,' not in config
+  assert 'c.ExecutePreprocessor.timeout = 300' in config
+  assert log.count('Sandboxed grades') == 4
 
 
-def test_correct_answers_get_full_marks(course):
-  graded = scores(course, 'correct')
+def test_the_courses_answers_get_full_marks_and_a_blank_nothing(course):
+  course_dir, _ = course
+  graded = scores(course_dir, 'course')
   assert set(graded) == {f'test_{name}' for name in exercises.POINTS}
-  assert all(score == points for score, points in graded.values())
-  assert sum(score for score, _ in graded.values()) == sum(exercises.POINTS.values()) == 20
+  assert total(course_dir, 'course') == 20
+  assert total(course_dir, 'blank') == 0
 
 
-def test_the_correct_submission_ran_every_part(course):
-  ran = nbformat.read(os.path.join(course, 'autograded', 'correct', ASSIGNMENT, NOTEBOOK),
-                      as_version=4)
-  printed = {cell.metadata.tags[0]: ''.join(output.get('text', '') for output in cell.outputs)
-             for cell in ran.cells if cell.cell_type == 'code'}
-  assert not any(output.output_type == 'error' for cell in ran.cells
-                 if cell.cell_type == 'code' for output in cell.outputs)
-  # Part 3: ten steps of the learner's loop, its loss at steps 1 and 10.
-  assert printed['run:training'].count('train CrossEntropyLoss') == 2
-  assert 'Step     10: train CrossEntropyLoss' in printed['run:training']
-  # Part 5: the summary, token for token the package's.
-  assert printed['check:summary'].startswith('Your summary:\n')
-  assert printed['check:summary'].endswith('<EOS>\nAll tests passed\n')
-  yours, packages = printed['check:summary'][len('Your summary:\n'):].split(
-      "The package's summary:\n")
-  assert packages == yours + 'All tests passed\n'
+def test_three_wrong_functions_lose_theirs_and_the_whole_models_only(course):
+  course_dir, _ = course
+  lost = {name for name, (score, _) in scores(course_dir, 'three_wrong').items() if score == 0}
+  assert lost == {'test_CausalAttention', 'test_next_symbol', 'test_greedy_decode',
+                  'test_trained_model', 'test_summary'}
+  assert total(course_dir, 'three_wrong') == 10
 
 
-def test_three_wrong_functions_lose_their_checks_and_those_built_on_them(course):
-  graded = scores(course, 'three_wrong')
-  assert {name for name, (score, _) in graded.items() if score == 0} == LOST
-  assert all(score == points for name, (score, points) in graded.items() if name not in LOST)
+def test_the_cheats_gain_nothing(course):
+  course_dir, _ = course
+  assert total(course_dir, 'cheater') == 0
 
 
-def test_feedback_pages_are_written(course):
-  for student, total in (('correct', 20), ('three_wrong', 20 - 7)):
-    page = os.path.join(course, 'feedback', student, ASSIGNMENT, ASSIGNMENT + '.html')
-    with open(page, encoding='utf-8') as f:
-      html = f.read()
-    assert f'Score: {total:.1f} / 20.0' in html, student
+def test_feedback_names_each_check_and_says_why(course):
+  course_dir, _ = course
+  page = os.path.join(course_dir, 'feedback', 'three_wrong', ASSIGNMENT, ASSIGNMENT + '.html')
+  with open(page, encoding='utf-8') as f:
+    html = f.read()
+  assert 'Score: 10.0 / 20.0' in html
+  assert 'Exercise 5: CausalAttention: 0 / 2' in html
+  assert 'Exercise 6: DecoderBlock: 2 / 2' in html
+  assert 'crashed (exit status 3' in html
+  assert 'why: these functions fail their own checks' in html
+
+
+def test_the_export_lists_every_student(course):
+  course_dir, _ = course
+  with open(os.path.join(course_dir, 'grades.csv'), encoding='utf-8') as f:
+    rows = {row['student_id']: float(row['score']) for row in csv.DictReader(f)}
+  assert rows == {'course': 20.0, 'blank': 0.0, 'three_wrong': 10.0, 'cheater': 0.0}
