@@ -33,7 +33,8 @@ USES_EARLIER = ('dot_product_self_attention', 'CausalAttention', 'DecoderBlock',
                 'TransformerLM', 'training_loop')
 # Seconds and memory (MB) a function's run may take in the sandbox.
 LIMITS = {name: (120, 6144) for name in GRADED}
-LIMITS.update(whole=(300, 8192))
+LIMITS.update({'part 4': (240, 8192), 'part 5': (300, 8192)})
+WHOLE = ('part 4', 'part 5')  # The whole-model items, apart (see worker.py).
 NEAR_COPY = 0.9  # Similarity (0-1) of normalised code above which a function is flagged.
 
 
@@ -97,7 +98,7 @@ def trusted_setup():
 
 def _item(item_id, probe, package, cells, submission=0):
   seconds, memory_mb = LIMITS[probe]
-  return dict(id=item_id, probe=probe, function=None if probe == 'whole' else probe,
+  return dict(id=item_id, probe=probe, function=None if probe in WHOLE else probe,
               package=list(package), cells=list(cells), seconds=seconds, memory_mb=memory_mb,
               submission=submission)
 
@@ -108,7 +109,7 @@ def first_items(functions=GRADED, whole=True, submission=0):
   Items are in the course's order: the package's solutions they receive only
   grow, so no process of the sandbox ever holds the answer to its own function.
   """
-  items = [_item('whole', 'whole', [], GRADED, submission)] if whole else []
+  items = [_item(part, part, [], GRADED, submission) for part in WHOLE] if whole else []
   return items + [_item(name, name, GRADED[:GRADED.index(name)], [name], submission)
                   for name in GRADED if name in functions]
 
@@ -192,7 +193,7 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
 
 
 def _course_order(item):
-  return -1 if item['probe'] == 'whole' else GRADED.index(item['probe'])
+  return -1 if item['probe'] in WHOLE else GRADED.index(item['probe'])
 
 
 def _mine(ran, k):
@@ -210,7 +211,7 @@ def verdicts_of(cells, ran, expected, own, whole=True):
     if flag:
       own[name].notes.append(flag)
   verdicts = [own[name] for name in GRADED if name in own]
-  return verdicts + (whole_verdicts(ran.get('whole'), expected['whole'], own) if whole else [])
+  return verdicts + (whole_verdicts(ran, expected['whole'], own) if whole else [])
 
 
 def title(name):
@@ -277,7 +278,7 @@ def earlier_note(name, result, expected_cases, own):
           + '); no points lost here: fix the earlier exercise')
 
 
-def whole_verdicts(result, expected_cases, own):
+def whole_verdicts(ran, expected_cases, own):
   """Parts 4 and 5: each passes or fails by its case of the whole-model run."""
   at_fault = [n for n in GRADED if n in own and own[n].lines]
   blame = (f"    why: these functions fail their own checks: {', '.join(at_fault)}"
@@ -287,7 +288,7 @@ def whole_verdicts(result, expected_cases, own):
                                   ('test_summary', 'Part 5: the summary', 1)):
     key = grade_id[len('test_'):]
     expected = expected_cases[index:index + 1]
-    lines = failure_lines('whole', _only_case(result, expected), expected)
+    lines = failure_lines('whole', _only_case(ran.get(WHOLE[index]), expected), expected)
     if lines and blame:
       lines.append(blame)
     verdicts.append(Verdict(grade_id, title_, 0 if lines else POINTS[key], POINTS[key],

@@ -177,6 +177,11 @@ def _repeated_cause(got, wanted, m):
   return None
 
 
+def _mode_cause(got, wanted, m):
+  return ("ShiftRight and PositionalEncoding need mode: in predict mode (one token a call) "
+          'ShiftRight must pass the token through and PositionalEncoding count the positions')
+
+
 def _shipped_cause(got, wanted, m):
   return ("your model's weights are not the shapes of the shipped model's, so its weights "
           "cannot be loaded: build it from coursework.model_size(), with the layers of "
@@ -191,4 +196,6 @@ EXPLAIN = {
     ('TransformerLM', 'str(layer)'): _blocks_cause,
     ('TransformerLM', 'repeated sublayers'): _repeated_cause,
     ('whole', 'weight shapes'): _shipped_cause,
+    ('TransformerLM', 'ShiftRight passes the token through (predict mode)'): _mode_cause,
+    ('TransformerLM', "PositionalEncoding's modes"): _mode_cause,
 }

@@ -343,7 +343,29 @@ def probe_TransformerLM(function, seed, given, env):  # pylint: disable=invalid-
   cases = layer_cases(transformer_runs(seed, function), function, given, trees)
   cases.append(case('TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
                     exercise_model_measures, function))
+  cases.append(case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
+                    "mode='predict')", predict_mode_measures, function))
   return cases
+
+
+def predict_mode_measures(function):
+  """What a predict-mode model's layers do with the mode (one token a call needs it)."""
+  options = with_max_len(function, dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2,
+                                        n_heads=3), 'predict')
+  model = function(**options)
+  shift = next((layer for layer in all_sublayers(model) if layer.name.startswith('ShiftRight')),
+               None)
+  passes = None if shift is None else int(np.asarray(shift(np.array([[5]], np.int32)))[0, 0]) == 5
+  encodings = [getattr(layer, '_mode', None) for layer in all_sublayers(model)
+               if type(layer).__name__ == 'PositionalEncoding']
+  return {'ShiftRight passes the token through (predict mode)': passes,
+          "PositionalEncoding's modes": encodings}
+
+
+def all_sublayers(layer):
+  for sublayer in layer.sublayers:
+    yield sublayer
+    yield from all_sublayers(sublayer)
 
 
 # --------------------------------------------------------------------------
@@ -540,8 +562,11 @@ def weight_shapes(model_function, model_size):
   return model_function(**model_size, mode='eval'), shapes
 
 
-def probe_whole(names, given, model_size, model_file):
-  """Part 4: weight shapes, then log-probabilities; Part 5: the summary's ids."""
+def probe_whole(names, given, model_size, model_file, parts=(4, 5)):
+  """Part 4: weight shapes, then log-probabilities; Part 5: the summary's ids.
+
+  Part 5 needs Part 4's model: with ``parts=(5,)`` Part 4 still runs, unrecorded.
+  """
   shapes = {}
 
   def part_4():
@@ -553,6 +578,8 @@ def probe_whole(names, given, model_size, model_file):
       measures['log-probabilities'] = array(model(given['part 4 ids']))
     return measures
   cases = [case('Part 4: your TransformerLM with the shipped weights', part_4)]
+  if 4 not in parts:
+    cases = []
 
   def part_5():
     article_ids = [int(i) for i in given['part 5 ids']]
@@ -561,7 +588,7 @@ def probe_whole(names, given, model_size, model_file):
                                    lambda *a, **k: list(article_ids),
                                    lambda tokens, *a, **k: [int(t) for t in tokens])
     return {"the summary's ids": [int(t) for t in ids]}
-  if 'model' in shapes:
+  if 'model' in shapes and 5 in parts:
     cases.append(case('Part 5: your greedy_decode and next_symbol summarise an article',
                       part_5))
   return cases

@@ -78,12 +78,18 @@ def namespace(job, item, solutions, errors):
   return names
 
 
+# The whole-model items: Part 4 and Part 5 apart, so that a crash in Part 5
+# (next_symbol, greedy_decode) leaves Part 4's result.
+WHOLE = {'whole': (4, 5), 'part 4': (4,), 'part 5': (5,)}
+
+
 def run_item(job, item, solutions, given):
   """In the child: builds the namespace, probes; returns the results."""
   errors = []
   names = namespace(job, item, solutions, errors)
-  if item['probe'] == 'whole':
-    cases = probes.probe_whole(names, given, job['model_size'], job['model_file'])
+  if item['probe'] in WHOLE:
+    cases = probes.probe_whole(names, given, job['model_size'], job['model_file'],
+                               WHOLE[item['probe']])
   elif item['function'] not in names or not callable(names[item['function']]):
     cases = []
     errors.append(f"{item['function']} is not defined by its cell")

@@ -9,8 +9,9 @@ changes (``fails``); a correct variant must pass them all.
 
 Run as a script to measure the catch rate of a checks module::
 
-  python tests/learner_variants.py                      # this checkout's checks
-  python tests/learner_variants.py --checks OTHER/summarizer/checks.py
+  python tests/assignment/learner_variants.py            # this checkout's checks
+  python tests/assignment/learner_variants.py --checks OTHER/summarizer/checks.py
+  python tests/assignment/learner_variants.py --grader   # the sandboxed grader
 """
 
 import argparse
@@ -619,10 +620,39 @@ def caught(variant, failed):
   return all(failed[name] for name in variant.fails)
 
 
+def measure_grader(seed=5):
+  """The sandboxed grader's catch rate: each variant graded with the package's earlier functions.
+
+  A mistake must lose its own function's points, a correct variant none; every
+  variant in one sandbox run (one author's notebooks).
+  """
+  from summarizer.assignment import grader  # pylint: disable=g-import-not-at-top
+  notebooks = [notebook_with(dict(COURSE_ANSWERS, **{v.function: v.source})) for v in VARIANTS]
+  reports = grader.grade_batch(notebooks, seed=seed, functions={v.function for v in VARIANTS},
+                               whole=False)
+  caught = passed = 0
+  for variant, report in zip(VARIANTS, reports):
+    lost = {v.grade_id[len('test_'):] for v in report.verdicts if v.points < v.max_points}
+    right = (not lost) if variant.correct else (lost == {variant.function})
+    caught += right and not variant.correct
+    passed += right and variant.correct
+    print(f'{"ok  " if right else "MISS"} {"correct" if variant.correct else "mistake":7} '
+          f'{variant.function}: {variant.name} (lost: {", ".join(sorted(lost)) or "none"})',
+          flush=True)
+  n_mistakes = sum(not v.correct for v in VARIANTS)
+  print(f'grader: mistakes losing exactly their own points: {caught} of {n_mistakes}')
+  print(f'grader: correct variants with full marks: {passed} of {len(VARIANTS) - n_mistakes}')
+  return 0
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--checks', help='a checks.py to measure (default: this one)')
+  parser.add_argument('--grader', action='store_true',
+                      help="measure the sandboxed grader instead of the notebook's checks")
   args = parser.parse_args(argv)
+  if args.grader:
+    return measure_grader()
   if args.checks:
     spec = importlib.util.spec_from_file_location('measured_checks', args.checks)
     checks = importlib.util.module_from_spec(spec)
