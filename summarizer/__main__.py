@@ -16,8 +16,11 @@ import json
 import os
 import sys
 
-from summarizer import __version__, options
+from summarizer import __version__
 from summarizer.errors import OneLineParser, SummarizerError, run_command
+from summarizer.inference import search as options
+from summarizer.inference.reading import cut_message, read_article
+
 
 EPILOG = """examples:
   python -m summarizer data/samples/sport.txt          summary of a file
@@ -31,48 +34,6 @@ EPILOG = """examples:
   python -m summarizer story.txt --num-beams 4 --no-repeat-ngram-size 3
   python -m summarizer *.txt --batch-size 16           many articles side by side
 """
-
-
-def read_article(path=None, text=None, stdin=None):
-  """Returns the article from ``--text``, a file, or standard input ('-').
-
-  Raises:
-    SummarizerError: naming the problem (missing, a directory, binary, not
-      UTF-8, empty).
-  """
-  if text is not None and path is not None:
-    raise SummarizerError('give a FILE or --text, not both')
-  if text is None:
-    if path is None or path == '-':
-      stream = stdin if stdin is not None else sys.stdin
-      if path is None and stream.isatty():
-        raise SummarizerError("no article: give a FILE, '-' for standard input, or --text")
-      raw = stream.buffer.read() if hasattr(stream, 'buffer') else stream.read()
-      where = 'standard input'
-    else:
-      if not os.path.exists(path):
-        raise SummarizerError(f'{path}: no such file')
-      if os.path.isdir(path):
-        raise SummarizerError(f'{path}: is a directory, not a text file')
-      try:
-        with open(path, 'rb') as f:
-          raw = f.read()
-      except OSError as e:
-        raise SummarizerError(f'{path}: cannot read ({e.strerror})') from None
-      where = path
-    if isinstance(raw, bytes):
-      if b'\x00' in raw:
-        raise SummarizerError(f'{where}: binary data, not text')
-      try:
-        raw = raw.decode('utf-8')
-      except UnicodeDecodeError:
-        raise SummarizerError(f'{where}: not UTF-8 text') from None
-    text = raw
-  else:
-    where = '--text'
-  if not text.strip():
-    raise SummarizerError(f'{where}: the article is empty')
-  return text
 
 
 def parse_args(argv=None):
@@ -150,69 +111,80 @@ def read_articles(args, stdin=None):
   return [(path, read_article(path, stdin=stdin)) for path in args.files]
 
 
-def ood_warning(perplexity, calibration):
-  """The one line that tells a user the model does not know this kind of text."""
-  return (f'perplexity {perplexity:,.1f}, where the model\'s own validation articles '
-          f'have at most {calibration["max"]:.1f} (median {calibration["p50"]:.1f}): '
-          'the text is unlike anything it was trained on, so its summary is likely '
-          "wrong. Train on your kind of text (README: 'Train on your own text') or "
-          "use the course's model (README: 'Use the course's model')")
-
-
 def _warn_if_unknown(summary_run, loaded, where, err):
   """Warns if the article (read by now) is out of the model's domain."""
+  from summarizer.inference import calibration  # pylint: disable=g-import-not-at-top
   if summary_run.out_of_domain:
-    print(f'warning: {where}' + ood_warning(summary_run.article_perplexity,
-                                            loaded.calibration), file=err)
+    print(f'warning: {where}' + calibration.ood_warning(summary_run.article_perplexity,
+                                                        loaded.calibration), file=err)
 
 
-def run(args, stdin=None, out=None, err=None):
-  """Summarises as ``args`` say; returns the exit status."""
-  out = out or sys.stdout
-  err = err or sys.stderr
-  articles = read_articles(args, stdin)
-  if args.explain is not None:
-    from summarizer import explorer  # pylint: disable=g-import-not-at-top
-    return explorer.run_explain(articles, args, out, err)
-  # Imported on use: the decoder's modules are not needed to read input.
-  from summarizer import beam, decoding, text, undertrained  # pylint: disable=g-import-not-at-top
-  loaded = decoding.load(args.model, args.vocab, args.n_heads)
+def _summary_runs(articles, args, search, err):
+  """Yields (name, where, SummaryRun) per article: decoded side by side, or started in turn."""
+  from summarizer.inference import summaries  # pylint: disable=g-import-not-at-top
   several = len(articles) > 1
-  search = beam.Search.from_args(args)
   batched = None
   if several and not args.stream and args.temperature == 0:
-    batched = decoding.summarize_many(
+    batched = summaries.summarize_many(
         [article for _, article in articles], args.model, args.max_length, args.method,
         search, args.batch_size, vocab_file=args.vocab, n_heads=args.n_heads)
-  results = []
   for number, (name, article) in enumerate(articles):
     where = f'{name}: ' if several else ''
 
     def warn_cut(kept, total, where=where):
-      print(f'warning: {where}article cut to its first {kept} of {total} tokens '
-            '(the most this model reads)', file=err)
+      print(f'warning: {where}{cut_message(kept, total)}', file=err)
 
     if batched:
       summary_run = batched[number]
       if summary_run.cut:
         warn_cut(summary_run.kept_tokens, summary_run.article_tokens)
     else:
-      summary_run = decoding.summarize_tokens(
+      summary_run = summaries.summarize_tokens(
           article, args.model, args.max_length, args.method, args.temperature,
           args.top_k, args.seed, on_cut=warn_cut, vocab_file=args.vocab,
           n_heads=args.n_heads, search=search, stream=args.stream)
-    if several and not args.json:
+    yield name, where, summary_run
+
+
+def _generate(summary_run, loaded, stream, where, out, err):
+  """Generates the summary, judging the article at its first token; prints it as it comes."""
+  from summarizer import text  # pylint: disable=g-import-not-at-top
+  shown = ''
+  for _ in summary_run:
+    if len(summary_run.ids) == 1:  # The model has read the article: judge it first.
+      _warn_if_unknown(summary_run, loaded, where, err)
+    if stream:
+      so_far = text.detokenize(summary_run.ids, loaded.vocab_file)
+      if so_far.startswith(shown):  # A subword may still change a word's end.
+        out.write(so_far[len(shown):])
+        out.flush()
+        shown = so_far
+
+
+def run(args, stdin=None, out=None, err=None, compilation_cache=False):
+  """Summarises as ``args`` say; returns the exit status.
+
+  With ``compilation_cache``, jax's compiled programs are kept on disk for
+  the next run (``_trax.use_compilation_cache``); the command turns it on.
+  """
+  out = out or sys.stdout
+  err = err or sys.stderr
+  articles = read_articles(args, stdin)
+  if args.explain is not None:
+    from summarizer.explorer import command  # pylint: disable=g-import-not-at-top
+    return command.run_explain(articles, args, out, err)
+  # Imported on use: reading the input needs none of the decoder's modules (nor Trax).
+  from summarizer import _trax  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import beam, loading, undertrained  # pylint: disable=g-import-not-at-top
+  if compilation_cache:
+    _trax.use_compilation_cache()
+  loaded = loading.load(args.model, args.vocab, args.n_heads)
+  results = []
+  runs = _summary_runs(articles, args, beam.Search.from_args(args), err)
+  for number, (name, where, summary_run) in enumerate(runs):
+    if len(articles) > 1 and not args.json:
       out.write(f'{"" if number == 0 else chr(10)}==> {name} <==\n')
-    shown = ''
-    for _ in summary_run:
-      if len(summary_run.ids) == 1:  # The model has read the article: judge it first.
-        _warn_if_unknown(summary_run, loaded, where, err)
-      if args.stream:
-        so_far = text.detokenize(summary_run.ids, loaded.vocab_file)
-        if so_far.startswith(shown):  # A subword may still change a word's end.
-          out.write(so_far[len(shown):])
-          out.flush()
-          shown = so_far
+    _generate(summary_run, loaded, args.stream, where, out, err)
     details = summary_run.details()
     warning = undertrained.undertrained_warning(summary_run.ids, args.model, loaded.vocab_file)
     if warning:
@@ -231,9 +203,10 @@ def run(args, stdin=None, out=None, err=None):
   return 0
 
 
-def main(argv=None):
+def main(argv=None, compilation_cache=False):
   args = parse_args(argv)
-  return run_command(lambda: run(args), interrupted='stopped')
+  return run_command(lambda: run(args, compilation_cache=compilation_cache),
+                     interrupted='stopped')
 
 
 def exit_now(status):
@@ -251,4 +224,4 @@ def exit_now(status):
 
 
 if __name__ == '__main__':
-  exit_now(main())
+  exit_now(main(compilation_cache=True))

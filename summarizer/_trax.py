@@ -17,7 +17,7 @@ Why this module exists:
   Standard error is captured while Trax imports and only lines that are not
   known noise are written back, so a real error still shows.
 * Every adjustment to Trax is here, each with why it is needed; and
-  ``tests/test_trax_adjustments.py`` fails when a Trax or jax upgrade makes
+  ``tests/test_trax.py`` fails when a Trax or jax upgrade makes
   one wrong or unneeded:
 
   - ``jax.device_put_replicated`` put back: jax 0.10 removed it from its
@@ -39,13 +39,19 @@ Why this module exists:
     a kill cannot leave half written).
 """
 
+import ast
+import collections.abc
 import contextlib
+import importlib
+import importlib.util
 import inspect
 import io
 import os
 import re
 import sys
 import tempfile
+import types
+import unicodedata
 import warnings
 
 # Read by TensorFlow's C++ runtime when it loads: 3 keeps only fatal messages.
@@ -219,19 +225,320 @@ def _adjust_for_jax_0_10(trax):
   jax.config.update('jax_threefry_partitionable', False)
 
 
-def _import_trax():
-  """Import Trax fast and quietly; return the module."""
+# --------------------------------------------------------------------------
+# TensorFlow only when it is used.
+#
+# Importing TensorFlow takes about 5 s and 800 MB, and summarising never uses
+# it. Trax reaches it three ways: ``trax/__init__`` (and ``trax.data``'s and
+# ``trax.supervised``'s) imports every subpackage, the data pipeline and the
+# training loop among them; a few modules the layers need import
+# ``tensorflow`` or ``tensorflow_datasets`` at the top but only use them
+# inside functions; and ``trax.fastmath`` imports ``trax.fastmath.tf``, the
+# TensorFlow-NumPy backend, to list it beside jax's.
+#
+# So: those three packages are created without running their ``__init__``,
+# which only imports (a test checks), and each name it would bind is
+# imported when first read, from the statement that binds it; and while the
+# layers import, stand-ins take the place of ``tensorflow``,
+# ``tensorflow_datasets`` and ``trax.fastmath.tf`` in ``sys.modules``. A
+# stand-in imports the real module the first time one of its names is read,
+# and from then on the modules that hold it hold the real one. After the
+# layers, the stand-ins leave ``sys.modules``: any later ``import
+# tensorflow`` (Trax's data pipeline and ``Loop``, ``tfds:`` sources, the
+# user's own) imports the real thing.
+#
+# Why it is sound: Trax's modules only store the stand-ins at import, and read
+# from them inside functions; the first read imports the real module and
+# answers from it. Two reads are answered without TensorFlow, while it has
+# not been imported: ``tf.TensorShape`` and ``tf.DType``, which Trax reads to
+# ask ``isinstance(x, tf.TensorShape)``. No object is an instance of a
+# TensorFlow class while TensorFlow is not imported, so a class that nothing
+# is an instance of gives the same answer. ``tests/test__trax.py`` fails if a
+# Trax upgrade reads TensorFlow at import, adds a statement other than an
+# import to a deferred ``__init__``, or checks other TensorFlow types.
+
+# The stand-ins' modules, and the names they answer without importing them.
+_STOOD_IN = ('tensorflow', 'tensorflow.compat', 'tensorflow.compat.v2',
+             'tensorflow_datasets', 'trax.fastmath.tf', 'scipy.special')
+_TYPES_BEFORE_IMPORT = ('TensorShape', 'DType')
+# Packages whose ``__init__`` runs name by name, when each name is read.
+_DEFERRED_PACKAGES = ('trax', 'trax.data', 'trax.supervised')
+# The Trax modules the package imports at once: the layers (with fastmath and
+# shapes) and the subword vocabulary's reader.
+_EAGER_MODULES = ('trax.layers', 'trax.data.text_encoder')
+
+_stand_ins = {}  # Module name -> its stand-in, until the real one is in place.
+
+
+class _NotImported:
+  """A class without instances, for a TensorFlow type before TensorFlow."""
+
+  def __init__(self):
+    raise TypeError('TensorFlow is not imported')
+
+
+class _StandIn(types.ModuleType):
+  """Takes a module's place until one of its names is read, then imports it."""
+
+  def __getattr__(self, name):
+    if name.startswith('__'):  # Introspection (help, pickling, doctest) waits.
+      raise AttributeError(name)
+    real = sys.modules.get(self.__name__)
+    if name in _TYPES_BEFORE_IMPORT and (real is None or real is self):
+      return _NotImported
+    return getattr(_import_real(self.__name__), name)
+
+
+class _BackendStandIn(collections.abc.Mapping):
+  """``trax.fastmath.tf.TF_BACKEND``, a dict read only under the TF backend."""
+
+  def _real(self):
+    return _import_real('trax.fastmath.tf').TF_BACKEND
+
+  def __getitem__(self, key):
+    return self._real()[key]
+
+  def __iter__(self):
+    return iter(self._real())
+
+  def __len__(self):
+    return len(self._real())
+
+
+def _function_stand_in(module, name):
+  """A function that calls ``module.name``, imported at the first call."""
+  real = []
+
+  def call(*args, **kwargs):
+    if not real:
+      real.append(getattr(_import_real(module), name))
+    return real[0](*args, **kwargs)
+  call.__name__ = call.__qualname__ = name
+  call.__doc__ = f'``{module}.{name}``, imported at the first call.'
+  return call
+
+
+def _stand_in(name):
+  """The stand-in of module ``name``, with the names Trax takes from it at import.
+
+  Those are ``trax.fastmath.tf.TF_BACKEND`` (read only under TensorFlow's
+  backend) and ``scipy.special.logsumexp`` (which ``trax.fastmath.numpy``
+  lists in NumPy's backend: importing ``scipy.special`` takes 0.3 s).
+  """
+  module = _StandIn(name)
+  if name == 'trax.fastmath.tf':
+    module.TF_BACKEND = _BackendStandIn()
+  elif name == 'scipy.special':
+    module.logsumexp = _function_stand_in(name, 'logsumexp')
+  return module
+
+
+@contextlib.contextmanager
+def _standing_in():
+  """Puts the stand-ins of modules not imported yet in ``sys.modules`` meanwhile."""
+  names = tuple(n for n in _STOOD_IN if n not in sys.modules and not (
+      n.startswith('tensorflow.') and 'tensorflow' in sys.modules))
+  for name in names:
+    _stand_ins.setdefault(name, _stand_in(name))
+    sys.modules[name] = _stand_ins[name]
+  for name in names:  # `import tensorflow.compat.v2 as tf` reads attributes.
+    parent, _, child = name.rpartition('.')
+    if parent in names:
+      setattr(_stand_ins[parent], child, _stand_ins[name])
+  try:
+    yield
+  finally:
+    _end_stand_in(names)
+
+
+def _end_stand_in(names=_STOOD_IN):
+  for name in names:
+    if sys.modules.get(name) is _stand_ins.get(name):
+      del sys.modules[name]
+
+
+def _put_real_modules_in_place():
+  """Where a stand-in's module is now imported, Trax's modules get the real one."""
+  arrived = {id(stand_in): sys.modules[name] for name, stand_in in _stand_ins.items()
+             if sys.modules.get(name, stand_in) is not stand_in}
+  if not arrived:
+    return
+  for module in list(sys.modules.values()):
+    if getattr(module, '__name__', '').startswith('trax'):  # Who holds them.
+      namespace = vars(module)
+      for key, value in list(namespace.items()):
+        if id(value) in arrived and isinstance(value, _StandIn):
+          namespace[key] = arrived[id(value)]
+  for name in [n for n, s in _stand_ins.items() if id(s) in arrived]:
+    del _stand_ins[name]
+
+
+_tensorflow_quiet = False
+
+
+def _after_imports():
+  """Quiets TensorFlow's Python logger once it is imported; puts it in place."""
+  global _tensorflow_quiet
+  if not _tensorflow_quiet and 'tensorflow' in sys.modules and not isinstance(
+      sys.modules['tensorflow'], _StandIn):
+    import absl.logging  # pylint: disable=g-import-not-at-top
+    absl.logging.set_verbosity(absl.logging.ERROR)
+    sys.modules['tensorflow'].get_logger().setLevel('ERROR')
+    _tensorflow_quiet = True
+  _put_real_modules_in_place()
+
+
+@contextlib.contextmanager
+def _quietly():
+  """Imports in here print no library noise; TensorFlow, if it came, is in place."""
   _silence_warnings()
   with _filtered_stderr(), _cheap_introspection():
-    import trax  # pylint: disable=g-import-not-at-top
-    import trax.layers  # pylint: disable=g-import-not-at-top,unused-import
-  # TensorFlow's Python logger would otherwise warn on first use of tf.data.
-  import absl.logging  # pylint: disable=g-import-not-at-top
-  absl.logging.set_verbosity(absl.logging.ERROR)
-  import tensorflow as tf  # pylint: disable=g-import-not-at-top
-  tf.get_logger().setLevel('ERROR')
-  _adjust_for_jax_0_10(trax)
-  return trax
+    yield
+  _after_imports()
+
+
+def _import_real(name):
+  """Imports module ``name`` for real, quietly; returns it."""
+  _end_stand_in()  # Should Trax read TensorFlow while its layers import.
+  with _quietly():
+    return importlib.import_module(name)
+
+
+def _init_statements(spec):
+  """What a package's ``__init__`` binds: name -> (module, name there).
+
+  None unless the ``__init__`` is a docstring and ``from X import Y [as Z]``
+  statements only, the case in which binding names one by one is the same
+  as running it.
+  """
+  with open(spec.origin, encoding='utf-8') as f:
+    body = ast.parse(f.read()).body
+  if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+    body = body[1:]
+  bound = {}
+  for node in body:
+    if (not isinstance(node, ast.ImportFrom) or node.level
+        or any(alias.name == '*' for alias in node.names)):
+      return None
+    for alias in node.names:
+      bound[alias.asname or alias.name] = (node.module, alias.name)
+  return bound
+
+
+def _defer_package(name):
+  """Puts package ``name`` in ``sys.modules`` without running its ``__init__``.
+
+  Each name the ``__init__`` binds is imported the first time it is read,
+  and so is each submodule. Nothing is done if the package is imported
+  already or its ``__init__`` does more than import.
+  """
+  if name in sys.modules:
+    return
+  spec = importlib.util.find_spec(name)
+  bound = _init_statements(spec)
+  if bound is None:
+    return
+  package = importlib.util.module_from_spec(spec)
+
+  def read(attribute):
+    if attribute.startswith('__'):
+      raise AttributeError(f'module {name!r} has no attribute {attribute!r}')
+    with _quietly():
+      if attribute in bound and bound[attribute][0] != name:
+        source, there = bound[attribute]
+        module = importlib.import_module(source)
+        try:
+          value = getattr(module, there)
+        except AttributeError:  # `from package import submodule`.
+          value = importlib.import_module(f'{source}.{there}')
+      else:
+        there = bound.get(attribute, (name, attribute))[1]
+        try:
+          value = importlib.import_module(f'{name}.{there}')
+        except ModuleNotFoundError as e:
+          if e.name != f'{name}.{there}':
+            raise
+          raise AttributeError(f'module {name!r} has no attribute {attribute!r}') from None
+    setattr(package, attribute, value)
+    return value
+
+  package.__getattr__ = read
+  package.__dir__ = lambda: sorted(set(vars(package)) | set(bound))
+  sys.modules[name] = package
+  parent, _, child = name.rpartition('.')
+  if parent:
+    setattr(sys.modules[parent], child, package)
+
+
+# --------------------------------------------------------------------------
+# Trax's tokenizer without its table of letters and digits.
+#
+# ``trax.data.tokenizer`` (which the subword vocabulary's encoder calls)
+# builds, at import, the set of every letter and digit in Unicode by asking
+# ``unicodedata.category`` about all 1.1 million code points: half a second
+# of every start, to tokenize a few thousand characters. The module is run
+# here without that one statement, and the set is replaced by an object
+# that asks ``unicodedata`` about the characters that are looked up, and
+# answers ``c in`` exactly as the set would (a test compares the two on every
+# code point). Trax only ever asks ``c in _ALPHANUMERIC_CHAR_SET``.
+
+_TOKENIZER = 'trax.data.tokenizer'
+_LETTERS_AND_DIGITS = '_ALPHANUMERIC_CHAR_SET'
+
+
+class _LettersAndDigits:
+  """``c in`` this: is ``c`` one letter or digit of Unicode (category L* or N*)."""
+
+  def __contains__(self, char):
+    # Trax's set stops before code point sys.maxunicode (a non-character).
+    return (isinstance(char, str) and len(char) == 1 and ord(char) < sys.maxunicode
+            and unicodedata.category(char)[0] in ('L', 'N'))
+
+
+def _table_statement(tree):
+  """The one top-level statement of ``tree`` that assigns the table, or None."""
+  found = [node for node in tree.body if isinstance(node, ast.Assign)
+           and [getattr(t, 'id', None) for t in node.targets] == [_LETTERS_AND_DIGITS]]
+  return found[0] if len(found) == 1 else None
+
+
+def _import_tokenizer_without_table():
+  """Imports ``trax.data.tokenizer`` minus its table (normally if it has none)."""
+  if _TOKENIZER in sys.modules:
+    return
+  spec = importlib.util.find_spec(_TOKENIZER)
+  with open(spec.origin, encoding='utf-8') as f:
+    tree = ast.parse(f.read(), spec.origin)
+  statement = _table_statement(tree)
+  if statement is None:
+    importlib.import_module(_TOKENIZER)
+    return
+  tree.body.remove(statement)
+  module = importlib.util.module_from_spec(spec)
+  sys.modules[_TOKENIZER] = module
+  try:
+    exec(compile(tree, spec.origin, 'exec'), vars(module))  # pylint: disable=exec-used
+  except BaseException:
+    del sys.modules[_TOKENIZER]
+    raise
+  setattr(module, _LETTERS_AND_DIGITS, _LettersAndDigits())
+  setattr(sys.modules['trax.data'], 'tokenizer', module)
+
+
+def _import_trax():
+  """Imports Trax's layers fast and quietly, TensorFlow left out; returns ``trax``."""
+  _silence_warnings()
+  with _filtered_stderr(), _cheap_introspection():
+    for name in _DEFERRED_PACKAGES:
+      _defer_package(name)
+    with _standing_in():
+      _import_tokenizer_without_table()
+      for name in _EAGER_MODULES:
+        importlib.import_module(name)
+  _after_imports()
+  trax_package = sys.modules['trax']
+  _adjust_for_jax_0_10(trax_package)
+  return trax_package
 
 
 trax = _import_trax()
@@ -240,7 +547,92 @@ from trax import fastmath  # pylint: disable=g-import-not-at-top,wrong-import-po
 from trax import layers as tl  # pylint: disable=g-import-not-at-top,wrong-import-position
 from trax.fastmath import numpy as jnp  # pylint: disable=g-import-not-at-top,wrong-import-position
 
-training = trax.supervised.training
+
+def __getattr__(name):
+  """``training`` and ``HookedLoop`` (which import TensorFlow), and ``tfds``."""
+  if name == 'training':
+    return trax.supervised.training
+  if name == 'HookedLoop':
+    loop = globals().get('_hooked_loop')
+    if loop is None:
+      loop = globals()['_hooked_loop'] = type(
+          'HookedLoop', (_LoopHooks, trax.supervised.training.Loop),
+          {'__module__': __name__, '__doc__': _LoopHooks.__doc__})
+    return loop
+  if name == 'tfds':
+    return _import_real('tensorflow_datasets')
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
+
+
+# --------------------------------------------------------------------------
+# jax's persistent compilation cache, for the summarize command.
+#
+# A summarize command compiles the same few programs at every start (the
+# article's prefill, the token loop), about a second of its time. With
+# jax's compilation cache they are read from disk instead, after the first
+# run of each shape. It holds ~100-200 KB per article length (in 64-token
+# blocks) and model; it is trimmed to the most recently used files when it
+# passes COMPILATION_CACHE_MAX_MB. Tracing and lowering (jax's Python work
+# before the cache is asked) are not cached.
+
+COMPILATION_CACHE_ENV = 'SUMMARIZER_COMPILATION_CACHE'
+COMPILATION_CACHE_MAX_MB = 200
+
+
+def compilation_cache_dir():
+  """Where the summarize command keeps compiled programs; None when turned off.
+
+  ``$SUMMARIZER_COMPILATION_CACHE`` names the folder, or turns the cache
+  off when set to ``0`` or ``off``; unset, it is
+  ``$XDG_CACHE_HOME/summarizer/jax`` (``~/.cache/summarizer/jax``).
+  """
+  setting = os.environ.get(COMPILATION_CACHE_ENV)
+  if setting is not None and setting.strip().lower() in ('0', 'off', 'no', 'false', ''):
+    return None
+  if setting:
+    return os.path.abspath(os.path.expanduser(setting))
+  base = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
+  return os.path.join(base, 'summarizer', 'jax')
+
+
+def _trim(directory, max_bytes):
+  """Deletes the least recently used files of ``directory`` beyond ``max_bytes``."""
+  entries = []
+  with os.scandir(directory) as found:
+    for entry in found:
+      if entry.is_file(follow_symlinks=False):
+        stat = entry.stat(follow_symlinks=False)
+        entries.append((max(stat.st_atime, stat.st_mtime), stat.st_size, entry.path))
+  total = sum(size for _, size, _ in entries)
+  for _, size, path in sorted(entries):
+    if total <= max_bytes:
+      break
+    with contextlib.suppress(OSError):  # Another process may have taken it.
+      os.remove(path)
+      total -= size
+
+
+def use_compilation_cache():
+  """Turns jax's persistent compilation cache on, unless the user said otherwise.
+
+  Returns:
+    The cache's folder, or None if it stays off: turned off by
+    ``$SUMMARIZER_COMPILATION_CACHE``, already set through jax's own
+    ``$JAX_COMPILATION_CACHE_DIR``, or the folder cannot be made.
+  """
+  import jax  # pylint: disable=g-import-not-at-top
+  directory = compilation_cache_dir()
+  if directory is None or jax.config.jax_compilation_cache_dir:
+    return None
+  try:
+    os.makedirs(directory, exist_ok=True)
+    _trim(directory, COMPILATION_CACHE_MAX_MB * 2**20)
+  except OSError:
+    return None
+  jax.config.update('jax_compilation_cache_dir', directory)
+  # Each of the command's programs compiles in well under jax's default 1 s.
+  jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)
+  return directory
 
 
 @contextlib.contextmanager
@@ -253,6 +645,7 @@ def quiet_loop_log(log_path=None):
   Yields:
     The open log file, for lines of one's own.
   """
+  training = trax.supervised.training  # (Which imports TensorFlow.)
   log = open(log_path or os.devnull, 'a', encoding='utf-8')  # pylint: disable=consider-using-with
   original = training._log  # pylint: disable=protected-access
 
@@ -269,8 +662,11 @@ def quiet_loop_log(log_path=None):
     log.close()
 
 
-class HookedLoop(training.Loop):
+class _LoopHooks:
   """Trax's ``Loop`` with a hook after each step and one around saving.
+
+  ``HookedLoop``, read from this module, is this before ``Loop`` (which is
+  only imported then, and TensorFlow with it).
 
   Args:
     *args: ``Loop``'s.

@@ -21,6 +21,12 @@ BOUNDARIES = (128, 256, 512, 1024)
 BATCH_SIZES = (16, 8, 4, 2, 1)
 MAX_JOINT_LENGTH = 2048  # Longer examples are dropped (or their article cut).
 
+# The course's training schedule: Adam at this peak after a linear warmup,
+# then an rsqrt decay; its exercise checkpoints every few steps.
+LEARNING_RATE = 0.01
+WARMUP_STEPS = 1000
+COURSE_STEPS_PER_CHECKPOINT = 10
+
 # config.json's entry for the article perplexities a model was calibrated on.
 CALIBRATION_KEY = 'perplexity_calibration'
 
@@ -48,8 +54,8 @@ class Config:
   n_heads: int = 8              # Attention heads; d_model / n_heads = 64 each.
   dropout: float = 0.1          # Dropout rate in training mode.
   max_len: int = 4096           # Positions the positional encoding covers.
-  learning_rate: float = 0.01   # Peak of the warmup-then-rsqrt schedule.
-  warmup_steps: int = 1000      # Linear warmup before the rsqrt decay.
+  learning_rate: float = LEARNING_RATE  # Peak of the warmup-then-rsqrt schedule.
+  warmup_steps: int = WARMUP_STEPS     # Linear warmup before the rsqrt decay.
   max_joint_length: int = MAX_JOINT_LENGTH  # Longest article+summary kept.
   truncate: bool = False        # Cut longer articles to fit (True), or drop
                                 # the example as the course's FilterByLength does.

@@ -1,4 +1,4 @@
-"""From text pairs to batches: the joint sequence, its loss weights, buckets.
+"""Part 1 of the course: from text pairs to batches, through the joint sequence.
 
 The course trains a language model on one sequence per story::
 
@@ -9,29 +9,26 @@ so the loss counts only the summary, and summarising is continuing a text
 after ``[EOS, SEP]``. Sequences are grouped by length into buckets, each with
 its own batch size, to waste little on padding.
 
-``examples(source, split)`` (``summarizer.sources``) gives the text pairs,
-``summarizer.lessons`` reshapes some of them for training, ``summarizer.text``
-turns text into subword ids, and ``batches(source, split)`` gives
-``(inputs, targets, weights)`` numpy batches.
+``batches_of(pairs)`` runs the course's pipeline over ``(article, summary)``
+text pairs (``summarizer.text`` turns text into subword ids) and gives
+``(inputs, targets, weights)`` numpy batches. Where the pairs come from, and
+the lessons that reshape some of them for training, is
+``summarizer.corpus`` (``corpus.streams.batches(source, split)``).
 """
 
 import os
 
 import numpy as np
 
-from summarizer import lessons
 from summarizer import text
 from summarizer._trax import trax
 from summarizer.config import BATCH_SIZES, BOUNDARIES, EOS, MAX_JOINT_LENGTH, SEP
 from summarizer.errors import SummarizerError
-from summarizer.sources import examples
 
 # Examples the shuffle queue holds; bigger mixes better, costs memory.
 SHUFFLE_QUEUE = 1024
 # Over-long examples dropped one after another before a stream gives up.
 MAX_DROPPED_IN_A_ROW = 1000
-
-
 
 
 def joint_sequence(article_ids, summary_ids, article_loss_weight=0.0):
@@ -83,77 +80,42 @@ def PreprocessJoint(max_joint_length=MAX_JOINT_LENGTH, truncate=False,  # pylint
   return preprocess
 
 
-
-
-
-
 def device_batch_sizes(batch_sizes, n_devices):
   """Rounds each batch size up to a multiple of ``n_devices``."""
   return [-(-size // n_devices) * n_devices for size in batch_sizes]
 
 
-def _repeat(source, split, data_dir, download):
-  """Yields the examples of a split over and over (for training)."""
-  while True:
-    count = 0
-    for example in examples(source, split, data_dir, download):
-      count += 1
-      yield example
-    if count == 0:
-      raise SummarizerError(f'{source}: no usable examples in split {split!r}')
+def batches_of(pairs, vocab_file=None, boundaries=BOUNDARIES, batch_sizes=BATCH_SIZES,
+               max_joint_length=MAX_JOINT_LENGTH, truncate=False, article_loss_weight=0.0,
+               shuffle=False, n_devices=None, seed=0, before=()):
+  """Yields ``(inputs, targets, weights)`` batches of text pairs: the course's pipeline.
 
-
-def batches(source='news', split='train', vocab_file=None, data_dir=None,
-            boundaries=BOUNDARIES, batch_sizes=BATCH_SIZES,
-            max_joint_length=MAX_JOINT_LENGTH, truncate=False,
-            article_loss_weight=0.0, repeat=None, shuffle=None,
-            n_devices=None, seed=0, copy_fraction=0.0, short_fraction=0.0,
-            long_fraction=0.0, download=True):
-  """Yields ``(inputs, targets, weights)`` batches of one split of a source.
+  Tokenize, join (``PreprocessJoint``), shuffle, and bucket by length.
 
   Args:
-    source: A data source string (see ``summarizer.sources``).
-    split: 'train', 'validation' or 'test'.
+    pairs: Iterable of ``(article, summary)`` text pairs.
     vocab_file: A ``.subwords`` file; default: the shipped vocabulary.
-    data_dir: Where TFDS keeps its data (``tfds:`` sources only).
     boundaries: Bucket edges, in tokens.
     batch_sizes: Batch size of each bucket (one more than ``boundaries``).
     max_joint_length: Longest joint sequence kept.
     truncate: Cut long articles instead of dropping their examples.
     article_loss_weight: Weight of article tokens in the loss.
-    repeat: Loop over the split forever (default: for 'train' only).
-    shuffle: Shuffle examples (default: for 'train' only).
+    shuffle: Shuffle the examples (a queue of ``SHUFFLE_QUEUE``).
     n_devices: Batch sizes are rounded up to a multiple of this (default:
       the number of local jax devices), so batches split evenly.
     seed: Seed of the shuffle.
-    copy_fraction: Share of examples turned into copy lessons (training
-      only; see ``lessons.MixCopyExamples``).
-    short_fraction: Share of articles cut down to their facts (training
-      only; see ``lessons.MixShortExamples``).
-    long_fraction: Share of examples joined with the next one or two into a
-      longer article (training only; see ``lessons.MixLongExamples``).
-    download: Whether a ``tfds:`` dataset missing from ``data_dir`` may be
-      downloaded.
+    before: Steps of text pairs to run first (the training lessons).
 
   Yields:
     Tuples of numpy arrays: inputs and targets (B, L) int32, equal; weights
     (B, L) float32, zero on padding.
   """
   path = text.vocab_path(vocab_file)
-  training = split == 'train'
-  repeat = training if repeat is None else repeat
-  shuffle = training if shuffle is None else shuffle
   if n_devices is None:
     n_devices = trax.fastmath.local_device_count()
   if len(batch_sizes) != len(boundaries) + 1:
     raise SummarizerError('batch_sizes needs one entry more than boundaries')
-
-  stream = (_repeat(source, split, data_dir, download) if repeat
-            else examples(source, split, data_dir, download))
-  steps = [
-      lessons.MixLongExamples(long_fraction, seed=seed),
-      lessons.MixCopyExamples(copy_fraction, seed),
-      lessons.MixShortExamples(short_fraction, seed=seed),
+  steps = list(before) + [
       trax.data.Tokenize(keys=[0, 1], vocab_type='subword',
                          vocab_dir=os.path.dirname(path),
                          vocab_file=os.path.basename(path)),
@@ -165,4 +127,4 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
   steps.append(trax.data.BucketByLength(
       list(boundaries), device_batch_sizes(batch_sizes, n_devices),
       length_keys=[0]))
-  yield from trax.data.Serial(*steps)(stream)
+  yield from trax.data.Serial(*steps)(pairs)

@@ -14,237 +14,21 @@ of its names and numbers (``summarizer.scoring``, which defines them).
 """
 
 import argparse
-import itertools
 import json
 import os
 import sys
-import time
 
-from summarizer import baselines
-from summarizer import beam
-from summarizer import decoding
-from summarizer import lessons
-from summarizer import options
-from summarizer import progress
-from summarizer import runs
-from summarizer import scoring
-from summarizer import sources
-from summarizer.config import DEFAULT_MODEL_DIR
-from summarizer.errors import OneLineParser, SummarizerError, run_command
-
-SYSTEMS = ('model', 'lead3', 'retrieval')
-METRICS = scoring.METRICS
-METHODS = ('fast', 'greedy')
-RESULTS_FILE = 'eval_results.json'
-PREDICTIONS_FILE = 'generated_predictions.txt'
-# What an evaluation writes: earlier ones are replaced only when asked.
-OUTPUT_FILES = (RESULTS_FILE, PREDICTIONS_FILE)
-
-
-# --- The evaluation ------------------------------------------------------------------
-
-
-def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
-                       show_progress=False, n_heads=None, search=None,
-                       batch_size=options.BATCH_SIZE):
-  """Summarises articles with a model directory, ``batch_size`` side by side.
-
-  Returns:
-    (summaries, cut): the summaries, line breaks kept, and how many
-    articles had to be cut to fit the model's context.
-  """
-  bar = progress.bar(total=len(articles), desc='summarising', unit='article',
-                     disable=not show_progress)
-  try:
-    runs = decoding.summarize_many(articles, model_dir, max_length, method, search,
-                                   batch_size, n_heads=n_heads, on_batch=bar.update)
-  finally:
-    bar.close()
-  return [run.details()['summary_text'] for run in runs], sum(run.cut for run in runs)
-
-
-def scored_pairs(source='news', split='test', limit=None, data_dir=None, download=True,
-               join=1, facts_only=False):
-  """Returns the (article, highlights) pairs an evaluation scores.
-
-  Args:
-    source, split, data_dir, download: Where the pairs come from
-      (``sources.examples``).
-    limit: At most this many pairs (None: all).
-    join: Articles of this many consecutive stories (``lessons.join_stories``).
-    facts_only: Articles cut down to the sentences with their highlights'
-      names and numbers (``lessons.MixShortExamples``).
-  """
-  if join < 1:
-    raise SummarizerError(f'join must be at least 1, not {join}')
-  stream = sources.examples(source, split, data_dir, download)
-  pairs = list(itertools.islice(stream, None if limit is None else limit * join))
-  if not pairs:
-    raise SummarizerError(f'{source}: no examples in the {split} split')
-  if join > 1:
-    pairs = [lessons.join_stories(pairs[i:i + join])
-             for i in range(0, len(pairs) - join + 1, join)]
-  if facts_only:
-    pairs = list(lessons.MixShortExamples(1.0, keep_other=0.0)(iter(pairs)))
-  return pairs
-
-
-def _check_settings(limit, max_length, method, retrieval_pool, batch_size=1):
-  for name, value in (('limit', limit), ('max_length', max_length),
-                      ('retrieval_pool', retrieval_pool), ('batch_size', batch_size)):
-    if value is not None and value < 1:
-      raise SummarizerError(f'{name.replace("_", "-")} must be at least 1, not {value}')
-  if method not in METHODS:
-    raise SummarizerError(f"unknown method {method!r}; choose 'fast' or 'greedy'")
-
-
-def check_output_dir(output_dir, overwrite_output_dir=False):
-  """Refuses an output directory with an earlier evaluation's results, as training does.
-
-  Raises:
-    SummarizerError: ``output_dir`` holds ``OUTPUT_FILES`` and
-      ``overwrite_output_dir`` is False.
-  """
-  earlier = sorted(os.path.basename(path) for path in runs.own_files(output_dir, OUTPUT_FILES))
-  if earlier and not overwrite_output_dir:
-    raise SummarizerError(f'--output-dir {output_dir} holds an earlier evaluation '
-                          f'({", ".join(earlier)}): pass --overwrite-output-dir to '
-                          'replace it, or choose another --output-dir')
-
-
-def evaluate(model_dir=None, source='news', split='test', limit=None,
-             max_length=64, method='fast', data_dir=None, retrieval_pool=5000,
-             output_dir=None, show_progress=False, facts_only=False, join=1,
-             download=True, n_heads=None, search=None, batch_size=options.BATCH_SIZE,
-             overwrite_output_dir=False):
-  """Summarises a split with a model and scores it beside Lead-3 and retrieval.
-
-  Args:
-    model_dir: A model directory; default: the shipped model.
-    source: A data source string (see ``summarizer.sources``).
-    split: The split to score ('test', 'validation', ...).
-    limit: Score only the first ``limit`` articles.
-    max_length: Most summary tokens.
-    method: 'fast' or 'greedy' (same summaries; greedy is the course's slow loop).
-    data_dir: TFDS data directory (``tfds:`` sources).
-    retrieval_pool: Training articles the retrieval baseline indexes.
-    output_dir: If given, where ``eval_results.json`` and
-      ``generated_predictions.txt`` are written. One that holds them from an
-      earlier evaluation is refused unless ``overwrite_output_dir``.
-    show_progress: Show progress bars (and notes) on standard error.
-    facts_only: Score short texts: each article cut down to the sentences
-      that name something its highlights name (``lessons.MixShortExamples``).
-    join: Score long texts: each article made of this many consecutive
-      stories (``lessons.join_stories``); ``limit`` counts joined articles.
-    download: Whether a ``tfds:`` dataset missing from ``data_dir`` may be
-      downloaded.
-    n_heads: Attention heads of a checkpoint without config.json.
-    search: A ``beam.Search``: beams and constraints (default: greedy).
-    batch_size: Articles decoded side by side (the same summaries).
-    overwrite_output_dir: Replace an earlier evaluation's results in
-      ``output_dir`` (they are kept until the new ones are written).
-
-  Returns:
-    {'model': {...}, 'lead3': {...}, 'retrieval': {...}, 'n': N}, each
-    system with the five ``METRICS`` rounded to 4 decimals (None where
-    undefined).
-
-  Raises:
-    SummarizerError: bad settings, an unknown source or split, a missing
-      model directory, an unwritable output directory, or one with an
-      earlier evaluation.
-  """
-  _check_settings(limit, max_length, method, retrieval_pool, batch_size)
-  search = search or beam.Search()
-  search.check(max_length)
-  if output_dir:
-    check_output_dir(output_dir, overwrite_output_dir)
-  split = sources.canonical_split(split)
-  pairs = scored_pairs(source, split, limit, data_dir, download, join, facts_only)
-  articles = [article for article, _ in pairs]
-  references = [highlights for _, highlights in pairs]
-  decoding.load(model_dir, None, n_heads)  # A missing model fails before the indexing.
-  retriever = baselines.build_retriever(source, data_dir, retrieval_pool, show_progress)
-  start = time.monotonic()
-  predictions, cut = summarize_articles(articles, model_dir, max_length, method,
-                                        show_progress, n_heads, search, batch_size)
-  seconds = time.monotonic() - start
-  if cut and show_progress:
-    print(f'note: {cut} of {len(articles)} articles were cut to fit the '
-          'model\'s context', file=sys.stderr)
-  systems = {
-      'model': predictions,
-      'lead3': [baselines.lead3(article) for article in articles],
-      'retrieval': [retriever.nearest_highlights(article) for article in articles],
-  }
-  results = {name: _rounded(scoring.score_system(texts, articles, references))
-             for name, texts in systems.items()}
-  results['n'] = len(pairs)
-  if output_dir:
-    settings = dict(limit=limit, max_length=max_length, method=method,
-                    facts_only=facts_only, join=join,
-                    retrieval_pool=len(retriever.highlights), data_dir=data_dir,
-                    articles_cut=cut, summarising_seconds=round(seconds, 2),
-                    batch_size=batch_size, **search.to_dict())
-    write_outputs(output_dir, results, predictions, settings,
-                  model_dir=os.path.abspath(model_dir or DEFAULT_MODEL_DIR),
-                  data=source, split=split)
-  return results
-
-
-def _rounded(scores):
-  return {k: None if v is None else round(v, 4) for k, v in scores.items()}
-
-
-def write_outputs(output_dir, results, predictions, settings, **described):
-  """Writes ``eval_results.json`` and ``generated_predictions.txt``.
-
-  Args:
-    output_dir: Created if missing.
-    results: The scores (``evaluate``'s dict).
-    predictions: The model's summaries; each becomes one line.
-    settings: How the evaluation ran (saved under "settings").
-    **described: More top-level entries (model_dir, data, split).
-
-  Returns:
-    The paths written.
-  """
-  results_path = os.path.join(output_dir, RESULTS_FILE)
-  predictions_path = os.path.join(output_dir, PREDICTIONS_FILE)
-  try:
-    os.makedirs(output_dir, exist_ok=True)
-    with open(results_path, 'w', encoding='utf-8') as f:
-      json.dump(dict(results, **described, settings=settings), f, indent=2)
-      f.write('\n')
-    with open(predictions_path, 'w', encoding='utf-8') as f:
-      # One line per summary: line breaks within one would shift the rest.
-      f.writelines(' '.join(p.split()) + '\n' for p in predictions)
-  except OSError as e:
-    raise SummarizerError(f'{output_dir}: cannot write the results '
-                          f'({e.strerror or e})') from None
-  return results_path, predictions_path
-
-
-def table(results):
-  """Formats ``evaluate``'s scores as an aligned text table (0-1, 3 decimals)."""
-  width = max(len(name) for name in SYSTEMS)
-  lines = [' '.join([f'{"system":<{width}}'] + list(METRICS))]
-  for name in SYSTEMS:
-    cells = [f'{name:<{width}}']
-    for metric in METRICS:
-      value = results[name][metric]
-      cells.append(f'{"-" if value is None else f"{value:.3f}":>{len(metric)}}')
-    lines.append(' '.join(cells))
-  return '\n'.join(lines)
-
-
-# --- Command line ------------------------------------------------------------------------
+from summarizer.decoding import MAX_SUMMARY_TOKENS
+from summarizer.errors import OneLineParser, run_command
+from summarizer.evaluation.evaluate import METHODS, PREDICTIONS_FILE, RESULTS_FILE, evaluate, table
+from summarizer.inference import beam
+from summarizer.inference import search as options
 
 
 def parse_args(argv=None):
   """Parses the command line of ``python -m summarizer.evaluate``."""
   p = OneLineParser(prog='python -m summarizer.evaluate', description=__doc__,
-              formatter_class=argparse.RawDescriptionHelpFormatter)
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
   p.add_argument('--model', default=None,
                  help='model directory (default: the shipped data/model)')
   p.add_argument('--data', default='news',
@@ -258,7 +42,7 @@ def parse_args(argv=None):
   p.add_argument('--split', default='test', help='split to score (default: test)')
   p.add_argument('--limit', type=int, default=None,
                  help='score only the first N articles')
-  p.add_argument('--max-length', type=int, default=decoding.MAX_SUMMARY_TOKENS,
+  p.add_argument('--max-length', type=int, default=MAX_SUMMARY_TOKENS,
                  help='most summary tokens (default: %(default)s)')
   p.add_argument('--method', choices=METHODS, default='fast',
                  help="decoder: fast (cached) or greedy (the course's loop)")

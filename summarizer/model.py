@@ -6,16 +6,8 @@ It is trained on ``article + [EOS, SEP] + summary + [EOS]`` and summarises by
 continuing a text after the separator.
 """
 
-import numpy as np
-
-from summarizer._trax import fastmath, jnp, tl
-from summarizer.attention import CausalAttention, DotProductAttention, causal_mask
-
-# Layers of TransformerLM before its first decoder block: ShiftRight,
-# Embedding, Dropout, PositionalEncoding.
-_LAYERS_BEFORE_BLOCKS = 4
-# attention_weights rounds lengths up to a multiple of this (as decoding does).
-_SHAPE_STEP = 64
+from summarizer._trax import tl
+from summarizer.attention import CausalAttention
 
 
 def PositionalEncoder(vocab_size, d_model, dropout, max_len, mode):
@@ -142,66 +134,36 @@ def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6,
   )
 
 
-def attention_weights(model, tokens, block=-1, rows=None):
-  """Returns the attention weights of decoder blocks of a trained model.
+# Where the layers sit inside a TransformerLM: the one place that knows. The
+# fast decoder, the explorer and the reader of the course's checkpoint ask
+# here.
+#
+# Its layers: ShiftRight, Embedding, Dropout, PositionalEncoding, two
+# residuals a block, LayerNorm, Dense, LogSoftmax.
+LAYERS_BEFORE_BLOCKS = 4
+LAYERS_AFTER_BLOCKS = 3
+POSITIONAL_ENCODING = 3  # Its weights: the encodings (max_len, d_model).
+# Its weights, flattened (a checkpoint's order): the embedding (V, d) and
+# positions (max_len, d); 16 arrays a block (layer norm, q, k, v and output,
+# layer norm, two dense layers, the first (d, d_ff)); a final layer norm and
+# the projection to the vocabulary.
+WEIGHTS_BEFORE_BLOCKS, WEIGHTS_PER_BLOCK, WEIGHTS_AFTER_BLOCKS = 2, 16, 4
+FIRST_FF_KERNEL = WEIGHTS_BEFORE_BLOCKS + 12
 
-  The layers before a block run as they do in the model; the block's
-  queries and keys then go through ``DotProductAttention`` with the identity
-  matrix as values, which returns the softmax weights themselves.
 
-  Args:
-    model: A ``TransformerLM`` in 'eval' mode, with weights.
-    tokens: Token ids (B, L), as the model reads them (it shifts them right:
-      query position p sees the tokens before p, at positions 1..p).
-    block: Which decoder block, counted from 0 (negative: from the end), or
-      None for every block, from one pass through the model.
-    rows: Which query positions to return (a slice or index array; None: all
-      L). Keys are always all L positions.
+def decoder_blocks(model):
+  """Returns a TransformerLM's blocks: [(attention residual, feed-forward residual)]."""
+  layers = model.sublayers[LAYERS_BEFORE_BLOCKS:len(model.sublayers) - LAYERS_AFTER_BLOCKS]
+  return list(zip(layers[0::2], layers[1::2]))
 
-  Returns:
-    A numpy array (B, n_heads, R, L) for one block, (B, n_blocks, n_heads,
-    R, L) for every block: row r is what query position ``rows[r]`` attends
-    to (R = L when ``rows`` is None).
+
+def attention_of(attention_residual):
+  """Returns (LayerNorm, CausalAttention) of a block's attention residual.
+
+  Residual = Serial[Branch[Select, Parallel[None, Serial[LayerNorm,
+  CausalAttention, Dropout]]], Add]: the attention's own path is the
+  Parallel's second branch.
   """
-  layers = model.sublayers
-  n_blocks = (len(layers) - _LAYERS_BEFORE_BLOCKS - 3) // 2  # 2 residuals a block.
-  if block is not None and not -n_blocks <= block < n_blocks:
-    raise IndexError(f'block {block} of a model with {n_blocks} blocks')
-  wanted = range(n_blocks) if block is None else [block % n_blocks]
-  # An explicit rng: a layer's own may be left over from a jitted call.
-  rng = fastmath.random.get_prng(0)
-  x = np.asarray(tokens, np.int32)                        # (B, L)
-  batch, length = x.shape
-  query_rows = np.arange(length)[slice(None) if rows is None else rows]  # (R,)
-  n_rows = len(query_rows)
-  # Shapes rounded up, so that the layers' compiled forms (one per shape) serve
-  # text after text: tokens after the last change no earlier position's
-  # attention (it is causal), and repeated rows are dropped at the end.
-  max_len = getattr(layers[_LAYERS_BEFORE_BLOCKS - 1], '_max_len', length)
-  padded_length = max(length, min(-(-length // _SHAPE_STEP) * _SHAPE_STEP, max_len))
-  x = np.pad(x, ((0, 0), (0, padded_length - length)))   # (B, P)
-  query_rows = np.concatenate([query_rows, np.full(  # (R',)
-      -n_rows % _SHAPE_STEP, query_rows[-1] if n_rows else 0, query_rows.dtype)])
-  identity = jnp.eye(padded_length, dtype=jnp.float32)[None]  # (1, P, P)
-  mask = causal_mask(padded_length)[:, query_rows]        # (1, R', P)
-  for layer in layers[:_LAYERS_BEFORE_BLOCKS]:
-    x = layer(x, rng=rng)                                 # (B, P, d_model)
-  found = []
-  for index in range(max(wanted) + 1):
-    attention_residual, feed_forward_residual = layers[
-        _LAYERS_BEFORE_BLOCKS + 2 * index:_LAYERS_BEFORE_BLOCKS + 2 * index + 2]
-    if index in wanted:
-      # Residual = Serial[Branch[Select, Parallel[None, Serial[LayerNorm,
-      # CausalAttention, Dropout]]], Add]: the attention's own path is the
-      # Parallel's second branch.
-      residual_path = attention_residual.sublayers[0].sublayers[1].sublayers[1]
-      norm, attention = residual_path.sublayers[:2]
-      queries, keys, _ = attention.sublayers[0](norm(x, rng=rng), rng=rng)  # each (B*H, P, Dh)
-      weights = DotProductAttention(queries[:, query_rows], keys, identity, mask)  # (B*H, R', P)
-      weights = np.asarray(weights).reshape(batch, -1, len(query_rows), padded_length)  # (B, H, R', P)
-      found.append(weights[:, :, :n_rows, :length])       # (B, H, R, L)
-    if index < max(wanted):
-      x = feed_forward_residual(attention_residual(x, rng=rng), rng=rng)  # (B, P, d_model)
-  if block is not None:
-    return found[0]
-  return np.stack(found, axis=1)                          # (B, n_blocks, H, R, L)
+  residual_path = attention_residual.sublayers[0].sublayers[1].sublayers[1]
+  norm, attention = residual_path.sublayers[:2]
+  return norm, attention

@@ -1,5 +1,6 @@
 """Shared fixtures: small model directories made on the spot."""
 
+import dataclasses
 import gzip
 import os
 import pickle
@@ -8,10 +9,12 @@ import shutil
 import numpy as np
 import pytest
 
-from summarizer import checkpoint
+from summarizer import config as config_module
 from summarizer._trax import tl, trax
 from summarizer.config import COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, Config, save_config
+from summarizer.inference import checkpoint
 from summarizer.model import TransformerLM
+from summarizer.runs import args as run_args
 
 COURSE_VOCAB = COURSE_VOCAB_FILE  # Shipped in data/, so course tests always run.
 
@@ -82,3 +85,28 @@ def write_course_dir(directory, seed=1):
 def course_model_dir(tmp_path_factory):
   """The course's checkpoint layout: ``model/`` with two files, no config.json."""
   return write_course_dir(tmp_path_factory.mktemp('course'))
+
+
+ARTICLES = [
+    'Heavy rain closed the coast road on Monday, officials said.',
+    'The council voted 7 to 2 to build a new bridge over the river. ' * 6,
+    'Scientists said the comet would pass close to Earth in March.',
+]
+
+
+MICRO = dataclasses.replace(SMALL_CONFIG, preset='micro', max_len=256,
+                            max_joint_length=256, truncate=True, boundaries=(256,),
+                            batch_sizes=(2, 1))
+
+
+@pytest.fixture
+def micro_preset(monkeypatch):
+  """Registers MICRO as a preset (the runs' tests use it throughout)."""
+  monkeypatch.setitem(config_module.PRESETS, 'micro', MICRO)
+
+
+def micro_args(output_dir, **changes):
+  base = run_args.TrainArgs(preset='micro', max_steps=4, eval_steps=2, save_steps=2,
+                            eval_batches=1, output_dir=str(output_dir), progress=False,
+                            calibration_articles=3)
+  return dataclasses.replace(base, **changes)

@@ -1,72 +1,23 @@
-"""Evaluation: the three systems scored side by side, its outputs and the command."""
+"""The evaluate command: its output and one-line refusals."""
 
 import json
 
 import pytest
 
-from summarizer import evaluate
+from summarizer import evaluate as evaluate_command
+from summarizer.evaluation import evaluate
 
 
-ARTICLE = ('Mayor Tavin Orsell of Dunsworth opened 3 bridges on Monday. '
-           'The cost was $4.7 million.')
-REFERENCE = 'Tavin Orsell opens 3 bridges in Dunsworth.\nThey cost $4.7 million.'
-
-
-def test_table_is_aligned():
-  scores = {'rouge1': 0.25, 'rouge2': 0.1, 'rougeL': 0.2,
-            'entity_precision': None, 'entity_recall': 0.5}
-  text = evaluate.table({'model': scores, 'lead3': scores, 'retrieval': scores, 'n': 2})
-  lines = text.splitlines()
-  assert lines[0].split() == ['system', *evaluate.METRICS]
-  assert [line.split()[0] for line in lines[1:]] == list(evaluate.SYSTEMS)
-  assert lines[1].split()[1:] == ['0.250', '0.100', '0.200', '-', '0.500']
-  assert len({len(line) for line in lines}) == 1
-
-
-def test_evaluate_end_to_end(random_model_dir, tmp_path):
-  out = tmp_path / 'eval'
-  results = evaluate.evaluate(random_model_dir, 'news', 'test', limit=3,
-                              max_length=8, retrieval_pool=40,
-                              output_dir=str(out))
-  assert set(results) == {'model', 'lead3', 'retrieval', 'n'}
-  assert results['n'] == 3
-  for system in evaluate.SYSTEMS:
-    assert set(results[system]) == set(evaluate.METRICS)
-  assert results['lead3']['entity_precision'] == 1.0  # Copied from the article.
-  predictions = (out / 'generated_predictions.txt').read_text().split('\n')
-  assert len(predictions) == 4 and predictions[-1] == ''  # 3 lines.
-  saved = json.loads((out / 'eval_results.json').read_text())
-  assert {k: saved[k] for k in results} == results
-  assert saved['data'] == 'news' and saved['split'] == 'test'
-  assert saved['settings']['max_length'] == 8
-
-
-def test_facts_only_scores_the_articles_cut_to_their_facts(random_model_dir, tmp_path,
-                                                           monkeypatch):
-  from summarizer import news, text
-  summarised = []
-  summarize_articles = evaluate.summarize_articles
-
-  def recording(articles, *args):
-    summarised.extend(articles)
-    return summarize_articles(articles, *args)
-
-  monkeypatch.setattr(evaluate, 'summarize_articles', recording)
-  assert evaluate.main(['--model', random_model_dir, '--limit', '2', '--max-length', '4',
-                        '--retrieval-pool', '20', '--output-dir', str(tmp_path),
-                        '--facts-only', '--json']) == 0
-  stories = [news.story('test', i) for i in range(2)]
-  for article, story in zip(summarised, stories):
-    assert len(article) < len(story.article) / 2
-    assert set(text.sentences(article)) < set(text.sentences(story.article))
-  saved = json.loads((tmp_path / 'eval_results.json').read_text())
-  assert saved['settings']['facts_only'] is True and len(summarised) == 2
+def run(random_model_dir, out, limit, *extra):
+  return evaluate_command.main(['--model', random_model_dir, '--limit', str(limit),
+                                '--max-length', '2', '--retrieval-pool', '5',
+                                '--output-dir', str(out), '--json', *extra])
 
 
 def test_main_json_prints_one_object_only(random_model_dir, tmp_path, capsys):
-  assert evaluate.main(['--model', random_model_dir, '--limit', '2',
-                        '--max-length', '4', '--retrieval-pool', '20',
-                        '--output-dir', str(tmp_path), '--json']) == 0
+  assert evaluate_command.main(['--model', random_model_dir, '--limit', '2',
+                                '--max-length', '4', '--retrieval-pool', '20',
+                                '--output-dir', str(tmp_path), '--json']) == 0
   captured = capsys.readouterr()
   results = json.loads(captured.out)
   assert set(results) == {'model', 'lead3', 'retrieval', 'n'} and results['n'] == 2
@@ -74,35 +25,35 @@ def test_main_json_prints_one_object_only(random_model_dir, tmp_path, capsys):
 
 
 def test_main_prints_the_table(random_model_dir, tmp_path, capsys):
-  assert evaluate.main(['--model', random_model_dir, '--split', 'validation',
-                        '--limit', '1', '--max-length', '2', '--retrieval-pool',
-                        '5', '--output-dir', str(tmp_path)]) == 0
+  assert evaluate_command.main(['--model', random_model_dir, '--split', 'validation',
+                                '--limit', '1', '--max-length', '2', '--retrieval-pool',
+                                '5', '--output-dir', str(tmp_path)]) == 0
   lines = capsys.readouterr().out.splitlines()
   assert lines[0].split() == ['system', *evaluate.METRICS]
   assert lines[-1].startswith('1 articles;')
 
 
-@pytest.mark.parametrize('argv,fragment', [
-    (['--split', 'nope'], 'unknown split'),
-    (['--data', 'nowhere:x'], 'unknown data source'),
-    (['--limit', '0'], 'limit must be at least 1'),
-    (['--limit', '-2'], 'limit must be at least 1'),
-    (['--retrieval-pool', '0'], 'retrieval-pool must be at least 1'),
-    (['--model', '/nonexistent/model'], 'model directory not found'),
-])
-def test_bad_input_is_one_line_and_status_2(random_model_dir, tmp_path, capsys,
-                                            argv, fragment):
-  assert evaluate.main(['--model', random_model_dir, '--output-dir',
-                        str(tmp_path), *argv]) == 2
-  captured = capsys.readouterr()
-  assert captured.out == ''
-  assert captured.err.startswith('error: ') and captured.err.count('\n') == 1
-  assert fragment in captured.err
-
-
 @pytest.mark.parametrize('argv', [['--limit', 'ten'], ['--method', 'slow']])
 def test_bad_arguments_exit_2_with_one_line(argv, capsys):
   with pytest.raises(SystemExit) as exit_info:
-    evaluate.main(argv)
+    evaluate_command.main(argv)
   assert exit_info.value.code == 2
   assert capsys.readouterr().err.count('\n') == 1
+
+
+def test_earlier_results_are_kept_unless_overwrite_is_asked(random_model_dir, tmp_path, capsys):
+  out = tmp_path / 'eval'
+  assert run(random_model_dir, out, 1) == 0
+  before = {name: (out / name).read_bytes() for name in evaluate.OUTPUT_FILES}
+  capsys.readouterr()
+  assert run(random_model_dir, out, 2) == 2
+  captured = capsys.readouterr()
+  assert captured.out == '' and captured.err.count('\n') == 1
+  assert captured.err == (f'error: --output-dir {out} holds an earlier evaluation '
+                          '(eval_results.json, generated_predictions.txt): pass '
+                          '--overwrite-output-dir to replace it, or choose another '
+                          '--output-dir\n')
+  assert {name: (out / name).read_bytes() for name in evaluate.OUTPUT_FILES} == before
+  assert run(random_model_dir, out, 2, '--overwrite-output-dir') == 0
+  assert json.loads((out / evaluate.RESULTS_FILE).read_text())['n'] == 2
+  assert len((out / evaluate.PREDICTIONS_FILE).read_text().splitlines()) == 2

@@ -7,7 +7,6 @@ import jax
 import numpy as np
 
 from summarizer import DecoderBlock, TransformerLM
-from summarizer.model import attention_weights
 from summarizer._trax import tl, trax
 
 SMALL = dict(vocab_size=50, d_model=16, d_ff=32, n_layers=2, n_heads=4,
@@ -123,25 +122,3 @@ def _loss(model, batch):
   log_probs = np.asarray(model(inputs))
   picked = np.take_along_axis(log_probs, targets[..., None], axis=-1)[..., 0]
   return float(-(picked * weights).sum() / weights.sum())
-
-
-def test_attention_weights_are_the_ones_the_block_applies():
-  model = small_model('eval')
-  x = tokens(batch=2, length=10)
-  model.init(trax.shapes.signature(x))
-  jax.jit(model.pure_fn)(x, model.weights, model.state, model.rng)  # Leaves tracers behind.
-  weights = attention_weights(model, x, block=1)
-  assert weights.shape == (2, SMALL['n_heads'], 10, 10)
-  np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
-  assert np.all(np.triu(weights, k=1) == 0)          # Causal: nothing from the future.
-  # The same weights times the block's values give its attention core's output.
-  rng = trax.fastmath.random.get_prng(0)
-  layers = model.sublayers
-  x_in = x
-  for layer in layers[:6]:                            # Up to block 1's attention residual.
-    x_in = layer(x_in, rng=rng)
-  norm, attention = layers[6].sublayers[0].sublayers[1].sublayers[1].sublayers[:2]
-  q, k, v = attention.sublayers[0](norm(x_in, rng=rng), rng=rng)
-  core = np.asarray(attention.sublayers[1]((q, k, v), rng=rng))  # (B*H, L, Dh)
-  np.testing.assert_allclose(weights.reshape(-1, 10, 10) @ np.asarray(v), core, atol=1e-5)
-  assert not np.allclose(weights, attention_weights(model, x, block=0))

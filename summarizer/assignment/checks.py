@@ -1115,7 +1115,6 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
     int: the number of failed cases.
   """
   TransformerLM = TransformerLM or _package_transformer_lm
-  expected_rates = [float(_COURSE_SCHEDULE(step)) for step in _SCHEDULE_STEPS]
   ids = next(_batches(2))[0]  # (1, 16)
   with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
     output_dir = os.path.join(home, 'output')  # Not '~/model', which is here too.
@@ -1128,38 +1127,41 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
       with _home(home), _working_directory(home):  # Even a loop that ignores output_dir.
         return training_loop(TransformerLM, _batches(0), _batches(1), **options)
 
-    expects = [
-        _Expect('loss layer', 'CrossEntropyLoss_in3',
-                lambda loop: str(_train_task(loop).loss_layer)),
-        _kind(trax.optimizers.adam.Adam,
-              lambda loop: _train_task(loop).optimizer, 'optimizer'),
-        _Expect('optimizer parameters', _ADAM_PARAMETERS,
-                lambda loop: {name: float(value) for name, value
-                              in _train_task(loop).optimizer.opt_params.items()},
-                _adam_parameters_agree),
-        _Expect(f'learning rates at steps {", ".join(map(str, _SCHEDULE_STEPS))}',
-                expected_rates,
-                lambda loop: [float(_train_task(loop).learning_rate(step))
-                              for step in _SCHEDULE_STEPS],
-                _allclose),
-        _Expect('steps between checkpoints', 10,
-                lambda loop: _train_task(loop).n_steps_per_checkpoint),
-        _Expect('evaluation metrics', ['CrossEntropyLoss', 'Accuracy'],
-                lambda loop: [str(name) for name in loop.eval_tasks[0].metric_names]),
-        _Expect('weights of the model it trains', _EXERCISE_WEIGHTS,
-                lambda loop: _count_weights(loop.model.weights)),
-        _Expect("output directory ('~/output' with '~' expanded)", output_dir,
-                lambda loop: loop.output_dir, _same_directory),
-        _Expect("modes of the model's layers", ['train'], lambda loop: _modes(loop.model)),
-    ]
     output = _Expect("the model's output on a batch, beside the package's TransformerLM("
                      "d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train') with the "
                      'same weights and random key', None, agree=_allclose)
     output.measure = functools.partial(_output_beside_package, ids=ids, expect=output)
-    expects.append(output)
     return _run([_Case(
         'training_loop(TransformerLM, train_gen, eval_gen, output_dir)',
-        build_loop, expects)])
+        build_loop, _loop_expects(output_dir) + [output])])
+
+
+def _loop_expects(output_dir):
+  """What the loop must be: the course's loss, optimizer, schedule, checkpoints, metrics."""
+  expected_rates = [float(_COURSE_SCHEDULE(step)) for step in _SCHEDULE_STEPS]
+  return [
+      _Expect('loss layer', 'CrossEntropyLoss_in3',
+              lambda loop: str(_train_task(loop).loss_layer)),
+      _kind(trax.optimizers.adam.Adam, lambda loop: _train_task(loop).optimizer, 'optimizer'),
+      _Expect('optimizer parameters', _ADAM_PARAMETERS,
+              lambda loop: {name: float(value) for name, value
+                            in _train_task(loop).optimizer.opt_params.items()},
+              _adam_parameters_agree),
+      _Expect(f'learning rates at steps {", ".join(map(str, _SCHEDULE_STEPS))}',
+              expected_rates,
+              lambda loop: [float(_train_task(loop).learning_rate(step))
+                            for step in _SCHEDULE_STEPS],
+              _allclose),
+      _Expect('steps between checkpoints', 10,
+              lambda loop: _train_task(loop).n_steps_per_checkpoint),
+      _Expect('evaluation metrics', ['CrossEntropyLoss', 'Accuracy'],
+              lambda loop: [str(name) for name in loop.eval_tasks[0].metric_names]),
+      _Expect('weights of the model it trains', _EXERCISE_WEIGHTS,
+              lambda loop: _count_weights(loop.model.weights)),
+      _Expect("output directory ('~/output' with '~' expanded)", output_dir,
+              lambda loop: loop.output_dir, _same_directory),
+      _Expect("modes of the model's layers", ['train'], lambda loop: _modes(loop.model)),
+  ]
 
 
 def _output_beside_package(loop, ids, expect):
@@ -1410,23 +1412,26 @@ def test_greedy_decode(greedy_decode, model=None):
                     lambda out: out[2].splitlines()),
         ]))
   if options:  # verbose=False: the summary is returned, nothing is printed.
-    sentence, script = examples[0]
-    prefix = _stand_in_tokenize(sentence) + [SEP]
-
-    def quiet():
-      printed = io.StringIO()
-      with contextlib.redirect_stdout(printed):
-        output = greedy_decode(sentence, _StandInModelArgument(),
-                               next_symbol=_ScriptedNextSymbol(prefix, script),
-                               tokenize=_stand_in_tokenize,
-                               detokenize=_stand_in_detokenize, verbose=False)
-      return output, printed.getvalue()
-    summary = script[:script.index(EOS) + 1]
-    cases.append(_Case('greedy_decode(..., verbose=False)', quiet, [
-        _Expect('the summary it returns', _stand_in_detokenize(summary),
-                lambda out: out[0]),
-        _Expect('what it prints', '', lambda out: out[1])]))
+    cases.append(_quiet_case(greedy_decode, *examples[0]))
   return _run(cases)
+
+
+def _quiet_case(greedy_decode, sentence, script):
+  """greedy_decode(..., verbose=False) returns the summary and prints nothing."""
+  prefix = _stand_in_tokenize(sentence) + [SEP]
+
+  def quiet():
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+      output = greedy_decode(sentence, _StandInModelArgument(),
+                             next_symbol=_ScriptedNextSymbol(prefix, script),
+                             tokenize=_stand_in_tokenize,
+                             detokenize=_stand_in_detokenize, verbose=False)
+    return output, printed.getvalue()
+  summary = script[:script.index(EOS) + 1]
+  return _Case('greedy_decode(..., verbose=False)', quiet, [
+      _Expect('the summary it returns', _stand_in_detokenize(summary), lambda out: out[0]),
+      _Expect('what it prints', '', lambda out: out[1])])
 
 
 # --------------------------------------------------------------------------
@@ -1480,7 +1485,7 @@ def test_trained_model(model):
   Returns:
     int: the number of failed cases.
   """
-  from summarizer import checkpoint  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import checkpoint  # pylint: disable=g-import-not-at-top
   ids = _article_ids()
   package_model = checkpoint.load_model(coursework.MODEL_DIR, mode='eval')[0]
   expected = np.asarray(package_model(ids))
@@ -1513,10 +1518,11 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
   Returns:
     int: the number of failed cases.
   """
-  from summarizer import decoding  # pylint: disable=g-import-not-at-top
+  from summarizer.decoding import MAX_SUMMARY_TOKENS  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import summaries  # pylint: disable=g-import-not-at-top
   article = coursework.sample_article()
-  run = decoding.summarize_tokens(article)
-  expected = list(run) + ([EOS] if len(run.ids) < decoding.MAX_SUMMARY_TOKENS else [])
+  run = summaries.summarize_tokens(article)
+  expected = list(run) + ([EOS] if len(run.ids) < MAX_SUMMARY_TOKENS else [])
 
   def summarise():
     with contextlib.redirect_stdout(io.StringIO()):  # The ids, were it to print them.

@@ -10,7 +10,7 @@ Nothing here does an exercise; the notebook's setup imports it as "the data".
 import os
 
 from summarizer.config import DATA_DIR, DEFAULT_MODEL_DIR, load_config
-from summarizer.sources import examples
+from summarizer.corpus.sources import examples
 
 # The shipped model's files, as the course's notebook names its own.
 MODEL_DIR = DEFAULT_MODEL_DIR

@@ -32,7 +32,6 @@ tagged ``explains:<name>``, the expected outputs of Part 1 from the package's
 pipeline.
 """
 
-import argparse
 import ast
 import dataclasses
 import functools
@@ -50,7 +49,7 @@ import summarizer
 from summarizer import _trax
 from summarizer.assignment import coursework
 from summarizer.config import PACKAGE_DIR
-from summarizer.errors import OneLineParser, SummarizerError, run_command
+from summarizer.errors import SummarizerError
 
 # The graded functions in the course's order: UNQ_C1 to UNQ_C10.
 GRADED = ('DotProductAttention', 'compute_attention_heads_closure',
@@ -791,6 +790,7 @@ def expected_outputs():
     dict: cell name ('tokenize', 'preprocess', 'buckets') -> the text.
   """
   from summarizer import data, text  # pylint: disable=g-import-not-at-top
+  from summarizer.corpus import streams  # pylint: disable=g-import-not-at-top
   vocab = os.path.join(coursework.VOCAB_DIR, coursework.VOCAB_FILE)
   article, summary = next(coursework.stories('train'))
   summary_ids = text.tokenize(summary, vocab)
@@ -798,7 +798,7 @@ def expected_outputs():
   joint, weights = data.joint_sequence(text.tokenize(article, vocab)[:-1], summary_ids[:-1])
   article_length = int((weights == 0).sum()) - 2
   around = slice(article_length - 2, article_length + 5)
-  batch, _, mask = next(data.batches(
+  batch, _, mask = next(streams.batches(
       'news', 'train', vocab, boundaries=coursework.BOUNDARIES,
       batch_sizes=coursework.BATCH_SIZES, max_joint_length=coursework.MAX_LENGTH,
       repeat=False, shuffle=False, n_devices=1))
@@ -939,68 +939,3 @@ def write_nbgrader_source(course_dir, force=False):
     raise SummarizerError(f'cannot write {directory}: {e.strerror or e}') from None
   path = os.path.join(directory, ASSIGNMENT + '.ipynb')
   return _write(path, nbformat.writes(exercise_notebook(with_solutions=True)), force)
-
-
-def write_nbgrader_config(course_dir, sandbox='bwrap', force=False):
-  """Writes ``course_dir/nbgrader_config.py`` (the sandboxed autograde); returns its path."""
-  from summarizer.assignment import nbgrader_plugin  # pylint: disable=g-import-not-at-top
-  path = os.path.join(course_dir, 'nbgrader_config.py')
-  return _write(path, nbgrader_plugin.config_source(sandbox=sandbox), force)
-
-
-def _parser():
-  parser = OneLineParser(prog='python -m summarizer.exercises', description=__doc__,
-                         formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument('--out', default=DEFAULT_OUT,
-                      help=f'the notebook to write (default: {DEFAULT_OUT})')
-  parser.add_argument('--nbgrader', metavar='COURSE_DIR',
-                      help="write the teacher's source version (solutions included) "
-                           f'into COURSE_DIR/source/{ASSIGNMENT}/ and COURSE_DIR/'
-                           'nbgrader_config.py (autograding in the sandbox) instead')
-  parser.add_argument('--grade', metavar='NOTEBOOK',
-                      help="grade a learner's notebook in the sandbox and print the table")
-  parser.add_argument('--sandbox', choices=('bwrap', 'process'), default='bwrap',
-                      help="with --grade or --nbgrader: 'bwrap' (bubblewrap, the default) "
-                           "or 'process', a weaker mode for where bubblewrap cannot be "
-                           'installed (a separate process: nothing hidden, nothing read-only)')
-  parser.add_argument('--seed', type=int, help='with --grade: the inputs\' seed (default: '
-                      'drawn afresh)')
-  parser.add_argument('--force', action='store_true',
-                      help='overwrite the notebook (and nbgrader_config.py) if they exist')
-  return parser
-
-
-def _grade(args):
-  from summarizer.assignment import grader  # pylint: disable=g-import-not-at-top
-  if not os.path.isfile(args.grade):
-    raise SummarizerError(f'{args.grade}: no such notebook')
-  report = grader.grade(args.grade, seed=args.seed, mode=args.sandbox)
-  print(grader.table(report))
-  return 0
-
-
-def _write_course(args):
-  path = write_nbgrader_source(args.nbgrader, force=args.force)
-  config = write_nbgrader_config(args.nbgrader, sandbox=args.sandbox, force=args.force)
-  print(f'wrote {path}: the source version for nbgrader, and {config}; next, in '
-        f'{args.nbgrader}: nbgrader generate_assignment {ASSIGNMENT}')
-  return 0
-
-
-def main(argv=None):
-  args = _parser().parse_args(argv)
-
-  def command():
-    if args.grade:
-      return _grade(args)
-    if args.nbgrader:
-      return _write_course(args)
-    write_exercises(args.out, force=args.force)
-    print(f'wrote {args.out}: {len(GRADED)} exercises in five parts; fill in each blank '
-          'and run the check below it')
-    return 0
-  return run_command(command, interrupted='stopped')
-
-
-if __name__ == '__main__':
-  sys.exit(main())

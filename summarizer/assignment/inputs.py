@@ -31,7 +31,7 @@ def _layer_weights(given, runs, build):
 
 
 def _shipped_model():
-  from summarizer import checkpoint  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import checkpoint  # pylint: disable=g-import-not-at-top
   return checkpoint.load_model(coursework.MODEL_DIR, mode='eval')[0]
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import summarizer
-from summarizer import attention, decoding, model, train
+from summarizer import attention, decoding, model, training
 from summarizer.assignment import checks
 from summarizer._trax import jnp, tl, trax
 
@@ -26,7 +26,7 @@ CHECKS = {
     'CausalAttention': (summarizer.CausalAttention, ()),
     'DecoderBlock': (summarizer.DecoderBlock, ()),
     'TransformerLM': (summarizer.TransformerLM, ()),
-    'training_loop': (train.training_loop, (summarizer.TransformerLM,)),
+    'training_loop': (training.training_loop, (summarizer.TransformerLM,)),
     'next_symbol': (decoding.next_symbol, ()),  # With TransformerLM: a test of its own.
     'greedy_decode': (decoding.greedy_decode, (None,)),
 }
@@ -223,12 +223,12 @@ def test_training_loop_keeps_out_of_home_even_if_it_ignores_output_dir(
   monkeypatch.setenv('HOME', str(tmp_path))
 
   def hard_coded(TransformerLM, train_gen, eval_gen):  # pylint: disable=invalid-name
-    return train.training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model')
+    return training.training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model')
 
   assert checks.test_training_loop(hard_coded, summarizer.TransformerLM) == 1
   assert 'Failed: training_loop(TransformerLM, train_gen, eval_gen, output_dir): ' \
          'output directory' in capsys.readouterr().out
-  assert checks.test_training_loop(train.training_loop) == 0  # Default: our model.
+  assert checks.test_training_loop(training.training_loop) == 0  # Default: our model.
   assert os.listdir(tmp_path) == []
   assert os.environ['HOME'] == str(tmp_path)
 

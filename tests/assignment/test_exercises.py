@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 import summarizer
-from summarizer.assignment import exercises
+from summarizer.assignment import command, exercises
 from summarizer.errors import SummarizerError
 
 # The course's graded functions, UNQ_C1 to UNQ_C10, in its order.
@@ -207,7 +207,8 @@ def test_setup_imports_numpy_trax_the_data_and_the_checks_only(notebook):
   assert bound == {'os', 'tempfile', 'textwrap', 'np', 'checks', 'coursework', 'trax', 'tl',
                    'jnp', 'fastmath', 'training',
                    # The constants the solutions read, written out.
-                   'EOS', 'SEP', 'MASK_SCORE', 'MAX_SUMMARY_TOKENS'}
+                   'EOS', 'SEP', 'MASK_SCORE', 'MAX_SUMMARY_TOKENS', 'LEARNING_RATE',
+                   'WARMUP_STEPS', 'COURSE_STEPS_PER_CHECKPOINT'}
 
 
 # Package functions that would do (part of) an exercise: no cell may name them.
@@ -312,32 +313,32 @@ def one_line(text):
 def test_command_writes_refuses_to_overwrite_and_overwrites_with_force(
     notebook, tmp_path, capsys):
   path = tmp_path / 'mine.ipynb'
-  assert exercises.main(['--out', str(path)]) == 0
+  assert command.main(['--out', str(path)]) == 0
   assert nbformat.reads(path.read_text(), as_version=4) == notebook
   capsys.readouterr()
   path.write_text('my answers')
-  assert exercises.main(['--out', str(path)]) == 2
+  assert command.main(['--out', str(path)]) == 2
   captured = capsys.readouterr()
   assert '--force' in one_line(captured.err) and not captured.out
   assert path.read_text() == 'my answers'
-  assert exercises.main(['--out', str(path), '--force']) == 0
+  assert command.main(['--out', str(path), '--force']) == 0
   assert path.read_text() == nbformat.writes(notebook)
 
 
 def test_command_writes_the_default_file_in_the_current_directory(
     tmp_path, monkeypatch):
   monkeypatch.chdir(tmp_path)
-  assert exercises.main([]) == 0
+  assert command.main([]) == 0
   assert (tmp_path / 'transformer_summarizer_exercises.ipynb').is_file()
 
 
 def test_command_errors_are_one_line(tmp_path, capsys):
-  assert exercises.main(['--out', str(tmp_path / 'missing' / 'x.ipynb')]) == 2
+  assert command.main(['--out', str(tmp_path / 'missing' / 'x.ipynb')]) == 2
   assert 'cannot write' in one_line(capsys.readouterr().err)
-  assert exercises.main(['--out', str(tmp_path), '--force']) == 2
+  assert command.main(['--out', str(tmp_path), '--force']) == 2
   one_line(capsys.readouterr().err)
   with pytest.raises(SystemExit) as exited:
-    exercises.main(['--outt', 'x.ipynb'])
+    command.main(['--outt', 'x.ipynb'])
   assert exited.value.code == 2
   one_line(capsys.readouterr().err)
 

@@ -19,7 +19,7 @@ import nbformat
 import pytest
 
 import learner_variants
-from summarizer.assignment import exercises
+from summarizer.assignment import command, exercises
 
 ASSIGNMENT = exercises.ASSIGNMENT
 NOTEBOOK = ASSIGNMENT + '.ipynb'
@@ -75,7 +75,7 @@ def cheats():
 @pytest.fixture(scope='module')
 def course(tmp_path_factory):
   course = str(tmp_path_factory.mktemp('course'))
-  assert exercises.main(['--nbgrader', course]) == 0
+  assert command.main(['--nbgrader', course]) == 0
   nbgrader(course, 'generate_assignment', ASSIGNMENT)
   wrong = dict(learner_variants.COURSE_ANSWERS, next_symbol=CRASH,
                CausalAttention=variant('no last Dense').source,

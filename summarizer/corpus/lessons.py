@@ -1,0 +1,108 @@
+"""Lessons: training examples reshaped to teach what a small model learns last.
+
+Each is a stream function over (article, highlights) text pairs, placed
+before tokenizing in ``data.batches``, with the share of examples it
+changes as its lever (``--copy-fraction``, ``--short-fraction``,
+``--long-fraction``):
+
+* copy lessons: the summary is a sentence or two of the article, which
+  rewards copying names and numbers;
+* short lessons: the article cut down to the sentences with its
+  highlights' facts, so short texts are summarised, not continued;
+* long lessons: two or three stories joined, so long texts do not turn the
+  summary into word salad.
+"""
+
+import itertools
+import random
+
+from summarizer.corpus import entities
+from summarizer.corpus.sentences import sentences
+
+
+def MixCopyExamples(fraction, seed=0):  # pylint: disable=invalid-name
+  """Returns a stream function that turns some examples into copy lessons.
+
+  With probability ``fraction`` an example's highlights are replaced by one
+  or two sentences taken verbatim from its article. A small model learns
+  the highlights' phrasing long before it learns to copy names and numbers
+  from the article; these examples reward copying alone, which is the skill
+  that gets a summary's facts right.
+  """
+  rng = random.Random(seed)
+
+  def mix(stream):
+    for article, highlights in stream:
+      if fraction > 0 and rng.random() < fraction:
+        spans = [s for s in sentences(article) if len(s) > 20]
+        if spans:
+          start = rng.randrange(len(spans))
+          highlights = '\n'.join(spans[start:start + rng.randint(1, 2)])
+      yield article, highlights
+  return mix
+
+
+def MixShortExamples(fraction, keep_other=0.15, seed=0):  # pylint: disable=invalid-name
+  """Returns a stream function that shortens some articles to their facts.
+
+  With probability ``fraction`` an article keeps only the sentences that name
+  something its highlights name (a name or a number) and, with probability
+  ``keep_other`` each, some of the others; the highlights stay. Trained only
+  on full-length stories, a model takes a short text for the start of an
+  article and goes on writing one instead of a summary.
+  """
+  rng = random.Random(seed)
+
+  def mix(stream):
+    for article, highlights in stream:
+      if fraction > 0 and rng.random() < fraction:
+        # The highlights' names and numbers, as the entity scores define them.
+        keys = entities.entities(highlights, context=article)
+        spans = sentences(article)
+        facts = [any(entities.occurs(k, s) for k in keys) for s in spans]
+        if any(facts):
+          article = ' '.join(s for s, fact in zip(spans, facts)
+                             if fact or rng.random() < keep_other)
+      yield article, highlights
+  return mix
+
+
+def join_stories(pairs):
+  """Joins consecutive stories into one longer article, as a news round-up.
+
+  The articles follow one another as paragraphs. The highlights cover every
+  part: the first story's first two and the first of each later one, so a
+  summary of a longer text still names what each part is about and stays
+  short.
+
+  Args:
+    pairs: (article, highlights) pairs, two or more.
+
+  Returns:
+    (article, highlights) of the joined story.
+  """
+  articles = [article for article, _ in pairs]
+  lines = [highlights.split('\n') for _, highlights in pairs]
+  kept = lines[0][:2] + [part[0] for part in lines[1:]]
+  return '\n\n'.join(articles), '\n'.join(kept)
+
+
+def MixLongExamples(fraction, max_parts=3, seed=0):  # pylint: disable=invalid-name
+  """Returns a stream function that joins some examples into long ones.
+
+  With probability ``fraction`` an example is joined with the next one or
+  two of the stream (``join_stories``). A model that has read only
+  single stories of about 200 tokens writes word salad after that many
+  tokens; these examples teach it articles two or three times as long.
+  """
+  rng = random.Random(seed + 2)  # Not the draws of the other lessons.
+
+  def mix(stream):
+    stream = iter(stream)
+    for pair in stream:
+      if fraction > 0 and rng.random() < fraction:
+        parts = [pair] + list(itertools.islice(stream, rng.randint(1, max_parts - 1)))
+        if len(parts) > 1:
+          pair = join_stories(parts)
+      yield pair
+  return mix

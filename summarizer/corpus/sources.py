@@ -1,0 +1,475 @@
+"""Data sources: where (article, highlights) pairs come from.
+
+A source is one string, the ``--data`` flag of every command:
+
+  news                        the embedded generated corpus (default, offline)
+  tfds:cnn_dailymail[:3.4.0]  TensorFlow Datasets in --data-dir, downloaded
+                              and prepared there by TFDS where missing
+  PATH                        .story files (a folder, searched recursively) or
+                              the cnn_stories.tgz / dailymail_stories.tgz
+                              archives; or .jsonl / .csv files with 'article'
+                              and 'highlights' columns (one file, or a folder
+                              with train/validation/test files)
+
+Highlights are sentences joined with newlines, as TFDS gives them. Bad rows
+(empty, undecodable, malformed) are skipped and counted, with one warning
+per pass over a split.
+"""
+
+import collections
+import csv
+import hashlib
+import itertools
+import json
+import os
+import re
+import sys
+import tarfile
+import threading
+
+from summarizer.errors import SummarizerError
+
+SPLITS = ('train', 'validation', 'test')
+_SPLIT_ALIASES = {'val': 'validation', 'eval': 'validation', 'dev': 'validation'}
+ACCEPTED = ("news, tfds:NAME[:VERSION] (e.g. tfds:cnn_dailymail), a folder of "
+            ".story files or cnn/dailymail_stories.tgz archives, or .jsonl/.csv "
+            "files with article and highlights columns")
+# Lines that end like this keep their ending; others get a full stop (TFDS's rule).
+END_TOKENS = ('.', '!', '?', '...', "'", '`', '"', '\u2019', '\u201d', ')')
+# Without published url lists, files are split by a hash: 90% / 5% / 5%.
+_HASH_SPLITS = (('train', 90), ('validation', 5), ('test', 5))
+_URL_LISTS = {'train': 'all_train.txt', 'validation': 'all_val.txt', 'test': 'all_test.txt'}
+_SPLIT_FILE_NAMES = {'train': ('train',), 'validation': ('validation', 'val', 'valid', 'dev'),
+                     'test': ('test',)}
+
+
+def canonical_split(split):
+  """Returns 'train', 'validation' or 'test' for a split name or alias."""
+  split = _SPLIT_ALIASES.get(split, split)
+  if split not in SPLITS:
+    raise SummarizerError(f'unknown split {split!r}; choose one of: ' + ', '.join(SPLITS))
+  return split
+
+
+def hash_split(key):
+  """Assigns a string to a split by a stable hash (90/5/5)."""
+  bucket = int(hashlib.sha1(key.encode('utf-8')).hexdigest()[:8], 16) % 100
+  for split, share in _HASH_SPLITS:
+    if bucket < share:
+      return split
+    bucket -= share
+  return 'test'
+
+
+class _Skips:
+  """Counts skipped examples by reason and warns once per pass."""
+
+  def __init__(self, source, split):
+    self.source, self.split = source, split
+    self.reasons = collections.Counter()
+    self.kept = 0
+
+  def check(self, article, highlights):
+    """Returns the pair if both texts are non-empty, else counts it."""
+    if not isinstance(article, str) or not isinstance(highlights, str):
+      self.reasons['missing field'] += 1
+    elif not article.strip() or not highlights.strip():
+      self.reasons['empty'] += 1
+    else:
+      self.kept += 1
+      return article, highlights
+    return None
+
+  def report(self):
+    skipped = sum(self.reasons.values())
+    if skipped:
+      why = ', '.join(f'{n} {reason}' for reason, n in self.reasons.most_common())
+      print(f'warning: {self.source}: skipped {skipped} of {skipped + self.kept} '
+            f'examples in {self.split!r} ({why})', file=sys.stderr)
+
+
+# --- .story files -------------------------------------------------------
+
+
+def parse_story(text):
+  """Splits a CNN/DailyMail ``.story`` text into (article, highlights).
+
+  As TFDS does: a line without a final punctuation mark gets a full stop;
+  every non-empty line after the first ``@highlight`` is a highlight; the
+  article's lines are joined with spaces and the highlights with newlines.
+  """
+  article, highlights, in_highlights = [], [], False
+  for line in text.splitlines():
+    line = line.strip()
+    if not line:
+      continue
+    if line.startswith('@highlight'):
+      in_highlights = True
+      continue
+    if not line.endswith(END_TOKENS):
+      line += '.'
+    (highlights if in_highlights else article).append(line)
+  return ' '.join(article), '\n'.join(highlights)
+
+
+def _url_hashes(directory, split):
+  """The SHA-1 names of a split's stories from the published url lists, if any."""
+  name = _URL_LISTS[split]
+  for folder in (directory, os.path.join(directory, 'url_lists')):
+    path = os.path.join(folder, name)
+    if os.path.isfile(path):
+      with open(path, encoding='utf-8') as f:
+        return {hashlib.sha1(u.strip().encode('utf-8')).hexdigest() for u in f if u.strip()}
+  return None
+
+
+def _story_files(path):
+  """Yields (name, bytes reader) for every .story file in a folder or archive."""
+  if os.path.isfile(path):
+    archives, folders = [path], []
+  else:
+    archives = sorted(os.path.join(path, n) for n in os.listdir(path)
+                      if n.endswith(('.tgz', '.tar.gz')))
+    folders = [path]
+  for folder in folders:
+    for root, dirs, files in os.walk(folder):
+      dirs.sort()
+      for name in sorted(files):
+        if name.endswith('.story'):
+          full = os.path.join(root, name)
+          yield name, lambda full=full: open(full, 'rb').read()  # pylint: disable=consider-using-with
+  for archive in archives:
+    try:
+      with tarfile.open(archive, 'r:*') as tar:
+        for member in tar:
+          if member.isfile() and member.name.endswith('.story'):
+            data = tar.extractfile(member).read()
+            yield os.path.basename(member.name), lambda data=data: data
+    except (tarfile.TarError, OSError) as e:
+      raise SummarizerError(f'{archive}: not a readable archive ({e})') from None
+
+
+def _stories(path, split, skips):
+  directory = path if os.path.isdir(path) else os.path.dirname(path)
+  wanted = _url_hashes(directory, split)
+  for name, read in _story_files(path):
+    key = name[:-len('.story')]
+    if (key not in wanted) if wanted is not None else hash_split(key) != split:
+      continue
+    try:
+      text = read().decode('utf-8')
+    except UnicodeDecodeError:
+      skips.reasons['not UTF-8'] += 1
+      continue
+    pair = skips.check(*parse_story(text))
+    if pair:
+      yield pair
+
+
+# --- JSON Lines and CSV -------------------------------------------------------
+
+
+def _table_files(path, split):
+  """Returns [(file, split_by_hash)] for a table file or a folder of them."""
+  if os.path.isfile(path):
+    return [(path, True)]
+  found = []
+  for name in sorted(os.listdir(path)):
+    stem, ext = os.path.splitext(name)
+    if ext in ('.jsonl', '.json', '.csv') and stem.lower() in _SPLIT_FILE_NAMES[split]:
+      found.append((os.path.join(path, name), False))
+  return found
+
+
+def _rows(path, skips):
+  """Yields dict rows of a .jsonl/.json or .csv file, skipping broken ones."""
+  with open(path, 'rb') as f:
+    if path.endswith('.csv'):
+      csv.field_size_limit(1 << 30)  # News articles are long.
+      lines = _decoded_lines(f, skips)
+      reader = csv.DictReader(lines)
+      columns = reader.fieldnames or []
+      _require_columns(path, columns)
+      while True:
+        try:
+          row = next(reader)
+        except StopIteration:
+          return
+        except csv.Error:
+          skips.reasons['malformed CSV'] += 1
+          continue
+        if None in row or None in row.values():
+          skips.reasons['malformed CSV'] += 1
+          continue
+        yield row
+    else:
+      first = True
+      for line in _decoded_lines(f, skips):
+        if not line.strip():
+          continue
+        try:
+          row = json.loads(line)
+        except json.JSONDecodeError:
+          skips.reasons['malformed JSON'] += 1
+          continue
+        if not isinstance(row, dict):
+          skips.reasons['malformed JSON'] += 1
+          continue
+        if first:
+          _require_columns(path, list(row))
+          first = False
+        yield row
+
+
+def _decoded_lines(binary, skips):
+  """Yields the file's lines as text, counting and skipping undecodable ones."""
+  for raw in binary:
+    try:
+      yield raw.decode('utf-8')
+    except UnicodeDecodeError:
+      skips.reasons['not UTF-8'] += 1
+
+
+def _require_columns(path, columns):
+  missing = [c for c in ('article', 'highlights') if c not in columns]
+  if missing:
+    raise SummarizerError(f'{path}: no {" or ".join(missing)} column (it has: '
+                          f'{", ".join(map(str, columns)) or "none"})')
+
+
+def _table(path, split, skips):
+  files = _table_files(path, split)
+  if not files:
+    raise SummarizerError(f'{path}: no {split} file (.jsonl or .csv named '
+                          f'{"/".join(_SPLIT_FILE_NAMES[split])})')
+  for file, by_hash in files:
+    for row in _rows(file, skips):
+      if by_hash and hash_split(str(row.get('id') or row.get('article'))) != split:
+        continue
+      pair = skips.check(row.get('article'), row.get('highlights'))
+      if pair:
+        yield pair
+
+
+# --- TensorFlow Datasets -------------------------------------------------------
+
+DEFAULT_TFDS_DIR = '~/tensorflow_datasets'
+# Long enough for a slow proxy to answer, short enough that an offline user
+# hears so at once instead of after TFDS's 200 s of retries.
+_PROBE_SECONDS = 5
+# What a user without network can do instead (every TFDS error names it).
+_OFFLINE_WAYS = ('pass --data-dir with the dataset already prepared, or --data '
+                 'PATH to the CNN/DailyMail .story archives cnn_stories.tgz and '
+                 'dailymail_stories.tgz')
+
+
+def _tfds(spec, split, data_dir, download, skips):
+  """Reads one pass over a TFDS split, downloading and preparing it if missing.
+
+  The course reads CNN/DailyMail with ``trax.data.TFDS``, which shuffles,
+  repeats forever and offers no test split; evaluation needs one ordered
+  pass over any split, and training repeats and shuffles by itself, so the
+  builder is read directly, with the same keys. A dataset that is not
+  prepared in ``data_dir`` is downloaded and prepared there as Trax does it:
+  by TFDS's own ``download_and_prepare``, with TFDS's progress bars.
+  """
+  # TensorFlow Datasets (and TensorFlow) imported here, quietly, on first use.
+  from summarizer._trax import tfds  # pylint: disable=g-import-not-at-top
+  name = spec[len('tfds:'):]  # TFDS reads 'name:version' itself.
+  if not name:
+    raise SummarizerError('tfds: needs a dataset name, e.g. tfds:cnn_dailymail')
+  data_dir = os.path.expanduser(data_dir or DEFAULT_TFDS_DIR)
+  try:
+    # Building writes nothing under data_dir and uses no network (checked on
+    # TFDS 4.9.10), so --no-download leaves no trace there.
+    builder = tfds.builder(name, data_dir=data_dir)
+  except Exception as e:  # pylint: disable=broad-except
+    raise SummarizerError(f'{spec}: not a TFDS dataset ({_short(e)})') from None
+  # Read first and prepare only on failure, as tfds.load does; this also
+  # keeps tfds.testing.mock_data working, which fakes reading, not preparing.
+  try:
+    dataset = _tfds_split(builder, spec, split, data_dir)
+  except SummarizerError:
+    if builder.is_prepared():
+      raise
+    _download_and_prepare(builder, spec, data_dir, download)
+    dataset = _tfds_split(builder, spec, split, data_dir)
+  for example in tfds.as_numpy(dataset):
+    try:
+      pair = skips.check(_text(example.get('article')), _text(example.get('highlights')))
+    except UnicodeDecodeError:
+      skips.reasons['not UTF-8'] += 1
+      continue
+    if pair:
+      yield pair
+
+
+def _tfds_split(builder, spec, split, data_dir):
+  """Returns the builder's split as a ``tf.data.Dataset`` in file order."""
+  try:
+    return builder.as_dataset(split=split, shuffle_files=False)
+  except Exception as e:  # pylint: disable=broad-except
+    raise SummarizerError(f'{spec}: cannot read split {split!r} from {data_dir} '
+                          f'({_short(e)})') from None
+
+
+def _download_and_prepare(builder, spec, data_dir, download):
+  """Downloads and prepares a dataset in ``data_dir``, or says why it cannot."""
+  if not download:
+    raise SummarizerError(f'{spec}: not prepared in {data_dir}, and downloading '
+                          f'is off (--no-download); {_OFFLINE_WAYS}')
+  # The first file TFDS will fetch, from the checksums TFDS ships with the
+  # dataset (cnn_dailymail: its Google Drive archives). Without any, TFDS is
+  # left to find out by itself.
+  try:
+    urls = list(builder.url_infos or ())
+  except Exception:  # pylint: disable=broad-except
+    urls = []  # download_and_prepare fails the same way, and says so below.
+  failure = _probe(urls[0]) if urls else None
+  if failure:
+    raise SummarizerError(f'{spec}: no network ({failure}), so it cannot be '
+                          f'downloaded; {_OFFLINE_WAYS}')
+  try:
+    # Trax's download folder, so a download started by the course is reused.
+    builder.download_and_prepare(download_dir=os.path.join(data_dir, 'download'))
+  except Exception as e:  # pylint: disable=broad-except
+    import requests  # pylint: disable=g-import-not-at-top
+    cause = _network_cause(e) if isinstance(e, requests.RequestException) else _short(e)
+    raise SummarizerError(f'{spec}: downloading and preparing it in {data_dir} '
+                          f'failed ({cause}); {_OFFLINE_WAYS}') from None
+
+
+def _probe(url, seconds=_PROBE_SECONDS):
+  """Makes one quick request to ``url`` the way TFDS downloads.
+
+  TFDS downloads with ``requests``, which takes proxies (``HTTPS_PROXY``,
+  ``HTTP_PROXY``, ``NO_PROXY``) and CA bundles from the environment; so
+  does this request. Any HTTP answer, even an error status, shows that the
+  network works; what TFDS then makes of it is TFDS's business.
+
+  Args:
+    url: A URL the download will fetch.
+    seconds: How long to wait for an answer.
+
+  Returns:
+    None if the server (or proxy) answered, else a few words on why not.
+  """
+  import requests  # pylint: disable=g-import-not-at-top
+  failures = []
+
+  def request():
+    try:
+      # HEAD without redirects: the status line is all it needs to read.
+      requests.head(url, timeout=seconds, allow_redirects=False).close()
+    except requests.Timeout:
+      failures.append(f'no answer in {seconds} s')
+    except Exception as e:  # pylint: disable=broad-except
+      failures.append(_network_cause(e))
+
+  # A thread, because requests' timeout does not cover the name lookup, which
+  # can hang for a long time where the DNS server is unreachable.
+  thread = threading.Thread(target=request, daemon=True)
+  thread.start()
+  thread.join(seconds)
+  if thread.is_alive():
+    return f'no answer in {seconds} s'
+  return failures[0] if failures else None
+
+
+def _network_cause(error):
+  """A few words on why a request failed, from inside requests' wrapping.
+
+  requests wraps urllib3's error, which wraps the cause (for a proxy, once
+  more). Gives e.g. "failed to resolve 'drive.google.com' (Name or service
+  not known)" or "proxy: tunnel connection failed: 403 Forbidden".
+  """
+  import requests  # pylint: disable=g-import-not-at-top
+  inner = error
+  while True:
+    nested = getattr(inner, 'reason', None)
+    if not isinstance(nested, BaseException) and inner.args:
+      nested = inner.args[-1]
+    if not isinstance(nested, BaseException) or nested is inner:
+      break
+    inner = nested
+  text = re.sub(r'^\w*Connection\(host=.*?\): ', '', str(inner))  # urllib3's prefix.
+  text = re.sub(r'\[Errno -?\d+\] ', '', text)
+  where = 'proxy: ' if isinstance(error, requests.exceptions.ProxyError) else ''
+  return where + (_short(text[:1].lower() + text[1:]) if text else type(inner).__name__)
+
+
+def _short(error):
+  """The first line of an error's message (or a text), cut short; else its type."""
+  text = str(error).strip()
+  if not text:
+    return type(error).__name__
+  text = ' '.join(text.splitlines()[0].split())
+  return text if len(text) <= 120 else text[:117] + '...'
+
+
+def _text(value):
+  if value is None:
+    return None
+  return value.decode('utf-8') if isinstance(value, bytes) else str(value)
+
+
+# --- The one entry point -----------------------------------------------------------
+
+
+def _news(split, skips):
+  from summarizer.corpus import news  # pylint: disable=g-import-not-at-top
+  for item in news.stories(split):
+    pair = skips.check(item.article, item.highlights)
+    if pair:
+      yield pair
+
+
+def _reader(source, split, data_dir, download, skips):
+  """Returns the generator of pairs for a source string."""
+  if source == 'news':
+    return _news(split, skips)
+  if source.startswith('tfds:'):
+    return _tfds(source, split, data_dir, download, skips)
+  path = os.path.expanduser(source)
+  if os.path.exists(path):
+    if path.endswith(('.tgz', '.tar.gz', '.story')):
+      return _stories(path, split, skips)
+    if path.endswith(('.jsonl', '.json', '.csv')):
+      return _table(path, split, skips)
+    if os.path.isdir(path):
+      if _table_files(path, split):
+        return _table(path, split, skips)
+      return _stories(path, split, skips)
+  raise SummarizerError(f'unknown data source {source!r}; use {ACCEPTED}')
+
+
+def examples(source='news', split='train', data_dir=None, download=True):
+  """Yields (article, highlights) string pairs of one split of a source.
+
+  Args:
+    source: A source string (see the module docstring).
+    split: 'train', 'validation' (or 'val', 'eval') or 'test'.
+    data_dir: Where TFDS keeps prepared datasets (``tfds:`` only; default
+      ``~/tensorflow_datasets``).
+    download: Whether a TFDS dataset that is not prepared in ``data_dir`` is
+      downloaded and prepared there (``tfds:`` only). If False, such a
+      dataset is an error, with no network request and nothing written.
+
+  Raises:
+    SummarizerError: for an unknown source or split, a missing column, a
+      TFDS dataset that is not prepared when ``download`` is False, no
+      network, or a failed download.
+  """
+  split = canonical_split(split)
+  skips = _Skips(source, split)
+  pairs = _reader(source, split, data_dir, download, skips)
+  first = next(pairs, None)  # Open the source now, so errors come at once.
+  if first is None:
+    skips.report()
+    return iter(())
+  return _with_report(itertools.chain([first], pairs), skips)
+
+
+def _with_report(pairs, skips):
+  yield from pairs
+  skips.report()

@@ -1,0 +1,71 @@
+"""The Python API: ``summarize(text)`` and ``summarize_details(text)``."""
+
+import warnings
+
+from summarizer.decoding import MAX_SUMMARY_TOKENS
+from summarizer.inference import beam
+from summarizer.inference import search as search_options
+from summarizer.inference import undertrained
+from summarizer.inference.reading import cut_message
+from summarizer.inference.summaries import summarize_tokens
+
+
+class ArticleCutWarning(UserWarning):
+  """An article was longer than the model reads, and its end was left out."""
+
+
+def warn_cut(kept, total):
+  """Raises an ``ArticleCutWarning`` for an article cut to ``kept`` of its ``total`` tokens."""
+  warnings.warn(cut_message(kept, total),
+                ArticleCutWarning, stacklevel=4)
+
+
+def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
+                      method='fast', temperature=0.0, num_beams=1,
+                      length_penalty=search_options.LENGTH_PENALTY, no_repeat_ngram_size=0,
+                      min_length=0):
+  """Summarises an article and says how familiar it was to the model.
+
+  Args:
+    text: The article.
+    model_dir: A model directory; default: the shipped model.
+    max_length: Most summary tokens.
+    method: 'fast' (cached decoder) or 'greedy' (the course's decoder).
+    temperature: 0 for the most likely summary; above 0 samples.
+    num_beams: 1 for greedy search (the course's way); more for beam search.
+    length_penalty: Beam search ranks finished summaries by their
+      log-probability / length ** length_penalty (Hugging Face's).
+    no_repeat_ngram_size: Forbid any n-gram of this many tokens twice in the
+      summary (0: allowed).
+    min_length: Forbid the summary to end before this many tokens.
+
+  Returns:
+    A dict: ``summary_text``; ``article_perplexity``, the perplexity of the
+    article under the model; ``out_of_domain``, True if that is far above
+    the model's own validation articles' (the summary is then likely wrong),
+    None if the model has no calibration; ``article_tokens`` and
+    ``kept_tokens``, the article's length and what the model read of it;
+    ``undertrained``, a warning line if the summary is mostly one token
+    repeated (``summarizer.inference.undertrained``), else None.
+    An article cut to fit the model also raises an ``ArticleCutWarning``.
+  """
+  search = beam.Search(num_beams, length_penalty, no_repeat_ngram_size, min_length)
+  run = summarize_tokens(text, model_dir, max_length, method, temperature,
+                         on_cut=warn_cut, search=search, stream=False)
+  return dict(run.details(), undertrained=undertrained.undertrained_warning(run.ids, model_dir))
+
+
+def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
+              method='fast', temperature=0.0, num_beams=1,
+              length_penalty=search_options.LENGTH_PENALTY, no_repeat_ngram_size=0,
+              min_length=0):
+  """Summarises an article; returns the summary as a string.
+
+  The arguments are ``summarize_details``'s, which also tells how familiar
+  the article was to the model. An article cut to fit the model raises an
+  ``ArticleCutWarning``.
+  """
+  search = beam.Search(num_beams, length_penalty, no_repeat_ngram_size, min_length)
+  run = summarize_tokens(text, model_dir, max_length, method, temperature,
+                         on_cut=warn_cut, search=search, stream=False)
+  return run.details()['summary_text']

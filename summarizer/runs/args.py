@@ -1,0 +1,34 @@
+"""What a training run is asked to do: the train command's flags as a dataclass."""
+
+import dataclasses
+
+from summarizer.inference import calibration
+
+
+@dataclasses.dataclass
+class TrainArgs:
+  """What a training run is asked to do (the command line's flags)."""
+  data: str = 'news'
+  data_dir: str = None
+  vocab: str = None
+  preset: str = 'tiny'
+  max_steps: int = 1000
+  eval_steps: int = 200
+  save_steps: int = 200
+  eval_batches: int = 8
+  learning_rate: float = None
+  warmup_steps: int = None
+  seed: int = 0
+  output_dir: str = 'runs/tiny'
+  resume: bool = False
+  overwrite_output_dir: bool = False
+  article_loss_weight: float = 0.0
+  copy_fraction: float = 0.0
+  short_fraction: float = 0.0
+  long_fraction: float = 0.0
+  truncate: bool = None  # None: the preset's choice.
+  download: bool = True
+  progress: bool = True
+  export_to: str = None
+  init_from: str = None
+  calibration_articles: int = calibration.CALIBRATION_ARTICLES

@@ -1,0 +1,146 @@
+"""A training run from start to end: the course's Loop, hooked, kill-safe, reported.
+
+A run writes into ``--output-dir``: ``config.json``, the vocabulary, the
+checkpoint, Trax's metric logs (``train/``, ``eval/``, readable by
+TensorBoard), ``train.log`` and a ``loss.png`` learning curve
+(``summarizer.runs.run_dir`` decides what a run starts from and records). An
+existing checkpoint is resumed only with ``--resume``. Ctrl-C, or the
+SIGTERM a job scheduler sends before it stops a job, saves a checkpoint
+after the step under way and exits (130, or 143 for SIGTERM).
+"""
+
+import os
+import sys
+import time
+
+import jax
+import numpy as np
+
+from summarizer._trax import HookedLoop, quiet_loop_log, trax
+from summarizer.inference import calibration
+from summarizer.inference.checkpoint import BASENAME
+from summarizer.model import TransformerLM
+from summarizer.runs import export
+from summarizer.runs import locks
+from summarizer.runs import run_dir
+from summarizer.runs import saving
+from summarizer.runs.prepare import prepare, tasks
+from summarizer.runs.report import Report, plot_losses
+from summarizer.runs.stopping import Stopped, stop_signals
+
+
+def _steps(loop, run, report, log, stop):
+  """Trains to ``max_steps``, evaluating every ``eval_steps``; saves at the end.
+
+  Returns:
+    The signal that stopped the run early, or None.
+  """
+  args = run.args
+
+  def record():
+    run_dir.save_run_config(args, run.config, run.earlier_runs, loop.step,
+                            run.counter['longest_article'])
+
+  record()
+  try:
+    while loop.step < args.max_steps:
+      target = min(args.max_steps, (loop.step // args.eval_steps + 1) * args.eval_steps)
+      loop.run(target - loop.step)
+      record()
+      report.evaluation(loop, log)
+  except Stopped:
+    loop.save_checkpoint(BASENAME)
+  finally:
+    report.bar.close()
+  if stop['signal'] is None and loop.step % args.save_steps:
+    loop.save_checkpoint(BASENAME)
+  record()
+  return stop['signal']
+
+
+def train(args):
+  """Runs (or resumes) a training run; returns a summary dict.
+
+  Args:
+    args: A ``TrainArgs``.
+
+  Returns:
+    dict with 'step', 'train_loss', 'eval_loss', 'eval_accuracy', 'seconds',
+    'tokens_per_second', 'interrupted', 'stopped_by' (a signal's name or
+    None), 'output_dir' (and 'exported_to').
+
+  Raises:
+    SummarizerError: among others, when another process is using the output
+      directory or the export directory (``summarizer.runs.locks``).
+  """
+  with locks.locked(args.output_dir, args.export_to):
+    return _train_locked(args)
+
+
+def _train_locked(args):
+  run = prepare(args)
+  args, config, out = run.args, run.config, run.args.output_dir
+  train_task, eval_task = tasks(run)
+  with quiet_loop_log(os.path.join(out, 'train.log')) as log, stop_signals() as stop:
+
+    def on_step(step, loss):
+      report.step(step, loss)
+      if stop['signal'] is not None:
+        raise Stopped()
+
+    loop = HookedLoop(
+        TransformerLM(**config.model_kwargs(), mode='train'), [train_task],
+        eval_model=TransformerLM(**config.model_kwargs(), mode='eval'),
+        eval_tasks=[eval_task], output_dir=out,
+        eval_at=lambda step: step % args.eval_steps == 0 or step == args.max_steps,
+        random_seed=args.seed, on_step=on_step, save=saving.save_atomically)
+    if run.start_weights is not None:
+      loop.update_weights_and_state(weights=run.start_weights)
+    _announce(run, loop)
+    report = Report(args, run.counter, loop.step)
+    stopped_by = _steps(loop, run, report, log, stop)
+  return _finish(run, loop, report, stopped_by)
+
+
+def _announce(run, loop):
+  """Prints what is trained, on what, from where to where."""
+  args, config = run.args, run.config
+  n_weights = sum(int(np.prod(w.shape)) for w in jax.tree_util.tree_leaves(loop.model.weights))
+  print(f'{"resuming" if run.resuming else "training"} {config.preset} '
+        f'({n_weights / 1e6:.1f}M parameters) on {args.data} '
+        f'from step {loop.step} to {args.max_steps}, '
+        f'{trax.fastmath.local_device_count()} device(s), output in {args.output_dir}',
+        flush=True)
+  print('config: ' + ', '.join(f'{k}={v}' for k, v in config.to_dict().items()), flush=True)
+
+
+def _finish(run, loop, report, stopped_by):
+  """Plots, calibrates and exports a run that was not stopped; returns its summary."""
+  args, out = run.args, run.args.output_dir
+  eval_losses = loop.history.get('eval', 'metrics/CrossEntropyLoss')
+  plot_losses(report.train_losses, eval_losses, os.path.join(out, 'loss.png'))
+  if args.calibration_articles and stopped_by is None:
+    calibration.save_calibration(out, calibration.calibrate(
+        out, args.data, 'validation', args.calibration_articles, args.data_dir,
+        show_progress=args.progress))
+  seconds = time.time() - report.started
+  accuracy = loop.history.get('eval', 'metrics/Accuracy')
+  summary = {
+      'step': loop.step,
+      'train_loss': report.mean_train_loss(),
+      'eval_loss': eval_losses[-1][1] if eval_losses else None,
+      'eval_accuracy': accuracy[-1][1] if accuracy else None,
+      'seconds': round(seconds, 1),
+      'tokens_per_second': round(run.counter['tokens'] / max(seconds, 1e-9)),
+      'interrupted': stopped_by is not None,
+      'stopped_by': stopped_by.name if stopped_by else None,
+      'output_dir': out,
+  }
+  if args.export_to and stopped_by is None:
+    export.export(out, args.export_to, args.calibration_articles)
+    summary['exported_to'] = args.export_to
+  if stopped_by is not None:
+    print(f'interrupted: checkpoint of step {loop.step} saved in {out}; '
+          'continue with --resume', file=sys.stderr)
+  return summary
+

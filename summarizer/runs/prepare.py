@@ -1,0 +1,122 @@
+"""Preparing a run: config, vocabulary, start weights, output directory, tasks.
+
+``prepare`` turns a ``TrainArgs`` into a ``Run`` (``run_dir`` decides what a
+run starts from); ``tasks`` builds the course's TrainTask and EvalTask over
+the run's batches (``summarizer.corpus.batches``), counting tokens as they
+pass.
+"""
+
+import dataclasses
+import os
+import shutil
+
+import numpy as np
+
+from summarizer.corpus import streams
+from summarizer._trax import tl, training, trax
+from summarizer.config import EOS, load_config
+from summarizer.errors import SummarizerError
+from summarizer.inference import checkpoint
+from summarizer.runs import run_dir
+from summarizer.runs.args import TrainArgs
+
+
+@dataclasses.dataclass
+class Run:
+  """A run once prepared: what it trains and what it has counted so far.
+
+  Attributes:
+    args: The ``TrainArgs`` (for a resumed run, with the ``init_from`` it
+      first started from).
+    config: The preset with the flags' overrides and the vocabulary's size.
+    vocab_file: The run's copy of its vocabulary.
+    resuming: Whether a checkpoint in the output directory is continued.
+    start_weights: Weights to start from (``--init-from``), or None.
+    earlier_runs: The lineage of the weights before this run.
+    counter: Tokens read so far and the longest article among them.
+  """
+  args: TrainArgs
+  config: object
+  vocab_file: str
+  resuming: bool
+  start_weights: object
+  earlier_runs: list
+  counter: dict
+
+
+def prepare(args):
+  """Checks the request and prepares config, vocabulary, weights and directory.
+
+  Returns:
+    A ``Run``.
+  """
+  if args.init_from and args.resume:
+    raise SummarizerError('--init-from starts a new run; it cannot be '
+                          'combined with --resume')
+  vocab_src = run_dir.chosen_vocab(args)
+  config = run_dir.resolve_config(args, vocab_src)
+  # Loaded before the output directory is prepared: --overwrite-output-dir
+  # must not delete the weights a run was asked to start from.
+  start_weights = run_dir.initial_weights(args.init_from, config) if args.init_from else None
+  resuming = run_dir.prepare_output_dir(args, config)
+  vocab_file = os.path.join(args.output_dir, checkpoint.VOCAB_NAME)
+  if vocab_src is None:
+    run_dir.build_run_vocab(args, config, vocab_file)
+    config = run_dir.resolve_config(args, vocab_file)
+  elif not resuming:
+    shutil.copyfile(vocab_src, vocab_file)
+  earlier_runs, longest_article = run_dir.earlier_runs(args, resuming)
+  if resuming:  # A resumed run keeps the record of the weights it first started from.
+    args = dataclasses.replace(args, init_from=load_config(args.output_dir)[1].get('init_from'))
+  return Run(args, config, vocab_file, resuming, start_weights, earlier_runs,
+             {'tokens': 0, 'longest_article': longest_article})
+
+
+def tasks(run):
+  """Returns the course's TrainTask and EvalTask for a prepared run.
+
+  Training may weigh the article too and mixes in the lessons; evaluation
+  weighs the summary only, as the course does, so eval losses compare
+  across runs.
+  """
+  args, config = run.args, run.config
+
+  def stream(split, article_loss_weight=0.0, **lessons):
+    return streams.batches(
+        args.data, split, vocab_file=run.vocab_file, data_dir=args.data_dir,
+        boundaries=config.boundaries, batch_sizes=config.batch_sizes,
+        max_joint_length=config.max_joint_length, truncate=config.truncate,
+        article_loss_weight=article_loss_weight, repeat=True,
+        shuffle=split == 'train', seed=args.seed, download=args.download, **lessons)
+
+  train_batches = stream('train', args.article_loss_weight, copy_fraction=args.copy_fraction,
+                         short_fraction=args.short_fraction,
+                         long_fraction=args.long_fraction)
+  train_task = training.TrainTask(
+      labeled_data=_counted(train_batches, run.counter),
+      loss_layer=tl.CrossEntropyLoss(),
+      optimizer=trax.optimizers.Adam(config.learning_rate),
+      lr_schedule=trax.lr.warmup_and_rsqrt_decay(config.warmup_steps,
+                                                 config.learning_rate),
+      n_steps_per_checkpoint=args.save_steps)
+  eval_task = training.EvalTask(
+      labeled_data=stream('validation'),
+      metrics=[tl.CrossEntropyLoss(), tl.Accuracy()],
+      n_eval_batches=args.eval_batches)
+  return train_task, eval_task
+
+
+def _counted(stream, counter):
+  """Passes batches through, counting tokens and the longest article.
+
+  ``counter['tokens']`` adds up the non-padding tokens; the longest article
+  (the tokens before the first EOS of a row) goes to
+  ``counter['longest_article']``.
+  """
+  for batch in stream:
+    inputs = batch[0]                                    # (B, L)
+    counter['tokens'] += int(np.count_nonzero(inputs))
+    article_lengths = np.argmax(inputs == EOS, axis=1)  # (B,)
+    counter['longest_article'] = max(counter['longest_article'],
+                                     int(article_lengths.max()))
+    yield batch

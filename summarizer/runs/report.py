@@ -1,0 +1,96 @@
+"""The run as its user sees it: a progress bar, a line per evaluation, loss.png."""
+
+import time
+
+import numpy as np
+
+from summarizer import progress
+
+
+# Steps whose batch losses the evaluation line's train loss averages.
+TRAIN_LOSS_WINDOW = 50
+
+
+class Report:
+  """The run as its user sees it: a progress bar, a line per evaluation, the losses.
+
+  The bar shows the loss of the last step's batch (``batch_loss``); each
+  evaluation line, the mean of the last ``TRAIN_LOSS_WINDOW`` of those and
+  the mean over the evaluation batches. A line before the first says so,
+  so that the two do not seem to disagree.
+
+  Args:
+    args: The run's ``TrainArgs``.
+    counter: The run's token counter (for tokens/s).
+    first_step: The step the run starts from.
+  """
+
+  def __init__(self, args, counter, first_step):
+    self.counter = counter
+    self.eval_batches = args.eval_batches
+    self.train_losses = []
+    self.started = time.time()
+    self._last_line = None
+    self.bar = progress.bar(total=args.max_steps, initial=first_step, unit='step',
+                            desc='training', disable=not args.progress)
+
+  def step(self, step, loss):
+    """Records a step's loss and moves the bar."""
+    loss = float(np.mean(loss))  # One value per device when data-parallel.
+    self.train_losses.append((step, loss))
+    elapsed = max(time.time() - self.started, 1e-9)
+    self.bar.set_postfix(batch_loss=f'{loss:.3f}', tok_s=f'{self.counter["tokens"] / elapsed:.0f}')
+    self.bar.update(1)
+
+  def evaluation(self, loop, log):
+    """Prints 'step N: train loss X, eval loss Y, eval accuracy Z' once per evaluation."""
+    evals = loop.history.get('eval', 'metrics/CrossEntropyLoss')
+    accuracy = loop.history.get('eval', 'metrics/Accuracy')
+    if not evals or evals[-1][0] != loop.step:
+      return
+    line = (f'step {loop.step}: train loss {self.mean_train_loss():.4f}, '
+            f'eval loss {evals[-1][1]:.4f}, eval accuracy {accuracy[-1][1]:.4f}')
+    if self._last_line is None:
+      legend = self.legend()
+      self.bar.write(legend)
+      log.write(legend + '\n')
+    if line != self._last_line:
+      self.bar.write(line)
+      log.write(line + '\n')
+      self._last_line = line
+
+  def legend(self):
+    """Says which loss the bar and the evaluation lines show."""
+    return (f"losses: the bar's batch_loss is the last step's batch; each evaluation line's "
+            f"train loss is the mean over the last {TRAIN_LOSS_WINDOW} steps' batches (or all, "
+            f"if fewer), its eval loss and accuracy the mean over {self.eval_batches} "
+            f"validation batch{'' if self.eval_batches == 1 else 'es'}")
+
+  def mean_train_loss(self, n=TRAIN_LOSS_WINDOW):
+    """Mean of the last ``n`` step losses (one step's loss is noisy)."""
+    if not self.train_losses:
+      return None
+    return float(np.mean([loss for _, loss in self.train_losses[-n:]]))
+
+
+def plot_losses(train_losses, eval_losses, path):
+  """Writes the learning curve: train loss per step (smoothed) and eval loss."""
+  import matplotlib  # pylint: disable=g-import-not-at-top
+  matplotlib.use('Agg')
+  import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
+  fig, ax = plt.subplots(figsize=(7, 4))
+  if train_losses:
+    steps, values = zip(*train_losses)
+    window = max(1, len(values) // 50)
+    smooth = np.convolve(values, np.ones(window) / window, mode='valid')
+    ax.plot(steps[window - 1:], smooth, label='train (weighted cross-entropy)')
+  if eval_losses:
+    steps, values = zip(*eval_losses)
+    ax.plot(steps, values, 'o-', label='eval')
+  ax.set_xlabel('step')
+  ax.set_ylabel('loss')
+  ax.legend()
+  ax.grid(alpha=0.3)
+  fig.tight_layout()
+  fig.savefig(path, dpi=100)
+  plt.close(fig)

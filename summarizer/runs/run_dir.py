@@ -1,0 +1,192 @@
+"""What a training run starts from and what it keeps.
+
+A run starts from a preset (with the flags' overrides), a vocabulary, and
+random weights or those of a model directory (``--init-from``); it writes
+into an output directory that it may continue (``--resume``) or start over
+(``--overwrite-output-dir``) but never silently reuses. Its ``config.json``
+records what it is: the preset, the data, the levers, the longest article
+it read, and its lineage, the runs behind its weights.
+"""
+
+import dataclasses
+import glob
+import os
+import shutil
+
+from summarizer import text
+from summarizer.corpus import vocab
+from summarizer.inference import checkpoint
+from summarizer.runs import locks
+from summarizer.runs import saving
+from summarizer.config import (COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, get_preset,
+                               load_config, save_config)
+from summarizer.errors import SummarizerError
+
+# Config entries that fix the architecture: a checkpoint resumes only into
+# a model that agrees on all of them.
+ARCHITECTURE = ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'n_heads', 'max_len')
+# Training examples a run's own vocabulary is built from (enough for its
+# frequent words; the whole of CNN/DailyMail would take an hour).
+VOCAB_EXAMPLES = 20000
+# What --overwrite-output-dir may delete: files a run writes, nothing else.
+RUN_FILES = ('config.json', checkpoint.VOCAB_NAME, 'train.log', 'loss.png',
+             'data_counters*', 'model.*', 'train', 'eval')
+
+
+def resolve_config(args, vocab_file=None):
+  """Returns the Config of a run: the preset with the flags' overrides.
+
+  Args:
+    args: A ``TrainArgs``.
+    vocab_file: The run's vocabulary; the model gets at least as many ids.
+  """
+  config = get_preset(args.preset)
+  overrides = {}
+  if args.learning_rate is not None:
+    overrides['learning_rate'] = args.learning_rate
+  if args.warmup_steps is not None:
+    overrides['warmup_steps'] = args.warmup_steps
+  if args.truncate is not None:
+    overrides['truncate'] = args.truncate
+  n_ids = text.vocab_size(vocab_file) if vocab_file else 0
+  if n_ids > config.vocab_size:  # Round up to a multiple of 128 for speed.
+    overrides['vocab_size'] = -(-n_ids // 128) * 128
+  return dataclasses.replace(config, **overrides)
+
+
+def chosen_vocab(args):
+  """Returns the vocabulary a run uses, or None if one must be built for it.
+
+  In order: ``--vocab``; the one a resumed run already has; the one of the
+  model ``--init-from`` starts from; the course's for the ``course`` preset
+  (as the course does); the project's for ``news``. A ``tiny`` run on other
+  data needs a vocabulary of its own: the news one would cut its words
+  into meaningless pieces.
+  """
+  if args.vocab:
+    return text.vocab_path(args.vocab)
+  own = os.path.join(args.output_dir, checkpoint.VOCAB_NAME)
+  if args.resume and os.path.isfile(own):
+    return own
+  if args.init_from:
+    return checkpoint.model_vocab(args.init_from)
+  if args.preset == 'course':
+    return COURSE_VOCAB_FILE
+  if args.data == 'news':
+    return DEFAULT_VOCAB_FILE
+  return None
+
+
+def build_run_vocab(args, config, path):
+  """Builds a vocabulary of the preset's size from the run's training data."""
+  print(f'no --vocab: building a {config.vocab_size}-subword vocabulary from the '
+        f'training split of {args.data} into {path}', flush=True)
+  vocab.build_vocab(args.data, config.vocab_size, path, args.data_dir,
+                    limit=VOCAB_EXAMPLES, progress=args.progress, download=args.download)
+  return path
+
+
+def architecture_differences(saved, config, where):
+  """Describes how two configs' architectures differ ('' if they agree)."""
+  return '; '.join(f'{key} {getattr(saved, key)} in {where}, '
+                   f'{getattr(config, key)} requested'
+                   for key in ARCHITECTURE if getattr(saved, key) != getattr(config, key))
+
+
+def initial_weights(model_dir, config):
+  """Returns the weights of a model directory, checked to fit ``config``.
+
+  A fresh run may start from a trained model (fine-tuning) instead of a
+  random one; the optimizer and the learning-rate schedule start afresh.
+  The course's checkpoint (no config.json) is read with the preset's heads.
+  """
+  n_heads = None if checkpoint.has_config(model_dir) else config.n_heads
+  model, saved, _ = checkpoint.load_model(model_dir, mode='eval', n_heads=n_heads)
+  differences = architecture_differences(saved, config, model_dir)
+  if differences:
+    raise SummarizerError(f'--init-from {model_dir}: the model does not match '
+                          'the requested one: ' + differences)
+  return model.weights
+
+
+def own_files(directory, patterns=RUN_FILES):
+  """Lists the files and folders in ``directory`` that a command writes.
+
+  Args:
+    directory: A directory (missing: nothing found).
+    patterns: Glob patterns of what the command writes (default: a
+      training run's).
+  """
+  found = []
+  for pattern in patterns:
+    found += glob.glob(os.path.join(glob.escape(directory), pattern))
+  return found
+
+
+def prepare_output_dir(args, config):
+  """Checks the output directory against --resume / --overwrite-output-dir.
+
+  Returns:
+    True if a checkpoint is to be resumed.
+  """
+  out = args.output_dir
+  if args.resume and args.overwrite_output_dir:
+    raise SummarizerError('--resume and --overwrite-output-dir exclude each other')
+  if os.path.exists(out) and not os.path.isdir(out):
+    raise SummarizerError(f'--output-dir {out}: exists and is not a directory')
+  os.makedirs(out, exist_ok=True)
+  saving.recover(out)
+  if args.overwrite_output_dir:
+    for path in own_files(out):
+      if os.path.isdir(path):
+        shutil.rmtree(path)
+      else:
+        os.remove(path)
+    return False
+  if args.resume:
+    if not checkpoint.has_checkpoint(out):
+      raise SummarizerError(f'--resume: no checkpoint in {out}')
+    saved, _ = load_config(out)
+    differences = architecture_differences(saved, config, 'the checkpoint')
+    if differences:
+      raise SummarizerError(f'{out}: checkpoint does not match the requested '
+                            'model: ' + differences)
+    return True
+  if set(os.listdir(out)) - {locks.LOCK_NAME}:
+    raise SummarizerError(f'--output-dir {out} is not empty: pass --resume to '
+                          'continue its checkpoint or --overwrite-output-dir '
+                          'to start over')
+  return False
+
+
+def earlier_runs(args, resuming):
+  """Returns the earlier runs behind this one, and the longest article they read.
+
+  A run started ``--init-from`` a model directory inherits that model's
+  runs; a resumed run keeps the record it wrote when it started.
+  """
+  if resuming:
+    values = load_config(args.output_dir)[1]
+    return values.get('lineage', [])[:-1], values.get('max_article_tokens', 0)
+  if not args.init_from:
+    return [], 0
+  values = (checkpoint.model_values(args.init_from)
+            or {'trained_steps': checkpoint.saved_step(args.init_from)})
+  runs = values.get('lineage') or [{'init_from': None, 'steps': values.get('trained_steps'),
+                                    'note': 'trained elsewhere'}]
+  return list(runs), values.get('max_article_tokens', 0)
+
+
+def save_run_config(args, config, earlier, steps, longest_article):
+  """Writes the run's config.json: the preset, the data, the levers and the lineage."""
+  levers = dict(data=args.data, learning_rate=config.learning_rate,
+                warmup_steps=config.warmup_steps, seed=args.seed,
+                article_loss_weight=args.article_loss_weight,
+                copy_fraction=args.copy_fraction, short_fraction=args.short_fraction,
+                long_fraction=args.long_fraction)
+  this_run = dict(levers, init_from=args.init_from, steps=steps)
+  lineage = list(earlier) + [this_run]
+  save_config(config, args.output_dir, vocab_file=checkpoint.VOCAB_NAME,
+              max_steps=args.max_steps, init_from=args.init_from,
+              max_article_tokens=longest_article, lineage=lineage,
+              total_steps=sum(run.get('steps') or 0 for run in lineage), **levers)

@@ -1,0 +1,39 @@
+"""Stopping a run cleanly: Ctrl-C and SIGTERM become a request checked between steps."""
+
+import contextlib
+import signal
+import sys
+
+
+class Stopped(Exception):
+  """Raised between two steps after Ctrl-C or SIGTERM, so the step count is whole."""
+
+
+# The signals that stop a run cleanly, and the exit status each leaves with.
+STOP_SIGNALS = {signal.SIGINT: 130, signal.SIGTERM: 143}
+
+
+@contextlib.contextmanager
+def stop_signals():
+  """Turns Ctrl-C and SIGTERM into a request checked between steps.
+
+  Yields a dict whose 'signal' becomes the first signal received. A second
+  one raises KeyboardInterrupt at once (for a long evaluation); the last
+  checkpoint stays loadable either way.
+  """
+  stop = {'signal': None}
+
+  def handler(signum, frame):
+    del frame
+    if stop['signal'] is not None:
+      raise KeyboardInterrupt
+    stop['signal'] = signal.Signals(signum)
+    print(f'\n{stop["signal"].name}: stopping after this step (again to stop at once)',
+          file=sys.stderr, flush=True)
+
+  previous = {signum: signal.signal(signum, handler) for signum in STOP_SIGNALS}
+  try:
+    yield stop
+  finally:
+    for signum, old in previous.items():
+      signal.signal(signum, old)

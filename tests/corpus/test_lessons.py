@@ -1,0 +1,45 @@
+"""Lessons: copy, short and long examples for training."""
+
+from summarizer.corpus import entities
+from summarizer.corpus import lessons
+from summarizer.corpus import sentences
+
+
+def test_copy_lessons_copy_article_sentences():
+  article = 'First sentence is here today. Second one follows after it. Third.'
+  mixed = list(lessons.MixCopyExamples(1.0, seed=1)(iter([(article, 'x')] * 5)))
+  for _, highlights in mixed:
+    assert all(line in sentences.sentences(article) for line in highlights.split('\n'))
+
+
+def test_short_lessons_keep_the_sentences_with_the_highlights_facts():
+  article = ('The day was long. Rain fell on Marmofield for 3 days. Officials said '
+             'little. Kaisie Garmoez of the agency issued a warning. Nobody knew why.')
+  highlights = 'Marmofield soaked for 3 days.\nGarmoez warns residents.'
+  (short, kept), = lessons.MixShortExamples(1.0, keep_other=0.0)(iter([(article, highlights)]))
+  assert short == ('Rain fell on Marmofield for 3 days. Kaisie Garmoez of the agency '
+                   'issued a warning.')
+  assert kept == highlights
+  # 'The' is capitalised in the highlights but no name: the article has 'the'.
+  assert entities.entities('The agency: 12,500 homes.', context=article) == {'12,500'}
+  untouched = list(lessons.MixShortExamples(0.0)(iter([(article, highlights)])))
+  assert untouched == [(article, highlights)]
+
+
+def test_joined_stories_keep_every_part_and_a_highlight_of_each():
+  parts = [('Story one.', 'One a.\nOne b.\nOne c.'), ('Story two.', 'Two a.\nTwo b.'),
+           ('Story three.', 'Three a.')]
+  article, highlights = lessons.join_stories(parts)
+  assert article == 'Story one.\n\nStory two.\n\nStory three.'
+  assert highlights == 'One a.\nOne b.\nTwo a.\nThree a.'
+
+
+def test_long_lessons_join_the_stories_that_follow():
+  pairs = [(f'Article {i}.', f'Highlight {i}.') for i in range(60)]
+  mixed = list(lessons.MixLongExamples(1.0, seed=3)(iter(pairs)))
+  # Every example joined with the next one or two; none is lost or repeated.
+  parts = [article.split('\n\n') for article, _ in mixed]
+  assert all(2 <= len(p) <= 3 for p in parts[:-1])
+  assert [a for p in parts for a in p] == [a for a, _ in pairs]
+  assert {len(p) for p in parts[:-1]} == {2, 3}
+  assert list(lessons.MixLongExamples(0.0)(iter(pairs))) == pairs

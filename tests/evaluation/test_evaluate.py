@@ -1,0 +1,94 @@
+"""Evaluation: the three systems scored side by side, its outputs and the command."""
+
+import json
+
+import pytest
+
+from summarizer import evaluate as evaluate_command
+from summarizer.errors import SummarizerError
+from summarizer.evaluation import evaluate
+
+
+ARTICLE = ('Mayor Tavin Orsell of Dunsworth opened 3 bridges on Monday. '
+           'The cost was $4.7 million.')
+REFERENCE = 'Tavin Orsell opens 3 bridges in Dunsworth.\nThey cost $4.7 million.'
+
+
+def test_table_is_aligned():
+  scores = {'rouge1': 0.25, 'rouge2': 0.1, 'rougeL': 0.2,
+            'entity_precision': None, 'entity_recall': 0.5}
+  text = evaluate.table({'model': scores, 'lead3': scores, 'retrieval': scores, 'n': 2})
+  lines = text.splitlines()
+  assert lines[0].split() == ['system', *evaluate.METRICS]
+  assert [line.split()[0] for line in lines[1:]] == list(evaluate.SYSTEMS)
+  assert lines[1].split()[1:] == ['0.250', '0.100', '0.200', '-', '0.500']
+  assert len({len(line) for line in lines}) == 1
+
+
+def test_evaluate_end_to_end(random_model_dir, tmp_path):
+  out = tmp_path / 'eval'
+  results = evaluate.evaluate(random_model_dir, 'news', 'test', limit=3,
+                              max_length=8, retrieval_pool=40,
+                              output_dir=str(out))
+  assert set(results) == {'model', 'lead3', 'retrieval', 'n'}
+  assert results['n'] == 3
+  for system in evaluate.SYSTEMS:
+    assert set(results[system]) == set(evaluate.METRICS)
+  assert results['lead3']['entity_precision'] == 1.0  # Copied from the article.
+  predictions = (out / 'generated_predictions.txt').read_text().split('\n')
+  assert len(predictions) == 4 and predictions[-1] == ''  # 3 lines.
+  saved = json.loads((out / 'eval_results.json').read_text())
+  assert {k: saved[k] for k in results} == results
+  assert saved['data'] == 'news' and saved['split'] == 'test'
+  assert saved['settings']['max_length'] == 8
+
+
+def test_facts_only_scores_the_articles_cut_to_their_facts(random_model_dir, tmp_path,
+                                                           monkeypatch):
+  from summarizer.corpus import news
+  from summarizer.corpus import sentences
+  summarised = []
+  summarize_articles = evaluate.summarize_articles
+
+  def recording(articles, *args):
+    summarised.extend(articles)
+    return summarize_articles(articles, *args)
+
+  monkeypatch.setattr(evaluate, 'summarize_articles', recording)
+  assert evaluate_command.main(['--model', random_model_dir, '--limit', '2', '--max-length', '4',
+                                '--retrieval-pool', '20', '--output-dir', str(tmp_path),
+                                '--facts-only', '--json']) == 0
+  stories = [news.story('test', i) for i in range(2)]
+  for article, story in zip(summarised, stories):
+    assert len(article) < len(story.article) / 2
+    assert set(sentences.sentences(article)) < set(sentences.sentences(story.article))
+  saved = json.loads((tmp_path / 'eval_results.json').read_text())
+  assert saved['settings']['facts_only'] is True and len(summarised) == 2
+
+
+@pytest.mark.parametrize('argv,fragment', [
+    (['--split', 'nope'], 'unknown split'),
+    (['--data', 'nowhere:x'], 'unknown data source'),
+    (['--limit', '0'], 'limit must be at least 1'),
+    (['--limit', '-2'], 'limit must be at least 1'),
+    (['--retrieval-pool', '0'], 'retrieval-pool must be at least 1'),
+    (['--model', '/nonexistent/model'], 'model directory not found'),
+])
+def test_bad_input_is_one_line_and_status_2(random_model_dir, tmp_path, capsys,
+                                            argv, fragment):
+  assert evaluate_command.main(['--model', random_model_dir, '--output-dir',
+                                str(tmp_path), *argv]) == 2
+  captured = capsys.readouterr()
+  assert captured.out == ''
+  assert captured.err.startswith('error: ') and captured.err.count('\n') == 1
+  assert fragment in captured.err
+
+
+def test_other_files_and_a_new_directory_are_fine(random_model_dir, tmp_path):
+  (tmp_path / 'notes.txt').write_text('mine')
+  evaluate.check_output_dir(str(tmp_path))
+  evaluate.check_output_dir(str(tmp_path / 'new'))
+  (tmp_path / evaluate.PREDICTIONS_FILE).write_text('old\n')
+  with pytest.raises(SummarizerError, match=r'earlier evaluation \(generated_predictions.txt\)'):
+    evaluate.check_output_dir(str(tmp_path))
+  evaluate.check_output_dir(str(tmp_path), overwrite_output_dir=True)

@@ -1,0 +1,60 @@
+"""Where a summary's names and numbers come from, traced through attention."""
+
+import numpy as np
+
+from summarizer.corpus import news
+from summarizer.explorer.explanation import explain
+from summarizer.explorer.facts import spans_of, token_pieces, trace_facts
+
+from .conftest import BUSINESS, read
+
+
+def test_token_pieces_join_to_the_text():
+  from summarizer.text import tokenize  # pylint: disable=g-import-not-at-top
+  text = 'Port Velmara\u2019s 12.5% rise: "odd"  spacing\n\nand a new line.'
+  pieces = token_pieces(tokenize(text)[:-1])
+  assert ''.join(pieces) == text and len(pieces) > 10
+
+
+def test_trace_facts_on_a_hand_made_attention():
+  article = ['Port', ' Vel', 'mara', ' won', ' 3', '-', '1', ' on', ' Sunday', '.']
+  summary = ['Vel', 'mara', ' won', ' 4', '-', '1', ' at', ' Kel', 'ton', '.']
+  view = np.full((10, 10), 0.01)
+  for i, j in {0: 1, 1: 2, 2: 3, 3: 4, 4: 5, 5: 6, 7: 1, 8: 8}.items():
+    view[i, j] = 0.5                   # 'Vel' reads ' Vel', ' 4' reads ' 3', ...
+  facts = trace_facts(summary, article, view)
+  got = [(f.text, f.status, f.summary_tokens, f.attended, f.attended_text, f.agrees)
+         for f in facts]
+  assert got == [
+      ('Velmara', 'from the article', [0, 1], [1, 2], 'Velmara', True),
+      ('4', 'not in the article', [3], [4], '3-1', False),
+      ('1', 'from the article', [5], [6], '3-1', True),
+      ('Kelton', 'not in the article', [7, 8], [1, 8], 'Velmara ... Sunday', False),
+  ]
+  assert facts[0].occurrences == [(5, 12)] and facts[0].peak in (1, 2)
+
+
+def test_the_made_up_name_is_marked_and_the_copied_ones_traced(business):
+  facts = {f.text: f for f in business.facts}
+  assert facts['Ulyar Group'].status == 'not in the article'
+  assert 'Ulyar Motors' in read(BUSINESS) and not facts['Ulyar Group'].agrees
+  for name in ('Riltao Eldarova', 'Lake Belkelford'):       # The story's own names.
+    assert facts[name].status == 'from the article' and facts[name].agrees
+    assert name in facts[name].attended_text
+
+
+def test_known_names_of_test_stories_are_traced_to_where_they_stand():
+  traced = agree = 0
+  for index in range(8):
+    story = news.story('test', index)
+    explanation = explain(story.article)
+    for fact in explanation.facts:
+      if fact.text in story.facts['entities']:                 # A name the story made.
+        assert fact.status == 'from the article'
+        traced += 1
+        if fact.agrees:
+          agree += 1
+          assert fact.text in fact.attended_text
+          start, end = spans_of(explanation.article_pieces)[fact.peak]  # pylint: disable=protected-access
+          assert any(a <= start and end <= b for a, b in fact.occurrences)
+  assert traced >= 10 and agree >= 0.9 * traced, (traced, agree)

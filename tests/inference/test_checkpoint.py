@@ -1,0 +1,214 @@
+"""Model directories read back: the same model Trax's own loader gives, faster; and the
+course's model as a learner saved it (two checkpoint files, no config.json), read by its shapes."""
+
+import gzip
+import json
+import os
+import shutil
+
+import jax
+import numpy as np
+import pytest
+
+from summarizer import decoding
+from summarizer.__main__ import main as summarize_main
+from summarizer._trax import tl, trax
+from summarizer.config import COURSE_VOCAB_FILE, PRESETS
+from summarizer.errors import SummarizerError
+from summarizer.evaluation import evaluate
+from summarizer.inference import checkpoint
+from summarizer.inference import loading
+from summarizer.inference import summaries
+from summarizer.model import TransformerLM
+
+from conftest import COURSE_SHAPED, SMALL_CONFIG, write_course_dir, write_model_dir
+
+
+def trax_loaded(model_dir, mode):
+  """The model as Trax's init_from_file loads it (random init, then the file)."""
+  model = TransformerLM(**SMALL_CONFIG.model_kwargs(), mode=mode)
+  model.init_from_file(os.path.join(model_dir, 'model.pkl.gz'), weights_only=True,
+                       input_signature=trax.shapes.ShapeDtype((1, 1), np.int32))
+  return model
+
+
+@pytest.mark.parametrize('mode', ['eval', 'predict'])
+def test_load_model_gives_what_trax_init_from_file_gives(random_model_dir, mode):
+  ours, _, _ = checkpoint.load_model(random_model_dir, mode=mode)
+  theirs = trax_loaded(random_model_dir, mode)
+  for mine, reference in ((ours.weights, theirs.weights), (ours.state, theirs.state)):
+    assert (jax.tree_util.tree_structure(mine)
+            == jax.tree_util.tree_structure(reference))
+    for a, b in zip(jax.tree_util.tree_leaves(mine), jax.tree_util.tree_leaves(reference)):
+      assert a.shape == b.shape and a.dtype == b.dtype
+      np.testing.assert_array_equal(a, b)
+  x = np.array([[5, 9, 2, 1, 0, 7]], np.int32)  # (1, 6)
+  if mode == 'eval':
+    np.testing.assert_allclose(ours(x), theirs(x), atol=1e-6)
+  else:  # The caches fill and the next token's log-probs agree.
+    rng = trax.fastmath.random.get_prng(0)
+    np.testing.assert_allclose(ours(x, rng=rng), theirs(x, rng=rng), atol=1e-6)
+    np.testing.assert_allclose(ours(x[:, :1], rng=rng), theirs(x[:, :1], rng=rng),
+                               atol=1e-6)
+
+
+def test_set_weights_takes_another_models_tree(random_model_dir):
+  source, _, _ = checkpoint.load_model(random_model_dir, mode='predict')
+  target = TransformerLM(**SMALL_CONFIG.model_kwargs(), mode='eval')
+  checkpoint.set_weights(target, source.weights)
+  flat_source, _ = tl.flatten_weights_and_state(source.weights, ())
+  flat_target, _ = tl.flatten_weights_and_state(target.weights, ())
+  assert all(a is b for a, b in zip(flat_source, flat_target))
+
+
+def test_loaded_weights_are_on_the_device(random_model_dir):
+  # Weights left as numpy arrays would be copied to the device at every call.
+  model, _, _ = checkpoint.load_model(random_model_dir, mode='predict')
+  leaves = jax.tree_util.tree_leaves(model.weights)
+  assert leaves and all(isinstance(leaf, jax.Array) for leaf in leaves)
+
+
+@pytest.mark.parametrize('change,fragment', [
+    ({'d_model': 64, 'd_ff': 128}, 'a weight of shape'),
+    ({'n_layers': 3}, 'weight arrays where the model has'),
+])
+def test_weights_of_another_architecture_are_refused(tmp_path, change, fragment):
+  model_dir = write_model_dir(tmp_path / 'model')
+  config_path = os.path.join(model_dir, 'config.json')
+  with open(config_path, encoding='utf-8') as f:
+    values = json.load(f)
+  values.update(change)
+  with open(config_path, 'w', encoding='utf-8') as f:
+    json.dump(values, f)
+  with pytest.raises(SummarizerError, match=f'cannot load the weights.*{fragment}'):
+    checkpoint.load_model(model_dir)
+
+
+def test_missing_weights_file_is_named(tmp_path):
+  model_dir = write_model_dir(tmp_path / 'model')
+  os.remove(os.path.join(model_dir, 'model.weights.npy.gz'))
+  with pytest.raises(SummarizerError, match='model.weights.npy.gz'):
+    checkpoint.load_model(model_dir)
+
+
+def test_a_model_directory_is_loaded_once(random_model_dir):
+  assert loading.load(random_model_dir) is loading.load(random_model_dir, None)
+  assert loading.load(random_model_dir) is loading.load(model_dir=random_model_dir)
+
+
+@pytest.mark.parametrize('mode', ['train', 'eval', 'predict'])
+def test_set_weights_gives_the_state_trax_init_gives(mode):
+  # Dropout keeps its rate in its state: zeros there would turn it off.
+  kwargs = dict(vocab_size=50, d_model=16, d_ff=32, n_layers=2, n_heads=4,
+                dropout=0.1, max_len=64, mode=mode)
+  initialised = TransformerLM(**kwargs)
+  initialised.init(trax.shapes.ShapeDtype((1, 1), np.int32))
+  loaded = TransformerLM(**kwargs)
+  checkpoint.set_weights(loaded, initialised.weights)
+  assert (jax.tree_util.tree_structure(loaded.state)
+          == jax.tree_util.tree_structure(initialised.state))
+  for a, b in zip(jax.tree_util.tree_leaves(loaded.state),
+                  jax.tree_util.tree_leaves(initialised.state)):
+    assert a.dtype == b.dtype
+    np.testing.assert_array_equal(a, b)
+  rates = [float(s) for s in jax.tree_util.tree_leaves(loaded.state)
+           if np.ndim(s) == 0 and np.issubdtype(np.asarray(s).dtype, np.floating)]
+  assert rates and set(rates) == {np.float32(0.1)}
+
+
+# ------------------------------------------- the course's checkpoint, read by its shapes
+
+ARTICLE = ('It was a sunny day when I went to the market to buy some flowers. '
+           'But I only found roses, not tulips.')
+
+
+def course_loaded(model_dir):
+  """The model as the course's notebook loads it: random init, then the file."""
+  model = TransformerLM(**COURSE_SHAPED, mode='eval')
+  model.init_from_file(os.path.join(model_dir, 'model.pkl.gz'), weights_only=True,
+                       input_signature=trax.shapes.ShapeDtype((1, 1), np.int32))
+  return model
+
+
+def test_architecture_and_vocabulary_come_from_the_files(course_model_dir):
+  loaded = loading.load(course_model_dir)
+  expected = {k: v for k, v in COURSE_SHAPED.items()}
+  assert {k: getattr(loaded.config, k) for k in expected} == expected
+  assert loaded.config.dropout == PRESETS['course'].dropout
+  # No vocab_dir/ beside it: the copy of the course's vocabulary in data/.
+  assert loaded.vocab_file == COURSE_VOCAB_FILE
+  assert loaded.calibration is None and loaded.max_article_tokens is None
+
+
+def test_vocab_dir_beside_the_model_is_the_courses_layout(tmp_path):
+  model_dir = write_course_dir(tmp_path)
+  vocab_dir = tmp_path / 'vocab_dir'
+  vocab_dir.mkdir()
+  shutil.copyfile(COURSE_VOCAB_FILE, vocab_dir / 'summarize32k.subword.subwords')
+  assert checkpoint.load_model(model_dir)[2] == str(vocab_dir / 'summarize32k.subword.subwords')
+
+
+@pytest.mark.parametrize('method', ['fast', 'greedy'])
+def test_summaries_are_the_courses_greedy_summary(course_model_dir, method):
+  from summarizer import text  # pylint: disable=import-outside-toplevel
+  prefix = text.tokenize(ARTICLE, COURSE_VOCAB_FILE) + [0]  # The course's start.
+  course = list(decoding.greedy_tokens(prefix, course_loaded(course_model_dir), 12))
+  course = course[:course.index(1)] if 1 in course else course
+  ours = list(summaries.summarize_tokens(ARTICLE, course_model_dir, 12, method))
+  assert ours == course and len(course) > 3
+
+
+def test_commands_take_the_course_directory(course_model_dir, capsys, tmp_path):
+  assert summarize_main(['--text', ARTICLE, '--model', course_model_dir,
+                         '--max-length', '4', '--json']) == 0
+  (result,) = json.loads(capsys.readouterr().out)
+  assert result['out_of_domain'] is None and result['article_perplexity'] > 0
+  scores = evaluate.evaluate(course_model_dir, limit=2, max_length=4,
+                             retrieval_pool=5)
+  assert scores['n'] == 2
+
+
+def test_n_heads_must_divide_the_width(course_model_dir, capsys):
+  assert summarize_main(['--text', ARTICLE, '--model', course_model_dir,
+                         '--n-heads', '5']) == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and '--n-heads 5 does not divide the model width 32' in err
+  loaded = loading.load(course_model_dir, None, 4)  # 4 divides 32: another model.
+  assert loaded.config.n_heads == 4
+
+
+def _broken(tmp_path, how):
+  model_dir = write_course_dir(tmp_path)
+  weights = os.path.join(model_dir, 'model.weights.npy.gz')
+  if how == 'missing weights':
+    os.remove(weights)
+  elif how == 'truncated':
+    with open(weights, 'rb') as f:
+      head = f.read(os.path.getsize(weights) // 2)
+    with open(weights, 'wb') as f:
+      f.write(head)
+  elif how == 'not a TransformerLM':
+    arrays = [np.zeros((7, 3), np.float32)] * 5
+    with gzip.open(weights, 'wb') as f:
+      for array in arrays:
+        np.save(f, array)
+  return model_dir
+
+
+@pytest.mark.parametrize('how,fragment', [
+    ('missing weights', 'model.weights.npy.gz missing'),
+    ('truncated', 'cannot load the weights'),
+    ('not a TransformerLM', 'fit no TransformerLM'),
+])
+def test_a_broken_checkpoint_is_one_line_and_exit_2(tmp_path, capsys, how, fragment):
+  model_dir = _broken(tmp_path, how)
+  assert summarize_main(['--text', ARTICLE, '--model', model_dir]) == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and err.startswith('error: ') and fragment in err, err
+  with pytest.raises(SummarizerError, match=fragment):
+    checkpoint.load_model(model_dir)
+
+
+def test_a_directory_with_neither_config_nor_checkpoint_is_named(tmp_path):
+  with pytest.raises(SummarizerError, match='not a model directory'):
+    checkpoint.load_model(str(tmp_path))

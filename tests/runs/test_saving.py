@@ -1,0 +1,53 @@
+"""Checkpoints that survive a kill."""
+
+import os
+import time
+
+import pytest
+
+from summarizer.inference import checkpoint
+from summarizer.runs import loop as run_loop
+from summarizer.runs import saving
+
+from .conftest import start_training, wait_for
+from conftest import micro_args
+
+
+def test_interrupted_save_is_finished_or_discarded(tmp_path):
+  out = tmp_path / 'run'
+  run_loop.train(micro_args(out, max_steps=2))
+  before = [(out / f).read_bytes() for f in ('model.pkl.gz', 'model.weights.npy.gz')]
+
+  def dies_while_writing(basename):
+    (out / f'{basename}.weights.npy.gz').write_bytes(b'half a file')
+    raise KeyboardInterrupt
+
+  with pytest.raises(KeyboardInterrupt):
+    saving.save_atomically(dies_while_writing, str(out))
+  saving.recover(str(out))
+  after = [(out / f).read_bytes() for f in ('model.pkl.gz', 'model.weights.npy.gz')]
+  assert after == before and not list(out.glob('model.staged*'))
+  # A save marked complete but only half renamed is finished on recovery.
+  for name in ('pkl.gz', 'weights.npy.gz', 'opt_slots0.npy.gz'):
+    (out / f'model.staged.{name}').write_bytes((out / f'model.{name}').read_bytes())
+  (out / 'model.staged.done').write_text('complete\n')
+  os.replace(out / 'model.staged.opt_slots0.npy.gz', out / 'model.opt_slots0.npy.gz')
+  saving.recover(str(out))
+  assert not list(out.glob('model.staged*'))
+  checkpoint.load_model(str(out))
+
+
+def test_killed_while_saving_every_step_still_resumes(tmp_path):
+  out = tmp_path / 'run'
+  process = start_training(out, '--max-steps', '100000', '--save-steps', '1',
+                           '--eval-steps', '100000')
+  wait_for(out / 'model.pkl.gz', process)
+  time.sleep(2.5)  # Saving every step: a kill now most likely lands mid-save.
+  process.kill()
+  process.communicate()
+  resumed = start_training(out, '--resume', '--max-steps', '1',
+                           '--eval-steps', '1000')
+  stdout, err = resumed.communicate(timeout=180)
+  assert resumed.returncode == 0, err
+  assert not list(out.glob('model.staged*'))
+  checkpoint.load_model(str(out))

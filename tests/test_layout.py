@@ -1,0 +1,169 @@
+"""The package's layout: arrows point down, and no function is long.
+
+The course's parts sit at the package's root and import only each other and
+the base (config, errors, _trax, progress); what we built beyond the course
+sits in rooms (inference, runs, corpus, evaluation, explorer, assignment), which use the
+course and the base and never import each other in a circle. Imports inside
+functions count as much as those at the top.
+"""
+
+import ast
+import collections
+import importlib
+import os
+
+import pytest
+
+import summarizer
+
+PACKAGE_DIR = os.path.dirname(os.path.abspath(summarizer.__file__))
+
+BASE = {'summarizer.config', 'summarizer.errors', 'summarizer._trax', 'summarizer.progress'}
+COURSE = {'summarizer.text', 'summarizer.data', 'summarizer.attention', 'summarizer.model',
+          'summarizer.training', 'summarizer.decoding'}
+ROOMS = ('inference', 'runs', 'corpus', 'evaluation', 'explorer', 'assignment')
+# The commands: thin entry points that nothing in the package imports.
+COMMANDS = {'summarizer.__main__', 'summarizer.train', 'summarizer.evaluate',
+            'summarizer.bench', 'summarizer.vocab', 'summarizer.exercises',
+            'summarizer.explorer.__main__'}
+LONGEST_FUNCTION = 60
+
+
+def module_files():
+  """{module name: path} of every module of the package."""
+  found = {}
+  for directory, _, files in os.walk(PACKAGE_DIR):
+    for name in files:
+      if name.endswith('.py'):
+        path = os.path.join(directory, name)
+        relative = os.path.relpath(path, os.path.dirname(PACKAGE_DIR))[:-len('.py')]
+        module = relative.replace(os.sep, '.')
+        found[module[:-len('.__init__')] if module.endswith('.__init__') else module] = path
+  return found
+
+
+MODULES = module_files()
+
+
+def imports_of(module):
+  """The package's modules that ``module`` imports, at its top or inside functions."""
+  with open(MODULES[module], encoding='utf-8') as f:
+    tree = ast.parse(f.read())
+  package = module if MODULES[module].endswith('__init__.py') else module.rpartition('.')[0]
+  found = set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.Import):
+      names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom):
+      base = node.module or ''
+      if node.level:  # Relative: from the module's package up.
+        parts = package.split('.')
+        base = '.'.join(parts[:len(parts) - node.level + 1] + ([base] if base else []))
+      # ``from package import name``: the submodule if there is one, else the package.
+      names = [f'{base}.{alias.name}' if f'{base}.{alias.name}' in MODULES else base
+               for alias in node.names]
+    else:
+      continue
+    found.update(name for name in names if name in MODULES and name != module)
+  return found
+
+
+GRAPH = {module: imports_of(module) for module in MODULES}
+
+
+def room_of(module):
+  """The room a module belongs to, or None for the root's modules."""
+  parts = module.split('.')
+  return parts[1] if len(parts) > 1 and parts[1] in ROOMS else None
+
+
+def find_cycle(graph):
+  """Returns one cycle of a directed graph as a list of nodes, or None."""
+  state = {}
+
+  def visit(node, path):
+    state[node] = 'open'
+    for following in sorted(graph.get(node, ())):
+      if state.get(following) == 'open':
+        return path[path.index(following):] + [following]
+      if following not in state:
+        cycle = visit(following, path + [following])
+        if cycle:
+          return cycle
+    state[node] = 'done'
+    return None
+
+  for start in sorted(graph):
+    if start not in state:
+      cycle = visit(start, [start])
+      if cycle:
+        return cycle
+  return None
+
+
+def test_find_cycle_finds_one_and_only_one():
+  assert find_cycle({'a': {'b'}, 'b': {'c'}, 'c': set()}) is None
+  assert find_cycle({'a': {'b'}, 'b': {'c'}, 'c': {'a'}}) == ['a', 'b', 'c', 'a']
+
+
+def test_imports_are_read_at_the_top_and_inside_functions():
+  # __main__ imports the decoder's modules inside functions, to answer --help at once.
+  assert 'summarizer.inference.loading' in GRAPH['summarizer.__main__']
+  assert 'summarizer.explorer.command' in GRAPH['summarizer.__main__']
+  assert 'summarizer.corpus.news' in GRAPH['summarizer.corpus.sources']  # Inside _news.
+
+
+def test_no_module_imports_in_a_circle():
+  assert find_cycle(GRAPH) is None, ' -> '.join(find_cycle(GRAPH))
+
+
+def test_the_base_imports_nothing_above_it():
+  for module in BASE:
+    assert GRAPH[module] <= BASE, (module, GRAPH[module] - BASE)
+
+
+def test_the_course_imports_only_the_course_and_the_base():
+  for module in COURSE:
+    assert GRAPH[module] <= COURSE | BASE | {'summarizer'}, (module, GRAPH[module] - COURSE - BASE)
+
+
+def test_rooms_never_import_each_other_in_a_circle():
+  rooms = collections.defaultdict(set)
+  for module, imported in GRAPH.items():
+    for other in imported:
+      if room_of(module) and room_of(other) and room_of(other) != room_of(module):
+        rooms[room_of(module)].add(room_of(other))
+  assert find_cycle(rooms) is None, ' -> '.join(find_cycle(rooms))
+  # What the rooms are for: corpus feeds the rest, inference serves the others.
+  assert not rooms['corpus']
+  assert rooms['inference'] <= {'corpus'}
+
+
+def test_nothing_imports_a_command_and_the_root_only_what_is_below_it():
+  for module, imported in GRAPH.items():
+    if module not in COMMANDS:
+      assert not imported & COMMANDS, (module, imported & COMMANDS)
+  others = set(MODULES) - COURSE - BASE - COMMANDS - {'summarizer'}
+  assert all(room_of(module) for module in others), sorted(m for m in others if not room_of(m))
+
+
+def test_the_public_names_come_from_where_they_are_defined():
+  for name, module in summarizer._LAZY.items():  # pylint: disable=protected-access
+    assert module in MODULES, module
+    assert name in vars(importlib.import_module(module)), (name, module)
+
+
+def functions(tree):
+  for node in ast.walk(tree):
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+      yield node
+
+
+@pytest.mark.parametrize('module', sorted(MODULES))
+def test_no_function_is_longer_than_60_lines(module):
+  with open(MODULES[module], encoding='utf-8') as f:
+    tree = ast.parse(f.read())
+  long = {f'{node.name} (line {node.lineno})': node.end_lineno - node.lineno + 1
+          for node in functions(tree) if node.end_lineno - node.lineno + 1 > LONGEST_FUNCTION}
+  assert not long, long
+
