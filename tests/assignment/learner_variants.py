@@ -9,8 +9,9 @@ changes (``fails``); a correct variant must pass them all.
 
 Run as a script to measure the catch rate of a checks module::
 
-  python tests/learner_variants.py                      # this checkout's checks
-  python tests/learner_variants.py --checks OTHER/summarizer/checks.py
+  python tests/assignment/learner_variants.py            # this checkout's checks
+  python tests/assignment/learner_variants.py --checks OTHER/summarizer/checks.py
+  python tests/assignment/learner_variants.py --grader   # the sandboxed grader
 """
 
 import argparse
@@ -22,7 +23,8 @@ import linecache
 import sys
 import textwrap
 
-from summarizer import exercises, text
+from summarizer import text
+from summarizer.assignment import exercises
 
 # Exercise checks built on each function (the numbers of every later layer
 # change when an earlier function is wrong).
@@ -73,7 +75,8 @@ _LAYERS_AFTER_ATTENTION = ('CausalAttention', 'DecoderBlock', 'TransformerLM', '
 
 VARIANTS = [
     # UNQ_C1
-    _mistake('softmax with jax.nn.softmax (fully masked rows differ)', 'DotProductAttention', '''
+    _correct('softmax with jax.nn.softmax (fully masked rows differ, never graded)',
+             'DotProductAttention', '''
         def DotProductAttention(query, key, value, mask):
           import jax
           depth = query.shape[-1]
@@ -504,6 +507,70 @@ VARIANTS = [
               print(detokenize(generated_output))
           return detokenize(generated_output)
         '''),
+    # Added with the sandboxed grader: more correct forms, more mistakes.
+    _correct('exp(log_softmax)', 'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          import jax
+          dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
+          if mask is not None:
+            dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+          return jnp.matmul(jnp.exp(jax.nn.log_softmax(dots, axis=-1)), value)
+        '''),
+    _correct('max-subtracted softmax written out', 'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
+          if mask is not None:
+            dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+          dots = jnp.exp(dots - jnp.max(dots, axis=-1, keepdims=True))
+          return jnp.matmul(dots / jnp.sum(dots, axis=-1, keepdims=True), value)
+        '''),
+    _correct("the course's assert for the head split", 'CausalAttention', '''
+        def CausalAttention(d_feature, n_heads, mode='train'):
+          assert d_feature % n_heads == 0
+          d_head = d_feature // n_heads
+          heads = tl.Fn('AttnHeads', compute_attention_heads_closure(n_heads, d_head), n_out=1)
+          return tl.Serial(
+              tl.Branch([tl.Dense(d_feature), heads], [tl.Dense(d_feature), heads],
+                        [tl.Dense(d_feature), heads]),
+              tl.Fn('DotProductAttn', dot_product_self_attention, n_out=1),
+              tl.Fn('AttnOutput', compute_attention_output_closure(n_heads, d_head), n_out=1),
+              tl.Dense(d_feature))
+        '''),
+    _mistake('a block too few', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          blocks = [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+                    for _ in range(n_layers - 1)]
+          return tl.Serial(
+              tl.ShiftRight(mode=mode),
+              tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode),
+              blocks, tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
+        ''', 'training_loop'),
+    _correct("the course's greedy_decode: prints as it goes, no verbose", 'greedy_decode', '''
+        def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                          detokenize=detokenize):
+          cur_output_tokens = tokenize(input_sentence) + [0]
+          generated_output = []
+          cur_output = 0
+          while cur_output != 1:
+            cur_output = next_symbol(cur_output_tokens, model)
+            cur_output_tokens.append(cur_output)
+            generated_output.append(cur_output)
+            print(detokenize(generated_output))
+          return detokenize(generated_output)
+        '''),
+    _correct('a warning on stderr as it works', 'next_symbol', '''
+        def next_symbol(cur_output_tokens, model):
+          import sys
+          import warnings
+          warnings.warn('a learner\'s warning: nothing to worry about')
+          print('a note on stderr', file=sys.stderr)
+          length = len(cur_output_tokens)
+          padded = cur_output_tokens + [0] * (2 ** int(np.ceil(np.log2(length + 1))) - length)
+          log_probs, _ = model((np.array([padded]), np.array([padded])))
+          return int(np.argmax(log_probs[0, length]))
+        '''),
 ]
 
 # The extra arguments of each check, as the notebook calls it.
@@ -553,16 +620,45 @@ def caught(variant, failed):
   return all(failed[name] for name in variant.fails)
 
 
+def measure_grader(seed=5):
+  """The sandboxed grader's catch rate: each variant graded with the package's earlier functions.
+
+  A mistake must lose its own function's points, a correct variant none; every
+  variant in one sandbox run (one author's notebooks).
+  """
+  from summarizer.assignment import grader  # pylint: disable=g-import-not-at-top
+  notebooks = [notebook_with(dict(COURSE_ANSWERS, **{v.function: v.source})) for v in VARIANTS]
+  reports = grader.grade_batch(notebooks, seed=seed, functions={v.function for v in VARIANTS},
+                               whole=False)
+  caught = passed = 0
+  for variant, report in zip(VARIANTS, reports):
+    lost = {v.grade_id[len('test_'):] for v in report.verdicts if v.points < v.max_points}
+    right = (not lost) if variant.correct else (lost == {variant.function})
+    caught += right and not variant.correct
+    passed += right and variant.correct
+    print(f'{"ok  " if right else "MISS"} {"correct" if variant.correct else "mistake":7} '
+          f'{variant.function}: {variant.name} (lost: {", ".join(sorted(lost)) or "none"})',
+          flush=True)
+  n_mistakes = sum(not v.correct for v in VARIANTS)
+  print(f'grader: mistakes losing exactly their own points: {caught} of {n_mistakes}')
+  print(f'grader: correct variants with full marks: {passed} of {len(VARIANTS) - n_mistakes}')
+  return 0
+
+
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.split('\n')[0])
   parser.add_argument('--checks', help='a checks.py to measure (default: this one)')
+  parser.add_argument('--grader', action='store_true',
+                      help="measure the sandboxed grader instead of the notebook's checks")
   args = parser.parse_args(argv)
+  if args.grader:
+    return measure_grader()
   if args.checks:
     spec = importlib.util.spec_from_file_location('measured_checks', args.checks)
     checks = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(checks)
   else:
-    from summarizer import checks  # pylint: disable=g-import-not-at-top
+    from summarizer.assignment import checks  # pylint: disable=g-import-not-at-top
   own_caught = caught_all = correct_passed = 0
   for variant in VARIANTS:
     failed = outcome(checks, variant)
@@ -587,3 +683,347 @@ def main(argv=None):
 
 if __name__ == '__main__':
   sys.exit(main())
+
+
+# The course's answers: each graded function written in the course's manner (the
+# course's `assert` for the head split, the same heads layer in three branches,
+# a greedy_decode that prints as it goes and has no verbose), as a learner who
+# followed the course's notebook writes them.
+COURSE_ANSWERS = {name: textwrap.dedent(source) for name, source in {
+    'DotProductAttention': '''
+        def DotProductAttention(query, key, value, mask):
+          assert query.shape[-1] == key.shape[-1] == value.shape[-1], 'widths differ'
+          depth = query.shape[-1]
+          dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(depth)
+          if mask is not None:
+            dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+          logsumexp = trax.fastmath.logsumexp(dots, axis=-1, keepdims=True)
+          dots = jnp.exp(dots - logsumexp)
+          attention = jnp.matmul(dots, value)
+          return attention
+        ''',
+    'compute_attention_heads_closure': '''
+        def compute_attention_heads_closure(n_heads, d_head):
+          def compute_attention_heads(x):
+            batch_size = x.shape[0]
+            seqlen = x.shape[1]
+            x = jnp.reshape(x, (batch_size, seqlen, n_heads, d_head))
+            x = jnp.transpose(x, (0, 2, 1, 3))
+            x = jnp.reshape(x, (-1, seqlen, d_head))
+            return x
+          return compute_attention_heads
+        ''',
+    'dot_product_self_attention': '''
+        def dot_product_self_attention(q, k, v):
+          mask_size = q.shape[-2]
+          mask = jnp.tril(jnp.ones((1, mask_size, mask_size), dtype=jnp.bool_), k=0)
+          return DotProductAttention(q, k, v, mask)
+        ''',
+    'compute_attention_output_closure': '''
+        def compute_attention_output_closure(n_heads, d_head):
+          def compute_attention_output(x):
+            seqlen = x.shape[1]
+            x = jnp.reshape(x, (-1, n_heads, seqlen, d_head))
+            x = jnp.transpose(x, (0, 2, 1, 3))
+            return jnp.reshape(x, (-1, seqlen, n_heads * d_head))
+          return compute_attention_output
+        ''',
+    'CausalAttention': '''
+        def CausalAttention(d_feature, n_heads,
+                            compute_attention_heads_closure=compute_attention_heads_closure,
+                            dot_product_self_attention=dot_product_self_attention,
+                            compute_attention_output_closure=compute_attention_output_closure,
+                            mode='train'):
+          assert d_feature % n_heads == 0
+          d_head = d_feature // n_heads
+          ComputeAttentionHeads = tl.Fn('AttnHeads', compute_attention_heads_closure(n_heads, d_head), n_out=1)
+          return tl.Serial(
+              tl.Branch(
+                  [tl.Dense(d_feature), ComputeAttentionHeads],
+                  [tl.Dense(d_feature), ComputeAttentionHeads],
+                  [tl.Dense(d_feature), ComputeAttentionHeads],
+              ),
+              tl.Fn('DotProductAttn', dot_product_self_attention, n_out=1),
+              tl.Fn('AttnOutput', compute_attention_output_closure(n_heads, d_head), n_out=1),
+              tl.Dense(d_feature),
+          )
+        ''',
+    'DecoderBlock': '''
+        def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation):
+          causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode)
+          feed_forward = [
+              tl.LayerNorm(),
+              tl.Dense(d_ff),
+              ff_activation(),
+              tl.Dropout(rate=dropout, mode=mode),
+              tl.Dense(d_model),
+              tl.Dropout(rate=dropout, mode=mode),
+          ]
+          return [
+              tl.Residual(tl.LayerNorm(), causal_attention, tl.Dropout(rate=dropout, mode=mode)),
+              tl.Residual(feed_forward),
+          ]
+        ''',
+    'TransformerLM': '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          positional_encoder = [
+              tl.Embedding(vocab_size, d_model),
+              tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode)]
+          decoder_blocks = [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+                            for _ in range(n_layers)]
+          return tl.Serial(
+              tl.ShiftRight(mode=mode),
+              positional_encoder,
+              decoder_blocks,
+              tl.LayerNorm(),
+              tl.Dense(vocab_size),
+              tl.LogSoftmax(),
+          )
+        ''',
+    'training_loop': '''
+        def training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model'):
+          output_dir = os.path.expanduser(output_dir)
+          lr_schedule = trax.lr.warmup_and_rsqrt_decay(n_warmup_steps=1000, max_value=0.01)
+          train_task = training.TrainTask(
+              labeled_data=train_gen,
+              loss_layer=tl.CrossEntropyLoss(),
+              optimizer=trax.optimizers.Adam(0.01),
+              lr_schedule=lr_schedule,
+              n_steps_per_checkpoint=10,
+          )
+          eval_task = training.EvalTask(
+              labeled_data=eval_gen,
+              metrics=[tl.CrossEntropyLoss(), tl.Accuracy()],
+          )
+          loop = training.Loop(TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2,
+                                             mode='train'),
+                               train_task, eval_tasks=[eval_task], output_dir=output_dir)
+          return loop
+        ''',
+    'next_symbol': '''
+        def next_symbol(cur_output_tokens, model):
+          token_length = len(cur_output_tokens)
+          padded_length = 2**int(np.ceil(np.log2(token_length + 1)))
+          padded = cur_output_tokens + [0] * (padded_length - token_length)
+          padded_with_batch = np.array(padded)[None, :]
+          output, _ = model((padded_with_batch, padded_with_batch))
+          log_probs = output[0, token_length, :]
+          return int(np.argmax(log_probs))
+        ''',
+    'greedy_decode': '''
+        def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                          detokenize=detokenize):
+          cur_output_tokens = tokenize(input_sentence) + [0]
+          generated_output = []
+          cur_output = 0
+          EOS = 1
+          while cur_output != EOS:
+            cur_output = next_symbol(cur_output_tokens, model)
+            cur_output_tokens.append(cur_output)
+            generated_output.append(cur_output)
+            print(detokenize(generated_output))
+          return detokenize(generated_output)
+        ''',
+}.items()}
+
+
+def notebook_with(answers):
+  """The learner's notebook with these answers (name -> code) in their cells."""
+  notebook = exercises.exercise_notebook()
+  for cell in notebook.cells:
+    grade_id = cell.metadata.get('nbgrader', {}).get('grade_id')
+    if grade_id in answers:
+      cell.source = answers[grade_id]
+  return notebook
+
+
+@dataclasses.dataclass(frozen=True)
+class Cheat:
+  """A way to earn points without the work, as a teaching assistant tried them.
+
+  Attributes:
+    name: What it does.
+    family: The issue's family it belongs to.
+    function: The cell it is written into (the rest of the notebook is blank).
+    source: The cell's code.
+    files: Files handed in beside the notebook (path -> content).
+  """
+  name: str
+  family: str
+  function: str
+  source: str
+  files: tuple = ()
+
+
+def _cheat(name, family, function, source, files=()):
+  return Cheat(name, family, function, textwrap.dedent(source), tuple(files))
+
+
+_BLANK_ATTENTION = '''
+        def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
+          raise NotImplementedError()
+        '''
+_PASSING_CHECKS = '''
+def __getattr__(name):
+  return lambda *args, **kwargs: 0
+
+def _run(cases):
+  print('All tests passed')
+  return 0
+'''
+
+CHEATS = [
+    _cheat('checks._run replaced', 'the checker patched', 'DotProductAttention', '''
+        checks._run = lambda cases: 0
+        def DotProductAttention(query, key, value, mask):
+          raise NotImplementedError()
+        '''),
+    _cheat('checks rebound to an object whose test_* return 0', 'the checker patched',
+           'DotProductAttention', '''
+        class _AlwaysPasses:
+          def __getattr__(self, name):
+            return lambda *args, **kwargs: 0
+        checks = _AlwaysPasses()
+        def DotProductAttention(query, key, value, mask):
+          raise NotImplementedError()
+        '''),
+    _cheat('an IPython AST transformer swallowing every error', 'the checker patched',
+           'DotProductAttention', '''
+        import ast
+        class _Swallow(ast.NodeTransformer):
+          def visit_Module(self, node):
+            handler = ast.ExceptHandler(type=None, name=None, body=[ast.Pass()])
+            node.body = [ast.Try(body=node.body, handlers=[handler], orelse=[], finalbody=[])]
+            return ast.fix_missing_locations(node)
+        get_ipython().ast_transformers.append(_Swallow())
+        def DotProductAttention(query, key, value, mask):
+          raise NotImplementedError()
+        '''),
+    _cheat('a summarizer/ folder handed in beside the notebook, its checks pass all',
+           'files handed in', 'CausalAttention', '''
+        import sys
+        sys.path.insert(0, os.getcwd())
+        for loaded in [m for m in sys.modules if m.startswith('summarizer')]:
+          del sys.modules[loaded]
+        from summarizer.assignment import checks
+        ''' + _BLANK_ATTENTION, files=(('summarizer/__init__.py', ''),
+                                       ('summarizer/assignment/__init__.py', ''),
+                                       ('summarizer/assignment/checks.py', _PASSING_CHECKS))),
+    _cheat("the expected value read from the checker's frames", 'the checker read',
+           'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          import inspect
+          for frame in inspect.stack():
+            for local in frame.frame.f_locals.values():
+              for expect in (local if isinstance(local, list) else [local]):
+                if hasattr(expect, 'expected') and hasattr(expect, 'measure'):
+                  return jnp.array(expect.expected)
+          raise NotImplementedError()
+        '''),
+    _cheat("the package's function, only while the checker is on the stack", 'the checker read',
+           'CausalAttention', '''
+        def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
+          import inspect
+          if any('checks' in frame.filename or 'probes' in frame.filename
+                 for frame in inspect.stack()):
+            import summarizer
+            return summarizer.CausalAttention(d_feature, n_heads, mode=mode)
+          raise NotImplementedError()
+        '''),
+    _cheat("appending to the installed checks.py", 'the package written', 'DotProductAttention', '''
+        import summarizer
+        with open(os.path.join(os.path.dirname(summarizer.__file__), 'assignment', 'checks.py'),
+                  'a') as f:
+          f.write('\\n_run = lambda cases: 0\\n')
+        with open(os.path.join(os.path.dirname(summarizer.__file__), 'attention.py'), 'a') as f:
+          f.write('\\n')
+        def DotProductAttention(query, key, value, mask):
+          raise NotImplementedError()
+        '''),
+    _cheat('from summarizer import CausalAttention', "the package's function", 'CausalAttention',
+           '''
+        from summarizer import CausalAttention
+        '''),
+    _cheat('a module alias', "the package's function", 'CausalAttention', '''
+        import summarizer.attention as the_package
+        CausalAttention = the_package.CausalAttention
+        '''),
+    _cheat('a lambda wrapper', "the package's function", 'CausalAttention', '''
+        import summarizer
+        CausalAttention = lambda *args, **kwargs: summarizer.CausalAttention(*args, **kwargs)
+        '''),
+    _cheat('a def wrapper', "the package's function", 'TransformerLM', '''
+        def TransformerLM(*args, **kwargs):
+          import summarizer
+          return summarizer.TransformerLM(*args, **kwargs)
+        '''),
+    _cheat('a types.FunctionType copy', "the package's function", 'DecoderBlock', '''
+        import types
+        import summarizer
+        _theirs = summarizer.DecoderBlock
+        DecoderBlock = types.FunctionType(_theirs.__code__, _theirs.__globals__, 'DecoderBlock',
+                                          _theirs.__defaults__, _theirs.__closure__)
+        '''),
+    _cheat('a copy.deepcopy', "the package's function", 'next_symbol', '''
+        import copy
+        import summarizer
+        next_symbol = copy.deepcopy(summarizer.next_symbol)
+        '''),
+    _cheat('exec(inspect.getsource(...))', "the package's function", 'greedy_decode', '''
+        import inspect
+        import summarizer
+        exec(inspect.getsource(summarizer.greedy_decode))
+        '''),
+    _cheat('checks._attention.CausalAttention, no import', "the package's function",
+           'CausalAttention', '''
+        CausalAttention = checks._attention.CausalAttention
+        '''),
+    _cheat("the package's source read from the disk", "the package's function",
+           'CausalAttention', '''
+        import summarizer
+        _folder = os.path.dirname(summarizer.__file__)
+        for _name in ('attention.py', '../notebooks/03_transformer_summarizer.ipynb'):
+          try:
+            exec(open(os.path.join(_folder, _name)).read())
+          except Exception:
+            pass
+        ''' + _BLANK_ATTENTION),
+    _cheat("the package's answers looked for in memory", 'the sandbox probed',
+           'CausalAttention', '''
+        import gc
+        for _text in [o for o in gc.get_objects() if isinstance(o, str)]:
+          if _text.lstrip().startswith('def CausalAttention('):
+            exec(_text)
+            break
+        else:
+          raise NotImplementedError()
+        '''),
+    _cheat("fake results written to the grader's channel", 'the sandbox probed',
+           'DotProductAttention', '''
+        def DotProductAttention(query, key, value, mask):
+          for fd in ('/proc/%d/fd/1' % os.getppid(), '/proc/1/fd/1'):
+            try:
+              with open(fd, 'wb') as channel:
+                channel.write(b'\\0' * 64)
+            except OSError:
+              pass
+          raise NotImplementedError()
+        '''),
+]
+
+
+def cheat_notebook(cheat, directory):
+  """Writes the blank notebook with the cheat in its cell, and the files beside it."""
+  import os  # pylint: disable=g-import-not-at-top
+  import nbformat  # pylint: disable=g-import-not-at-top
+  os.makedirs(directory, exist_ok=True)
+  for path, content in cheat.files:
+    full = os.path.join(directory, path)
+    os.makedirs(os.path.dirname(full), exist_ok=True)
+    with open(full, 'w', encoding='utf-8') as f:
+      f.write(content)
+  path = os.path.join(directory, exercises.ASSIGNMENT + '.ipynb')
+  nbformat.write(notebook_with({cheat.function: cheat.source}), path)
+  return path

@@ -7,7 +7,7 @@ function; it runs the course's cases, prints each one that fails (what was
 expected, what came) and ends with ``All tests passed`` or
 ``N Tests passed, M Tests failed``::
 
-  from summarizer import checks
+  from summarizer.assignment import checks
   checks.test_DotProductAttention(DotProductAttention)
   checks.test_training_loop(training_loop, TransformerLM)
   checks.test_greedy_decode(greedy_decode)
@@ -44,6 +44,7 @@ import inspect
 import io
 import operator
 import os
+import sys
 import sysconfig
 import tempfile
 import traceback
@@ -57,6 +58,7 @@ from summarizer import model as _model
 from summarizer._trax import fastmath, jnp, tl, trax
 from summarizer.config import EOS, PACKAGE_DIR, SEP
 from summarizer.model import TransformerLM as _package_transformer_lm
+from summarizer.assignment import coursework
 
 # Exceptions a learner's function may raise that count as a failed case.
 # (KeyboardInterrupt is left alone, so a check can still be stopped.)
@@ -94,13 +96,49 @@ class _Case:
   expects: list
 
 
+class _Tee(io.StringIO):
+  """Keeps what is printed, and prints it too."""
+
+  def __init__(self, out):
+    super().__init__()
+    self.out = out
+
+  def write(self, text):
+    self.out.write(text)
+    return super().write(text)
+
+
+# What the last check printed: its failures, for the assertion of a check cell.
+_LAST_RUN = []
+
+
+def failed_cases(limit=40):
+  """The failed cases (and their why: lines) the last check printed, as one text.
+
+  A check cell asserts with it, so that nbgrader's validate and feedback show
+  what failed, not only that something did.
+  """
+  lines = [line for line in _LAST_RUN if line.strip()]
+  if len(lines) > limit:
+    lines = lines[:limit - 1] + [f'... ({len(lines) - limit + 1} more lines above)'] + lines[-1:]
+  return '\n' + '\n'.join(lines)
+
+
 def _run(cases):
   """Runs the cases, prints each failure and the tally; returns the failures.
 
   A case counts one test per expectation. If its call raises, all of them
   fail: the exception is printed with the first, and each other is printed
-  as not compared, so the printed failures and the tally agree.
+  as not compared, so the printed failures and the tally agree. What it
+  prints is kept for ``failed_cases``.
   """
+  with contextlib.redirect_stdout(_Tee(sys.stdout)) as printed:
+    failed = _run_cases(cases)
+  _LAST_RUN[:] = printed.getvalue().splitlines()
+  return failed
+
+
+def _run_cases(cases):
   passed = failed = 0
   for case in cases:
     try:
@@ -468,7 +506,8 @@ def _random_inputs(shape, seed=0):
 # The course's masks are 0 (may not attend) and -1e9 (may attend: any
 # non-zero is True), so a row of zeros masks every position. Normalised as
 # exp(x - logsumexp(x)) in float32, such a row weighs every value 1, which
-# is why the first rows below are sums of the values.
+# is why the first rows below are sums of the values; a standard softmax
+# gives their mean there, and passes too (see _either_softmax).
 _ATTENTION_QUERY = [[1, 0, 1, 0], [0, 1, 0, 0], [0, 0, 1, 1]]
 _ATTENTION_KEY = [[9, 8, 7, 6], [6, 5, 4, 3], [3, 2, 1, 0]]
 _ATTENTION_VALUE = [[0, 0, 1, 0], [1, 0, 0, 0], [0, 1, 0, 1]]
@@ -505,12 +544,11 @@ def _attention_with(query, key, value, mask, normalise):
   return jnp.matmul(normalise(scores), value)
 
 
-def _attention_cause(inputs, fully_masked):
+def _attention_cause(inputs):
   """Names what a DotProductAttention output shows, for a failed case.
 
   Only what is recognised in the output is named: weights normalised over
-  the queries instead of the keys, or (for a case with a fully masked row)
-  a mean of the values where the course's softmax gives their sum.
+  the queries instead of the keys.
   """
   def explain(got):
     wrong_axis = _attention_with(
@@ -518,22 +556,29 @@ def _attention_cause(inputs, fully_masked):
     if _allclose(got, wrong_axis):
       return ('the weights were normalised over the queries (axis -2): each row of '
               'weights must sum to 1 over the keys, the last axis')
-    if not fully_masked:
-      return None
-    sum_not_mean = ("a fully masked row (its mask all 0): the course's softmax, "
-                    'exp(x - logsumexp(x)) in float32, weighs every key 1, so this row is '
-                    'the sum of the values')
-    if _allclose(got, _attention_with(**inputs, normalise=lambda s: jax.nn.softmax(s, axis=-1))):
-      return sum_not_mean + '; jax.nn.softmax, as your output shows, gives their mean'
-    return sum_not_mean
+    return None
   return explain
+
+
+def _either_softmax(inputs):
+  """Agrees with the course's numbers, or with those of a standard softmax.
+
+  In a fully masked row (its mask all 0) every score is MASK_SCORE: the
+  course's exp(x - logsumexp(x)) in float32 weighs every key 1 (the row is
+  the sum of the values), a max-subtracted softmax (jax.nn.softmax) weighs
+  each 1/L (their mean). Causal attention never masks a whole row, so both
+  are right.
+  """
+  standard = _attention_with(**inputs, normalise=lambda s: jax.nn.softmax(s, axis=-1))
+  return lambda got, expected: _allclose(got, expected) or _allclose(got, standard)
 
 
 def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-name
   """Checks ``DotProductAttention(query, key, value, mask)`` (UNQ_C1).
 
   Four small examples, three with a fully masked row: the output's numbers
-  (which need the course's ``exp(x - logsumexp(x))`` normalisation) and
+  (on a fully masked row, the course's ``exp(x - logsumexp(x))`` gives the
+  sum of the values and a standard softmax their mean: either passes) and
   that it is a ``jax.Array``.
 
   Args:
@@ -547,7 +592,8 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
     inputs = dict(query=jnp.array(query), key=jnp.array(key),
                   value=jnp.array(value), mask=jnp.array(mask))
     output = _output(expected)
-    output.explain = _attention_cause(inputs, 'fully masked' in name and 'no row' not in name)
+    output.explain = _attention_cause(inputs)
+    output.agree = _either_softmax(inputs)
     cases.append(_Case(f'DotProductAttention, {name}',
                        functools.partial(DotProductAttention, **inputs),
                        [output, _kind(jax.Array)]))
@@ -557,7 +603,7 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
   mask = jnp.tril(jnp.ones((1, 5, 5), dtype=jnp.bool_))
   inputs = dict(query=query, key=key, value=value, mask=mask)
   output = _output(_attention.DotProductAttention(query, key, value, mask))
-  output.explain = _attention_cause(inputs, False)
+  output.explain = _attention_cause(inputs)
   cases.append(_Case(
       'DotProductAttention on random (3, 5, 4) queries, keys and values, causal mask',
       functools.partial(DotProductAttention, **inputs), [output]))
@@ -721,9 +767,12 @@ def _block_trees(d_model, d_ff):
 
 
 def _raises(error_class, function, *args, **kwargs):
-  """Whether ``function`` raises ``error_class`` (other exceptions go through)."""
+  """Whether ``function`` raises ``error_class`` (others, and an unfilled blank's
+  NotImplementedError, go through)."""
   try:
     function(*args, **kwargs)
+  except NotImplementedError:
+    raise
   except error_class:
     return True
   return False
@@ -753,8 +802,9 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
          _Expect('number of sublayers', 4, lambda layer: len(layer.sublayers))]))
   cases.append(_Case(
       'CausalAttention(d_feature=10, n_heads=3)', functools.partial(
-          _raises, ValueError, CausalAttention, d_feature=10, n_heads=3),
-      [_Expect('ValueError raised (10 features do not split into 3 heads)', True)]))
+          _raises, Exception, CausalAttention, d_feature=10, n_heads=3),
+      [_Expect('an error raised, ValueError or AssertionError as the course '
+               '(10 features do not split into 3 heads)', True)]))
   cases += _mode_cases(
       'CausalAttention(d_feature=12, n_heads=3)', CausalAttention,
       _attention.CausalAttention, dict(d_feature=12, n_heads=3),
@@ -1065,7 +1115,6 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
     int: the number of failed cases.
   """
   TransformerLM = TransformerLM or _package_transformer_lm
-  expected_rates = [float(_COURSE_SCHEDULE(step)) for step in _SCHEDULE_STEPS]
   ids = next(_batches(2))[0]  # (1, 16)
   with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
     output_dir = os.path.join(home, 'output')  # Not '~/model', which is here too.
@@ -1078,38 +1127,41 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
       with _home(home), _working_directory(home):  # Even a loop that ignores output_dir.
         return training_loop(TransformerLM, _batches(0), _batches(1), **options)
 
-    expects = [
-        _Expect('loss layer', 'CrossEntropyLoss_in3',
-                lambda loop: str(_train_task(loop).loss_layer)),
-        _kind(trax.optimizers.adam.Adam,
-              lambda loop: _train_task(loop).optimizer, 'optimizer'),
-        _Expect('optimizer parameters', _ADAM_PARAMETERS,
-                lambda loop: {name: float(value) for name, value
-                              in _train_task(loop).optimizer.opt_params.items()},
-                _adam_parameters_agree),
-        _Expect(f'learning rates at steps {", ".join(map(str, _SCHEDULE_STEPS))}',
-                expected_rates,
-                lambda loop: [float(_train_task(loop).learning_rate(step))
-                              for step in _SCHEDULE_STEPS],
-                _allclose),
-        _Expect('steps between checkpoints', 10,
-                lambda loop: _train_task(loop).n_steps_per_checkpoint),
-        _Expect('evaluation metrics', ['CrossEntropyLoss', 'Accuracy'],
-                lambda loop: [str(name) for name in loop.eval_tasks[0].metric_names]),
-        _Expect('weights of the model it trains', _EXERCISE_WEIGHTS,
-                lambda loop: _count_weights(loop.model.weights)),
-        _Expect("output directory ('~/output' with '~' expanded)", output_dir,
-                lambda loop: loop.output_dir, _same_directory),
-        _Expect("modes of the model's layers", ['train'], lambda loop: _modes(loop.model)),
-    ]
     output = _Expect("the model's output on a batch, beside the package's TransformerLM("
                      "d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train') with the "
                      'same weights and random key', None, agree=_allclose)
     output.measure = functools.partial(_output_beside_package, ids=ids, expect=output)
-    expects.append(output)
     return _run([_Case(
         'training_loop(TransformerLM, train_gen, eval_gen, output_dir)',
-        build_loop, expects)])
+        build_loop, _loop_expects(output_dir) + [output])])
+
+
+def _loop_expects(output_dir):
+  """What the loop must be: the course's loss, optimizer, schedule, checkpoints, metrics."""
+  expected_rates = [float(_COURSE_SCHEDULE(step)) for step in _SCHEDULE_STEPS]
+  return [
+      _Expect('loss layer', 'CrossEntropyLoss_in3',
+              lambda loop: str(_train_task(loop).loss_layer)),
+      _kind(trax.optimizers.adam.Adam, lambda loop: _train_task(loop).optimizer, 'optimizer'),
+      _Expect('optimizer parameters', _ADAM_PARAMETERS,
+              lambda loop: {name: float(value) for name, value
+                            in _train_task(loop).optimizer.opt_params.items()},
+              _adam_parameters_agree),
+      _Expect(f'learning rates at steps {", ".join(map(str, _SCHEDULE_STEPS))}',
+              expected_rates,
+              lambda loop: [float(_train_task(loop).learning_rate(step))
+                            for step in _SCHEDULE_STEPS],
+              _allclose),
+      _Expect('steps between checkpoints', 10,
+              lambda loop: _train_task(loop).n_steps_per_checkpoint),
+      _Expect('evaluation metrics', ['CrossEntropyLoss', 'Accuracy'],
+              lambda loop: [str(name) for name in loop.eval_tasks[0].metric_names]),
+      _Expect('weights of the model it trains', _EXERCISE_WEIGHTS,
+              lambda loop: _count_weights(loop.model.weights)),
+      _Expect("output directory ('~/output' with '~' expanded)", output_dir,
+              lambda loop: loop.output_dir, _same_directory),
+      _Expect("modes of the model's layers", ['train'], lambda loop: _modes(loop.model)),
+  ]
 
 
 def _output_beside_package(loop, ids, expect):
@@ -1360,23 +1412,26 @@ def test_greedy_decode(greedy_decode, model=None):
                     lambda out: out[2].splitlines()),
         ]))
   if options:  # verbose=False: the summary is returned, nothing is printed.
-    sentence, script = examples[0]
-    prefix = _stand_in_tokenize(sentence) + [SEP]
-
-    def quiet():
-      printed = io.StringIO()
-      with contextlib.redirect_stdout(printed):
-        output = greedy_decode(sentence, _StandInModelArgument(),
-                               next_symbol=_ScriptedNextSymbol(prefix, script),
-                               tokenize=_stand_in_tokenize,
-                               detokenize=_stand_in_detokenize, verbose=False)
-      return output, printed.getvalue()
-    summary = script[:script.index(EOS) + 1]
-    cases.append(_Case('greedy_decode(..., verbose=False)', quiet, [
-        _Expect('the summary it returns', _stand_in_detokenize(summary),
-                lambda out: out[0]),
-        _Expect('what it prints', '', lambda out: out[1])]))
+    cases.append(_quiet_case(greedy_decode, *examples[0]))
   return _run(cases)
+
+
+def _quiet_case(greedy_decode, sentence, script):
+  """greedy_decode(..., verbose=False) returns the summary and prints nothing."""
+  prefix = _stand_in_tokenize(sentence) + [SEP]
+
+  def quiet():
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+      output = greedy_decode(sentence, _StandInModelArgument(),
+                             next_symbol=_ScriptedNextSymbol(prefix, script),
+                             tokenize=_stand_in_tokenize,
+                             detokenize=_stand_in_detokenize, verbose=False)
+    return output, printed.getvalue()
+  summary = script[:script.index(EOS) + 1]
+  return _Case('greedy_decode(..., verbose=False)', quiet, [
+      _Expect('the summary it returns', _stand_in_detokenize(summary), lambda out: out[0]),
+      _Expect('what it prints', '', lambda out: out[1])])
 
 
 # --------------------------------------------------------------------------
@@ -1384,10 +1439,36 @@ def test_greedy_decode(greedy_decode, model=None):
 
 def _article_ids():
   """The sample article's ids in the shipped model's vocabulary, then EOS and SEP, (1, L)."""
-  from summarizer import coursework, text  # pylint: disable=g-import-not-at-top
+  from summarizer import text  # pylint: disable=g-import-not-at-top
   vocab = os.path.join(coursework.VOCAB_DIR, coursework.VOCAB_FILE)
   ids = text.tokenize(coursework.sample_article(), vocab) + [SEP]
   return np.array([ids], np.int32)
+
+
+def _traced_weight_shapes(TransformerLM):  # pylint: disable=invalid-name
+  """The weight shapes of an eval-mode model of the shipped size, traced (no arithmetic)."""
+  model = TransformerLM(**coursework.model_size(), mode='eval')
+  weights, _ = fastmath.abstract_eval(model.init)(trax.shapes.ShapeDtype((1, 8), np.int32))
+  return [tuple(leaf.shape) for leaf in tl.flatten_weights_and_state(weights, ())[0]]
+
+
+def shipped_weights_fit(TransformerLM):  # pylint: disable=invalid-name
+  """Raises AssertionError naming the first weight whose shape is not the shipped model's.
+
+  Called before ``init_from_file``, whose own error ("shape expected ... got
+  ...") names the file's shape as the one got.
+  """
+  yours = _traced_weight_shapes(TransformerLM)
+  shipped = _traced_weight_shapes(_package_transformer_lm)
+  for index, (mine, theirs) in enumerate(zip(yours, shipped)):
+    if mine != theirs:
+      raise AssertionError(
+          f"weight #{index + 1} of your model is {mine}, the shipped model's is {theirs} "
+          f'({len(shipped)} weights in the shipped model, {len(yours)} in yours): '
+          'the shipped weights do not fit your TransformerLM; see Exercise 7')
+  if len(yours) != len(shipped):
+    raise AssertionError(f'your model has {len(yours)} weights, the shipped model '
+                         f'{len(shipped)}: see Exercise 7')
 
 
 def test_trained_model(model):
@@ -1404,7 +1485,6 @@ def test_trained_model(model):
   Returns:
     int: the number of failed cases.
   """
-  from summarizer import coursework  # pylint: disable=g-import-not-at-top
   from summarizer.inference import checkpoint  # pylint: disable=g-import-not-at-top
   ids = _article_ids()
   package_model = checkpoint.load_model(coursework.MODEL_DIR, mode='eval')[0]
@@ -1438,7 +1518,6 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
   Returns:
     int: the number of failed cases.
   """
-  from summarizer import coursework  # pylint: disable=g-import-not-at-top
   from summarizer.decoding import MAX_SUMMARY_TOKENS  # pylint: disable=g-import-not-at-top
   from summarizer.inference import summaries  # pylint: disable=g-import-not-at-top
   article = coursework.sample_article()

@@ -1,0 +1,10 @@
+"""The assignment room: the course's ten graded functions as a notebook, and their grading.
+
+- ``exercises``: writes the assignment notebook (and nbgrader's source version).
+- ``checks``: the checks a learner runs in the notebook, feedback while working.
+- ``coursework``: the data the notebook reads (stories, the shipped model).
+- ``grader``: the teacher's verdict, computed outside the learner's kernel: the
+  learner's cells run in a bubblewrap sandbox (``sandbox``, ``worker``) that
+  returns only outputs (``probes``), compared here with the package's.
+- ``nbgrader_plugin``: the nbgrader preprocessor that writes that verdict.
+"""

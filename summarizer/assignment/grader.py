@@ -1,0 +1,399 @@
+"""The teacher's verdict on a submitted notebook, computed outside the learner's kernel.
+
+``grade(notebook)`` reads the notebook's solution cells (nbgrader's
+``grade_id`` names the function), runs them in the sandbox (``sandbox.py``)
+on inputs drawn from a fresh seed, and compares what comes back with what the
+package's own functions give on the same inputs, here, where the learner's
+code never runs. Each function is graded with the package's earlier functions
+in place of the learner's (one mistake costs its own points); a second run
+with the learner's own earlier functions only adds a note. Parts 4 and 5 run
+the learner's whole model. The package's files are hashed before and after.
+"""
+
+import ast
+import dataclasses
+import difflib
+import functools
+import secrets
+import shutil
+import time
+
+import nbformat
+import numpy as np
+
+from summarizer.assignment import coursework, exercises, sandbox
+from summarizer.assignment.judge import judge_cases
+from summarizer.config import PACKAGE_DIR
+from summarizer.errors import SummarizerError
+
+GRADED = exercises.GRADED
+POINTS = exercises.POINTS
+# Functions whose check runs the learner's earlier ones too (the note's run).
+USES_EARLIER = ('dot_product_self_attention', 'CausalAttention', 'DecoderBlock',
+                'TransformerLM', 'training_loop')
+# Seconds and memory (MB) a function's run may take in the sandbox.
+LIMITS = {name: (120, 6144) for name in GRADED}
+LIMITS.update({'part 4': (240, 8192), 'part 5': (300, 8192)})
+WHOLE = ('part 4', 'part 5')  # The whole-model items, apart (see worker.py).
+NEAR_COPY = 0.9  # Similarity (0-1) of normalised code above which a function is flagged.
+
+
+@dataclasses.dataclass
+class Verdict:
+  """One graded cell's verdict.
+
+  Attributes:
+    grade_id: nbgrader's id of the graded cell ('test_<name>').
+    title: 'Exercise N: name' or 'Part 4: ...'.
+    points, max_points: Scored and possible.
+    lines: What failed and why (empty when it passed).
+    notes: What costs nothing: a note on earlier functions, a near-copy flag.
+  """
+  grade_id: str
+  title: str
+  points: float
+  max_points: float
+  lines: list
+  notes: list
+
+
+@dataclasses.dataclass
+class Report:
+  seed: int
+  mode: str
+  verdicts: list
+  seconds: float
+
+  @property
+  def total(self):
+    return sum(v.points for v in self.verdicts)
+
+  @property
+  def max_total(self):
+    return sum(v.max_points for v in self.verdicts)
+
+
+def read_cells(path_or_notebook):
+  """The learner's code: each graded function's solution cell (its grade_id), first one kept."""
+  notebook = path_or_notebook
+  if isinstance(path_or_notebook, str):
+    try:
+      notebook = nbformat.read(path_or_notebook, as_version=4)
+    except (OSError, ValueError) as error:
+      raise SummarizerError(f'cannot read {path_or_notebook}: {error}') from None
+  cells = {}
+  for cell in notebook.cells:
+    grade_id = cell.get('metadata', {}).get('nbgrader', {}).get('grade_id')
+    if cell.cell_type == 'code' and grade_id in GRADED and grade_id not in cells:
+      cells[grade_id] = cell.source
+  return cells
+
+
+def trusted_setup():
+  """The notebook's setup cell without the checks and the data (hidden in the sandbox)."""
+  lines = [line for line in exercises.setup_source().splitlines()
+           if not line.startswith('from summarizer.assignment import')]
+  return '\n'.join(lines)
+
+
+def _item(item_id, probe, package, cells, submission=0):
+  seconds, memory_mb = LIMITS[probe]
+  return dict(id=item_id, probe=probe, function=None if probe in WHOLE else probe,
+              package=list(package), cells=list(cells), seconds=seconds, memory_mb=memory_mb,
+              submission=submission)
+
+
+def first_items(functions=GRADED, whole=True, submission=0):
+  """The whole model first (it holds none of the package's functions), then each function.
+
+  Items are in the course's order: the package's solutions they receive only
+  grow, so no process of the sandbox ever holds the answer to its own function.
+  """
+  items = [_item(part, part, [], GRADED, submission) for part in WHOLE] if whole else []
+  return items + [_item(name, name, GRADED[:GRADED.index(name)], [name], submission)
+                  for name in GRADED if name in functions]
+
+
+def with_yours_items(own, submission=0):
+  """The note's runs: functions that pass while an earlier one of the learner's fails."""
+  items = []
+  for name in USES_EARLIER:
+    index = GRADED.index(name)
+    if name in own and not own[name].lines and any(
+        own[n].lines for n in GRADED[:index] if n in own):
+      items.append(_item(name + ' with yours', name, [], GRADED[:index + 1], submission))
+  return items
+
+
+@functools.lru_cache(maxsize=2)
+def prepared(seed):
+  """The arrays handed to the sandbox and the package's results, once a seed."""
+  from summarizer.assignment import inputs  # pylint: disable=g-import-not-at-top
+  given, shapes = inputs.given_arrays(seed)
+  json_given = {'shipped weight shapes': shapes}
+  return given, json_given, inputs.expected_results(seed, given, json_given)
+
+
+def run_items(submissions, items, seed, mode):
+  """Runs items (each naming its submission) in one sandbox; returns id -> result."""
+  given, json_given, _ = prepared(seed)
+  job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
+         'model_size': coursework.model_size(), 'model_file': coursework.MODEL_FILE,
+         'given': json_given}
+  solutions = [{name: exercises.solution_source(name) for name in item['package']}
+               for item in items]
+  return sandbox.run(job, given, solutions, mode=mode, read_only_dirs=[coursework.MODEL_DIR])
+
+
+_SESSION_SEED = secrets.randbits(31)  # Drawn when the grader loads: one a grading run.
+
+
+def grade(notebook, seed=None, mode='bwrap', functions=GRADED, whole=True):
+  """Grades a notebook (a path or a NotebookNode); returns a Report.
+
+  Args:
+    notebook: The submission.
+    seed: The inputs' seed; by default one drawn afresh for this grading run
+      (every notebook graded by one process shares it, so the package's
+      results are computed once).
+    mode: The sandbox: 'bwrap', or 'process' (weaker, see ``sandbox.py``).
+    functions, whole: What to grade (all by default; fewer for tests).
+  """
+  return grade_batch([notebook], seed, mode, functions, whole)[0]
+
+
+def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True):
+  """Grades several notebooks of ONE author in one sandbox run (tests, a teacher's variants).
+
+  Every notebook's code can read the others' in that run: never batch students.
+  """
+  started = time.monotonic()
+  seed = _SESSION_SEED if seed is None else int(seed)
+  if mode == 'bwrap' and not shutil.which('bwrap'):
+    raise SummarizerError(sandbox.INSTALL_HINT)
+  submissions = [read_cells(notebook) for notebook in notebooks]
+  watched = [PACKAGE_DIR, coursework.MODEL_DIR]
+  before = sandbox.package_digest(watched)
+  expected = prepared(seed)[2]
+  items = sorted((dict(item, id=f'{k}/{item["id"]}') for k in range(len(submissions))
+                  for item in first_items(functions, whole, k)), key=_course_order)
+  ran = run_items(submissions, items, seed, mode)
+  owns = [{name: function_verdict(name, ran.get(f'{k}/{name}'), expected[name])
+           for name in functions} for k in range(len(submissions))]
+  later = [dict(item, id=f'{k}/{item["id"]}') for k, own in enumerate(owns)
+           for item in with_yours_items(own, k)]
+  if later:
+    ran.update(run_items(submissions, later, seed, mode))
+  if sandbox.package_digest(watched) != before:
+    raise SummarizerError('the installed package changed while grading: reinstall it '
+                          'before trusting any grade')
+  seconds = round(time.monotonic() - started, 1)
+  return [Report(seed, mode, verdicts_of(cells, _mine(ran, k), expected, owns[k], whole),
+                 seconds) for k, cells in enumerate(submissions)]
+
+
+def _course_order(item):
+  return -1 if item['probe'] in WHOLE else GRADED.index(item['probe'])
+
+
+def _mine(ran, k):
+  prefix = f'{k}/'
+  return {key[len(prefix):]: value for key, value in ran.items() if key.startswith(prefix)}
+
+
+def verdicts_of(cells, ran, expected, own, whole=True):
+  for name in USES_EARLIER:
+    note = name in own and earlier_note(name, ran.get(name + ' with yours'), expected[name], own)
+    if note:
+      own[name].notes.append(note)
+  for name in own:
+    flag = near_copy(name, cells.get(name))
+    if flag:
+      own[name].notes.append(flag)
+  verdicts = [own[name] for name in GRADED if name in own]
+  return verdicts + (whole_verdicts(ran, expected['whole'], own) if whole else [])
+
+
+def title(name):
+  return f'Exercise {GRADED.index(name) + 1}: {name}'
+
+
+def failure_lines(name, result, expected_cases):
+  """What failed in one run of a function, or [] when it passed."""
+  if result is None:
+    return ['not run (the sandbox stopped before it)']
+  status, results = result['status'], result['results']
+  if status.get('timed out'):
+    return [f"ran out of time ({status['seconds']:.0f} s): a loop that never ends?"]
+  if results is None:
+    code = status.get('exit')
+    how = f'killed by signal {-code}' if code and code < 0 else f'exit status {code}'
+    return [f'crashed ({how}; out of memory, os._exit or a crash in your code) before '
+            'it returned anything']
+  errors = results.get('cell errors')
+  lines = [f'your cell: {str(error)[:600]}' for error in
+           (errors if isinstance(errors, list) else [])][:5]
+  if not isinstance(results.get('cases'), list):
+    results = dict(results, cases=[])
+  if not results.get('cases') and not lines:
+    lines.append(f'{name} is not defined by its cell')
+  failed = judge_cases(name, results.get('cases', []), expected_cases)
+  if not failed and results.get('cases'):
+    return []
+  return [hidden_reason(line) for line in lines + shortened(failed)]
+
+
+def shortened(lines, keep=8):
+  """The first failures; the rest counted (one raised error is usually all of them)."""
+  failures = [line for line in lines if line.startswith('Failed:')]
+  if len(failures) <= keep:
+    return lines
+  cut = lines.index(failures[keep])
+  return lines[:cut] + [f'... and {len(failures) - keep} more failed cases']
+
+
+def hidden_reason(line):
+  """A cell error that reached for the package's own code, said so."""
+  if "No module named 'summarizer." in line or 'summarizer' in line and 'has no attribute' in line:
+    return (line + "\n    why: the package's own functions (and wrappers or copies of them) "
+            'are hidden while grading: write the function yourself')
+  return line
+
+
+def function_verdict(name, result, expected_cases):
+  lines = failure_lines(name, result, expected_cases)
+  points = POINTS[name]
+  return Verdict(f'test_{name}', title(name), 0 if lines else points, points, lines, [])
+
+
+def earlier_note(name, result, expected_cases, own):
+  """A note when the learner's own earlier functions make a passing function fail."""
+  if result is None or own[name].lines or not failure_lines(name, result, expected_cases):
+    return None
+  index = GRADED.index(name)
+  at_fault = [title(n) for n in GRADED[:index] if n in own and own[n].lines]
+  return ('with your own earlier functions instead of the package\'s, this check fails ('
+          + (', '.join(at_fault) + ' failed its own check' if at_fault else
+             'they pass their own checks, so look at how they work together')
+          + '); no points lost here: fix the earlier exercise')
+
+
+def whole_verdicts(ran, expected_cases, own):
+  """Parts 4 and 5: each passes or fails by its case of the whole-model run."""
+  at_fault = [n for n in GRADED if n in own and own[n].lines]
+  blame = (f"    why: these functions fail their own checks: {', '.join(at_fault)}"
+           if at_fault else None)
+  verdicts = []
+  for grade_id, title_, index in (('test_trained_model', 'Part 4: the trained model', 0),
+                                  ('test_summary', 'Part 5: the summary', 1)):
+    key = grade_id[len('test_'):]
+    expected = expected_cases[index:index + 1]
+    lines = failure_lines('whole', _only_case(ran.get(WHOLE[index]), expected), expected)
+    if lines and blame:
+      lines.append(blame)
+    verdicts.append(Verdict(grade_id, title_, 0 if lines else POINTS[key], POINTS[key],
+                            lines, []))
+  return verdicts
+
+
+def _only_case(result, expected):
+  """The whole-model run restricted to one of its cases (Part 4 or Part 5)."""
+  if result is None or result['results'] is None:
+    return result
+  names = {case['name'] for case in expected}
+  cases = [case for case in result['results'].get('cases', []) if case['name'] in names]
+  if not cases:
+    cases = [{'name': next(iter(names)), 'measures': {},
+              'error': None, 'not run': 'not run: Part 4 did not pass'}]
+  return {'status': result['status'],
+          'results': dict(result['results'], cases=cases, **{'cell errors': []})}
+
+
+# --------------------------------------------------------------------------
+# Near-copies of the package's code: a flag, not a deduction.
+
+def normalised(source, name):
+  """The function's code with names numbered in order of use, docstrings and comments gone."""
+  try:
+    tree = ast.parse(source)
+  except SyntaxError:
+    return None
+  function = next((node for node in ast.walk(tree)
+                   if isinstance(node, ast.FunctionDef) and node.name == name), None)
+  if function is None:
+    return None
+  numbers = {}
+  tokens = []
+  for node in ast.walk(function):
+    if isinstance(node, ast.Expr) and isinstance(getattr(node, 'value', None), ast.Constant) \
+        and isinstance(node.value.value, str):
+      continue
+    label = type(node).__name__
+    for field in ('id', 'arg', 'attr'):
+      value = getattr(node, field, None)
+      if isinstance(value, str):
+        label += ':' + (value if field == 'attr' else str(numbers.setdefault(value, len(numbers))))
+    tokens.append(label)
+  return tokens
+
+
+def _text_lines(source):
+  """A source's comment and string lines, spaces squeezed (20 characters or more)."""
+  found = set()
+  for line in source.splitlines():
+    squeezed = ' '.join(line.split())
+    if len(squeezed) >= 20 and ('#' in squeezed or squeezed[:1] in '"\'' or '"""' in squeezed):
+      found.add(squeezed[squeezed.find('#'):] if '#' in squeezed else squeezed)
+  return found
+
+
+def _copied_text(name, source):
+  """The package's comments in the learner's cell that the blank scaffold does not show."""
+  package = _text_lines(exercises.solution_source(name))
+  scaffold = _text_lines(exercises.exercise_source(name, False))
+  learner = ' '.join(source.split())
+  return sorted(line for line in package - scaffold if line in learner)
+
+
+def near_copy(name, source):
+  """A flag when the learner's function is the package's, renamed and reformatted.
+
+  The course's answers are close to the package's by design, so closeness is
+  not enough: the code must be the same after renaming (and long enough to
+  tell), or close and carry comments of the package's that the scaffold does
+  not show.
+  """
+  if not source:
+    return None
+  mine, package = normalised(source, name), normalised(exercises.solution_source(name), name)
+  if not mine or not package:
+    return None
+  ratio = difflib.SequenceMatcher(a=mine, b=package, autojunk=False).ratio()
+  copied = _copied_text(name, source)
+  if ratio >= NEAR_COPY and (copied or (ratio >= 0.999 and len(package) >= 100)):
+    return (f"flag: the code is a near-copy of the package's {name} ({ratio:.0%} alike after "
+            'renaming and reformatting' + (f', {len(copied)} of its comments' if copied else '')
+            + '); a flag for the teacher, no points lost')
+  return None
+
+
+# --------------------------------------------------------------------------
+# The table.
+
+def table(report):
+  """The report as text: one line a graded cell, its failures and notes below it."""
+  lines = [f'{"check":<44} {"points":>7}', '-' * 52]
+  for verdict in report.verdicts:
+    lines.append(f'{verdict.title:<44} {verdict.points:>3g} / {verdict.max_points:g}')
+    lines += ['    ' + line for text in verdict.lines for line in text.splitlines()]
+    lines += ['    note: ' + note for note in verdict.notes]
+  lines += ['-' * 52, f'{"total":<44} {report.total:>3g} / {report.max_total:g}',
+            f'seed {report.seed}, sandbox {report.mode}, {report.seconds:.0f} s']
+  return '\n'.join(lines)
+
+
+def verdict_text(verdict):
+  """A graded cell's feedback: its title, its score, what failed and why."""
+  head = f'{verdict.title}: {verdict.points:g} / {verdict.max_points:g}'
+  body = verdict.lines or ['All tests passed']
+  return '\n'.join([head, *body, *('note: ' + note for note in verdict.notes)]) + '\n'

@@ -1,0 +1,97 @@
+"""The grader's side of a grading: the arrays handed to the sandbox and the expected results.
+
+Everything here runs in the trusted grader with the package's own functions.
+``given_arrays(seed)`` draws what the sandbox cannot draw itself: the
+package's layers' random weights for each layer run, the ids of Part 4 and
+the article of Part 5. ``expected_results`` runs the same probes as the
+sandbox, on the package's functions.
+"""
+
+import json
+
+import numpy as np
+
+from summarizer import text
+from summarizer._trax import fastmath, trax
+from summarizer.assignment import coursework, exercises, probes
+from summarizer.config import SEP
+
+
+def package(name):
+  return exercises.graded_function(name)
+
+
+def _layer_weights(given, runs, build):
+  """Each run's package layer, initialised as the probe initialises it: its weights."""
+  for name, kwargs, inputs in runs:
+    layer = probes.as_layer(build(**kwargs))
+    layer.init(trax.shapes.signature(inputs), rng=fastmath.random.get_prng(probes.RUN_SEED))
+    for index, weight in enumerate(probes.flat_weights(layer)):
+      given[f'{probes.weights_key(name)}/{index}'] = np.asarray(weight)
+
+
+def _shipped_model():
+  from summarizer.inference import checkpoint  # pylint: disable=g-import-not-at-top
+  return checkpoint.load_model(coursework.MODEL_DIR, mode='eval')[0]
+
+
+def _part_5_article(seed):
+  """One validation story, drawn by the seed, short enough to decode in seconds."""
+  vocab = f'{coursework.VOCAB_DIR}/{coursework.VOCAB_FILE}'
+  candidates = []
+  for article, _ in coursework.stories('validation'):
+    ids = text.tokenize(article, vocab)
+    if len(ids) <= 250:
+      candidates.append(ids)
+    if len(candidates) == 12:
+      break
+  return candidates[int(np.random.default_rng([seed, 5]).integers(len(candidates)))]
+
+
+def given_arrays(seed):
+  """The arrays the sandbox is handed, and the shipped model's weight shapes (JSON)."""
+  given = {}
+  _layer_weights(given, probes.causal_attention_runs(seed), package('CausalAttention'))
+  _layer_weights(given, probes.decoder_block_runs(seed), package('DecoderBlock'))
+  _layer_weights(given, probes.transformer_runs(seed), package('TransformerLM'))
+  ids = next(probes.batches(seed + 2))[0]
+  model = package('TransformerLM')(**probes.EXERCISE_MODEL, mode='train')
+  _layer_weights(given, [('training_loop model', {}, ids)], lambda: model)
+  shipped = _shipped_model()
+  shapes = [list(np.shape(w)) for w in probes.flat_weights(shipped)]
+  rng = np.random.default_rng([seed, 4])
+  vocab_size = coursework.model_size()['vocab_size']
+  length = int(rng.integers(24, 80))
+  part_4 = rng.integers(2, vocab_size, size=(1, length)).astype(np.int32)
+  part_4[0, length // 2] = SEP
+  given['part 4 ids'] = part_4
+  given['part 5 ids'] = np.array(_part_5_article(seed), np.int32)
+  return given, shapes
+
+
+def _plain(value):
+  """A measure as it comes back from the sandbox: JSON types, arrays kept."""
+  if isinstance(value, np.ndarray):
+    return value
+  if isinstance(value, dict):
+    return {str(k): _plain(v) for k, v in value.items()}
+  if isinstance(value, (list, tuple)):
+    return [_plain(v) for v in value]
+  return json.loads(json.dumps(value, default=repr))
+
+
+def expected_results(seed, given, json_given):
+  """name -> the package's cases (and 'whole' -> Parts 4 and 5)."""
+  given = dict(given, **json_given)
+  env = {'TransformerLM': package('TransformerLM')}
+  expected = {name: probe(package(name), seed, given, env)
+              for name, probe in probes.PROBES.items()}
+  names = {name: package(name) for name in ('TransformerLM', 'greedy_decode', 'next_symbol')}
+  expected['whole'] = probes.probe_whole(names, given, coursework.model_size(),
+                                         coursework.MODEL_FILE)
+  for cases in expected.values():
+    for case in cases:
+      case['measures'] = _plain(case['measures'])
+      if case['error']:
+        raise RuntimeError(f"the package's own {case['name']} raised {case['error']}")
+  return expected

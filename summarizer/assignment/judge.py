@@ -1,0 +1,201 @@
+"""Compares what a learner's function gave with what the package's gave, case by case.
+
+Runs in the trusted grader only. Both sides ran the same probe
+(``probes.py``) on the same inputs; the package's measures are the expected
+ones. Measures named ``input ...`` are the inputs, kept for the ``why:``
+lines, never compared. A failure is said as the in-notebook checks say it:
+``Failed: case: what``, expected, got, and a ``why:`` line when a known
+mistake is recognised in what came.
+"""
+
+import numpy as np
+
+from summarizer.assignment.checks import (_first_token_difference, _largest_difference,
+                                          _show, _tree_difference)
+
+NOT_COMPARED = ('takes verbose', 'raised')
+# Cases only a function that takes their argument is run through.
+OPTIONAL_CASES = ('greedy_decode(..., verbose=False)',)
+
+
+def judge_cases(name, got_cases, expected_cases):
+  """The failure lines of one function's run ([] when every case agrees)."""
+  got_by_name = {case.get('name'): case for case in got_cases if isinstance(case, dict)}
+  lines = []
+  for expected in expected_cases:
+    got = got_by_name.get(expected['name'])
+    if got is None and expected['name'] in OPTIONAL_CASES:
+      continue
+    if got is None or got.get('not run'):
+      lines.append(f"Failed: {expected['name']}: " + ((got or {}).get('not run') or 'not run'))
+    elif got.get('error'):
+      lines.append(f"Failed: {expected['name']}: it raised {str(got['error'])[:600]}")
+    else:
+      measures = got.get('measures')
+      lines += judge_measures(name, expected['name'],
+                              measures if isinstance(measures, dict) else {},
+                              expected['measures'])
+  return lines
+
+
+def judge_measures(name, case_name, got, expected):
+  lines = []
+  for what, wanted in expected.items():
+    if what.startswith('input ') or what in NOT_COMPARED:
+      continue
+    if what == 'what it prints, line by line' and not got.get('takes verbose'):
+      continue  # The course's greedy_decode prints as it goes, always: fine.
+    came = got.get(what, '(not measured: the call did not get that far)')
+    if agree(what, came, wanted):
+      continue
+    lines += failure(case_name, what, came, wanted)
+    cause = why(name, what, came, wanted, expected)
+    if cause:
+      lines.append(f'    why: {cause}')
+  return lines
+
+
+def agree(what, got, expected):
+  """Whether a measure agrees: arrays to float32 precision, trees spaces aside."""
+  try:
+    if isinstance(expected, np.ndarray):
+      loose = what == 'log-probabilities'
+      return (isinstance(got, np.ndarray) and got.shape == expected.shape
+              and np.allclose(got, expected, rtol=1e-4 if loose else 1e-5,
+                              atol=1e-3 if loose else 1e-6))
+    if what.startswith('str('):
+      return isinstance(got, str) and got.replace(' ', '') == expected.replace(' ', '')
+    if what.startswith('learning rates'):
+      return np.allclose(np.asarray(got, float), np.asarray(expected, float), rtol=1e-5)
+    if what == 'optimizer parameters':
+      return (isinstance(got, dict) and got.keys() == expected.keys()
+              and all(np.isclose(float(got[k]), expected[k], rtol=1e-6) for k in expected))
+    return type(got) is type(expected) and got == expected
+  except (TypeError, ValueError):
+    return False
+
+
+def failure(case_name, what, got, expected):
+  lines = [f'Failed: {case_name}: {what}']
+  if isinstance(expected, str) and '\n' in expected and isinstance(got, str):
+    return lines + ['    ' + line for line in _tree_difference(expected, got)]
+  if what == 'weight shapes' and isinstance(got, list):
+    return lines + ['    ' + weight_difference(got, expected)]
+  lines += [f'    expected: {_show(expected)}', f'    got:      {_show(got)}']
+  difference = (_first_token_difference(got, expected)
+                or (isinstance(expected, np.ndarray) and _largest_difference(got, expected)))
+  return lines + ([f'    {difference}'] if difference else [])
+
+
+def weight_difference(got, expected):
+  """Where two lists of weight shapes first differ, the package's first."""
+  for index, (came, wanted) in enumerate(zip(got, expected)):
+    if came != wanted:
+      return (f'weight #{index + 1}: the expected shape is {tuple(wanted)}, yours is '
+              f'{tuple(came)} ({len(expected)} weights expected, you have {len(got)})')
+  return f'{len(expected)} weights expected, you have {len(got)}'
+
+
+# --------------------------------------------------------------------------
+# Causes recognised in what came.
+
+def why(name, what, got, wanted, measures):
+  explain = EXPLAIN.get((name, what))
+  if explain is None:
+    return None
+  try:
+    return explain(got, wanted, measures)
+  except Exception:  # pylint: disable=broad-except  # Too far off to be read.
+    return None
+
+
+def _close(got, expected):
+  return (isinstance(got, np.ndarray) and got.shape == np.shape(expected)
+          and np.allclose(got, expected, rtol=1e-5, atol=1e-5))
+
+
+def _attention(q, k, v, mask, axis=-1):
+  scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
+  if mask is not None:
+    scores = np.where(mask, scores, -1e9)
+  scores = scores - scores.max(axis=axis, keepdims=True)
+  weights = np.exp(scores) / np.exp(scores).sum(axis=axis, keepdims=True)
+  return weights @ v
+
+
+def _wrong_axis(got, wanted, m):
+  if _close(got, _attention(m['input q'], m['input k'], m['input v'], m['input mask'], -2)):
+    return ('the weights were normalised over the queries (axis -2): each row of weights '
+            'must sum to 1 over the keys, the last axis')
+  return None
+
+
+def _mask_cause(got, wanted, m):
+  q, k, v = m['input q'], m['input k'], m['input v']
+  square = np.ones((1, q.shape[-2], q.shape[-2]), bool)
+  if _close(got, _attention(q, k, v, np.triu(square))):
+    return ('the mask is the upper triangle (triu): position 0 may see only itself, and '
+            'position i the positions 0 to i, the lower triangle (tril)')
+  if _close(got, _attention(q, k, v, None)):
+    return 'no causal mask: every position sees the later ones too'
+  return None
+
+
+def _heads_cause(got, wanted, m):
+  x = m['input x']  # (B, L, H * Dh); wanted (B * H, L, Dh)
+  batch, length = x.shape[:2]
+  n_heads, d_head = wanted.shape[0] // batch, wanted.shape[2]
+  if _close(got, x.reshape(batch * n_heads, length, d_head)):  # (B * H, L, Dh), no transpose
+    return ('the heads were split without the transpose: (B, L, H, Dh) reshaped straight to '
+            '(B * H, L, Dh) mixes positions and heads; move the heads axis before the '
+            'positions first, (B, H, L, Dh)')
+  return None
+
+
+def _join_cause(got, wanted, m):
+  x = m['input x']  # (B * H, L, Dh); wanted (B, L, H * Dh)
+  batch, length = wanted.shape[:2]
+  if _close(got, x.reshape(batch, length, -1)):  # (B, L, H * Dh), no transpose
+    return ('the heads were joined without the transpose: (B, H, L, Dh) reshaped straight to '
+            '(B, L, H * Dh) mixes heads and positions; move the positions back before the '
+            'heads first, (B, L, H, Dh)')
+  return None
+
+
+def _blocks_cause(got, wanted, m):
+  got_blocks, wanted_blocks = got.count('Branch_out2') // 2, wanted.count('Branch_out2') // 2
+  if got_blocks != wanted_blocks:
+    return (f'{got_blocks} decoder block(s) where n_layers asks for {wanted_blocks}: '
+            'build n_layers blocks, no more, no fewer')
+  return None
+
+
+def _repeated_cause(got, wanted, m):
+  if isinstance(got, int) and got > 0:
+    return ('one block object repeated ([DecoderBlock(...)] * n_layers): the blocks share '
+            'their weights; build each block anew (a loop or a comprehension)')
+  return None
+
+
+def _mode_cause(got, wanted, m):
+  return ("ShiftRight and PositionalEncoding need mode: in predict mode (one token a call) "
+          'ShiftRight must pass the token through and PositionalEncoding count the positions')
+
+
+def _shipped_cause(got, wanted, m):
+  return ("your model's weights are not the shapes of the shipped model's, so its weights "
+          "cannot be loaded: build it from coursework.model_size(), with the layers of "
+          'Exercise 7')
+
+
+EXPLAIN = {
+    ('DotProductAttention', 'output'): _wrong_axis,
+    ('dot_product_self_attention', 'output'): _mask_cause,
+    ('compute_attention_heads_closure', 'output'): _heads_cause,
+    ('compute_attention_output_closure', 'output'): _join_cause,
+    ('TransformerLM', 'str(layer)'): _blocks_cause,
+    ('TransformerLM', 'repeated sublayers'): _repeated_cause,
+    ('whole', 'weight shapes'): _shipped_cause,
+    ('TransformerLM', 'ShiftRight passes the token through (predict mode)'): _mode_cause,
+    ('TransformerLM', "PositionalEncoding's modes"): _mode_cause,
+}

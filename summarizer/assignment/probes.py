@@ -1,0 +1,608 @@
+"""What the grader measures of a graded function: its outputs on inputs, nothing judged.
+
+The same code runs twice per grading: inside the sandbox on the learner's
+function, and in the trusted grader on the package's. It holds no expected
+value and no verdict: a probe calls a function on the grading's inputs
+(drawn from its seed, or handed in by the grader as arrays) and records what
+comes out, case by case, as ``{'name', 'measures', 'error'}``. Measures are
+JSON values or numpy arrays.
+
+Inside the sandbox this file is loaded on its own, as ``probes``: it may
+import only the standard library, numpy and ``summarizer._trax`` (what the
+sandbox shows of the package).
+"""
+
+import contextlib
+import inspect
+import io
+import os
+import tempfile
+import traceback
+
+import numpy as np
+
+from summarizer._trax import fastmath, jnp, tl, trax
+
+EOS, SEP = 1, 0
+RUN_SEED = 7  # The random key of every layer run (dropout masks).
+MODES = ('train', 'eval', 'predict')
+
+
+# --------------------------------------------------------------------------
+# Recording cases.
+
+def describe(error):
+  """'Type: message (line N of your cell: code)', short."""
+  message = str(error).strip().splitlines()
+  text = type(error).__name__ + (': ' + ' / '.join(message[:3])[:300] if message else '')
+  for frame in reversed(traceback.extract_tb(error.__traceback__)):
+    if frame.filename.startswith('<cell '):
+      text += f' ({frame.filename[1:-1]}, line {frame.lineno}: {(frame.line or "").strip()})'
+      break
+  return text
+
+
+def innermost(error):
+  """The exception a Trax LayerError wraps (its cause or context), however deep."""
+  seen = set()
+  while type(error).__name__ == 'LayerError' and id(error) not in seen:
+    seen.add(id(error))
+    inner = error.__cause__ or error.__context__
+    if inner is None:
+      break
+    error = inner
+  return error
+
+
+def case(name, measure, *args, **kwargs):
+  """Runs ``measure(*args, **kwargs)``, a dict of measures, as one recorded case."""
+  try:
+    return {'name': name, 'measures': measure(*args, **kwargs), 'error': None}
+  except (Exception, SystemExit) as error:  # pylint: disable=broad-except
+    return {'name': name, 'measures': {}, 'error': describe(innermost(error))}
+
+
+def accepts(function, name):
+  """Whether ``function`` takes a parameter ``name`` (True when unsure)."""
+  try:
+    parameters = inspect.signature(function).parameters.values()
+  except (TypeError, ValueError):
+    return True
+  return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def array(value):
+  if value is None:
+    raise TypeError('it returned None')
+  return np.asarray(value, dtype=np.float32)
+
+
+# --------------------------------------------------------------------------
+# Inputs drawn from the grading's seed (the same on both sides).
+
+def rng_for(seed, name):
+  """A numpy generator for one exercise, from the grading's seed."""
+  return np.random.default_rng([seed, sum(map(ord, name))])
+
+
+def floats(rng, shape):
+  return rng.normal(size=shape).astype(np.float32)
+
+
+def attention_inputs(rng):
+  """(name, query, key, value, mask) sets; every row of every mask attends somewhere."""
+  sets = []
+  for label in ('causal mask', 'random mask', 'batch of 1, no mask rows cut'):
+    batch, length, depth = int(rng.integers(1, 4)), int(rng.integers(3, 7)), int(rng.integers(2, 7))
+    q, k, v = (floats(rng, (batch, length, depth)) for _ in range(3))
+    if label == 'causal mask':
+      mask = np.tril(np.ones((1, length, length), bool))
+    else:
+      mask = rng.random((batch, length, length)) < 0.6
+      mask[..., np.arange(length), rng.integers(0, length, size=length)] = True
+    sets.append((f'{label}, q k v {q.shape}', q, k, v, mask))
+  return sets
+
+
+# --------------------------------------------------------------------------
+# UNQ_C1 to UNQ_C4: functions of arrays.
+
+def probe_DotProductAttention(function, seed, given, env):  # pylint: disable=invalid-name
+  del given, env
+  cases = []
+  for name, q, k, v, mask in attention_inputs(rng_for(seed, 'C1')):
+    def measure(q=q, k=k, v=v, mask=mask):
+      output = function(jnp.array(q), jnp.array(k), jnp.array(v), jnp.array(mask))
+      return {'output': array(output), 'is a jax.Array': isinstance(output, jax_array()),
+              'input q': q, 'input k': k, 'input v': v, 'input mask': mask}
+    cases.append(case(f'DotProductAttention, {name}', measure))
+  return cases
+
+
+def jax_array():
+  import jax  # pylint: disable=g-import-not-at-top
+  return jax.Array
+
+
+def probe_dot_product_self_attention(function, seed, given, env):
+  del given, env
+  rng, cases = rng_for(seed, 'C3'), []
+  for _ in range(2):
+    shape = (int(rng.integers(1, 4)), int(rng.integers(2, 7)), int(rng.integers(2, 7)))
+    q, k, v = (floats(rng, shape) for _ in range(3))
+    cases.append(case(f'dot_product_self_attention on q k v {shape}',
+                      lambda q=q, k=k, v=v: {'output': array(function(
+                          jnp.array(q), jnp.array(k), jnp.array(v))),
+                                             'input q': q, 'input k': k, 'input v': v}))
+  return cases
+
+
+def head_sizes(rng):
+  """(n_heads, d_head) pairs: two fixed shapes where heads and width differ, one drawn."""
+  return [(2, 3), (3, 2), (int(rng.integers(2, 5)), int(rng.integers(2, 6)))]
+
+
+def probe_compute_attention_heads_closure(function, seed, given, env):
+  del given, env
+  rng, cases = rng_for(seed, 'C2'), []
+  for n_heads, d_head in head_sizes(rng):
+    x = floats(rng, (int(rng.integers(1, 4)), int(rng.integers(2, 6)), n_heads * d_head))
+    cases.append(case(
+        f'compute_attention_heads_closure(n_heads={n_heads}, d_head={d_head}) on {x.shape}',
+        lambda x=x, h=n_heads, d=d_head: {'output': array(function(n_heads=h, d_head=d)(
+            jnp.array(x))), 'input x': x}))
+  return cases
+
+
+def probe_compute_attention_output_closure(function, seed, given, env):
+  del given, env
+  rng, cases = rng_for(seed, 'C4'), []
+  for n_heads, d_head in head_sizes(rng):
+    x = floats(rng, (int(rng.integers(1, 4)) * n_heads, int(rng.integers(2, 6)), d_head))
+    cases.append(case(
+        f'compute_attention_output_closure(n_heads={n_heads}, d_head={d_head}) on {x.shape}',
+        lambda x=x, h=n_heads, d=d_head: {'output': array(function(n_heads=h, d_head=d)(
+            jnp.array(x))), 'input x': x}))
+  return cases
+
+
+# --------------------------------------------------------------------------
+# Layers: their printed tree, and their output with given weights.
+
+def flat_weights(layer):
+  return tl.flatten_weights_and_state(layer.weights, ())[0]
+
+
+def as_layer(built):
+  """A layer from what a layer function returned (a block is a list of layers)."""
+  if isinstance(built, list):
+    built = tl.Serial(built)
+  if not isinstance(built, tl.Layer):
+    raise TypeError(f'it returned a {type(built).__name__}, not a layer')
+  return built
+
+
+def tree_measures(built):
+  """The printed tree, its type and its sublayers' types."""
+  layer = as_layer(built)
+  parts = built if isinstance(built, list) else layer.sublayers
+  return {'str(layer)': str(built), 'type': type(built).__name__,
+          'types of its parts': [type(part).__name__ for part in parts],
+          'types of their sublayers': [[type(s).__name__ for s in getattr(part, 'sublayers', [])]
+                                       for part in parts]}
+
+
+def run_measures(built, inputs, weights):
+  """Initialises the layer on ``inputs``; with ``weights`` (if they fit), its output."""
+  layer = as_layer(built)
+  rng = fastmath.random.get_prng(RUN_SEED)
+  layer.init(trax.shapes.signature(inputs), rng=rng)
+  shapes = [list(np.shape(w)) for w in flat_weights(layer)]
+  measures = {'weight shapes': shapes, 'repeated sublayers': repeated_sublayers(layer)}
+  if shapes == [list(np.shape(w)) for w in weights]:
+    layer.weights, _ = tl.unflatten_weights_and_state(
+        [jnp.array(w) for w in weights], (), (layer.weights, layer.state), weights_only=True)
+    output, _ = layer.pure_fn(inputs, layer.weights, layer.state, rng)
+    measures['output'] = array(output)
+  return measures
+
+
+def repeated_sublayers(layer):
+  """How many direct sublayers are the same object as an earlier one."""
+  seen, repeated = set(), 0
+  for sublayer in layer.sublayers:
+    repeated += id(sublayer) in seen
+    seen.add(id(sublayer))
+  return repeated
+
+
+def weights_key(case_name):
+  return 'weights/' + case_name
+
+
+def given_weights(given, case_name):
+  """The weights the grader handed in for a case (arrays 'weights/<case>/<i>')."""
+  prefix = weights_key(case_name) + '/'
+  keys = sorted((k for k in given if k.startswith(prefix)), key=lambda k: int(k[len(prefix):]))
+  return [given[k] for k in keys]
+
+
+def layer_cases(spec, function, given, tree_specs=()):
+  """Tree cases, then run cases (each (name, kwargs, inputs)), with the given weights."""
+  cases = [case(name, lambda kwargs=kwargs: tree_measures(function(**kwargs)))
+           for name, kwargs in tree_specs]
+  for name, kwargs, inputs in spec:
+    cases.append(case(name, lambda kwargs=kwargs, inputs=inputs, name=name: run_measures(
+        function(**kwargs), inputs, given_weights(given, name))))
+  return cases
+
+
+def with_max_len(function, kwargs, mode):
+  """The call's arguments in a mode (max_len 16 when taken: a small predict cache)."""
+  options = dict(kwargs, mode=mode)
+  if accepts(function, 'max_len'):
+    options['max_len'] = 16
+  return options
+
+
+def causal_attention_runs(seed, function=None):
+  rng = rng_for(seed, 'C5')
+  n_heads, d_head = int(rng.integers(2, 5)), int(rng.integers(2, 5))
+  x = floats(rng, (2, int(rng.integers(3, 7)), n_heads * d_head))
+  base = dict(d_feature=n_heads * d_head, n_heads=n_heads)
+  return [(f'CausalAttention(d_feature={n_heads * d_head}, n_heads={n_heads}, mode={mode!r}) '
+           f'on {x.shape}', with_max_len(function, base, mode) if function else
+           dict(base, mode=mode, max_len=16), x) for mode in MODES]
+
+
+def indivisible(function):
+  try:
+    function(d_feature=10, n_heads=3)
+  except NotImplementedError:
+    raise  # A blank: the case fails with it.
+  except Exception as error:  # pylint: disable=broad-except  # ValueError, the course's assert
+    return {'raised (10 features do not split into 3 heads)': True,
+            'raised': type(error).__name__}
+  return {'raised (10 features do not split into 3 heads)': False}
+
+
+def probe_CausalAttention(function, seed, given, env):  # pylint: disable=invalid-name
+  del env
+  trees = [(f'CausalAttention(d_feature={d}, n_heads={h})', dict(d_feature=d, n_heads=h))
+           for d, h in ((512, 8), (16, 4))]
+  cases = layer_cases(causal_attention_runs(seed, function), function, given, trees)
+  cases.append(case('CausalAttention(d_feature=10, n_heads=3)', indivisible, function))
+  return cases
+
+
+def decoder_block_runs(seed, function=None):
+  rng = rng_for(seed, 'C6')
+  n_heads, d_head = int(rng.integers(2, 4)), int(rng.integers(2, 5))
+  d_model = n_heads * d_head
+  x = floats(rng, (2, int(rng.integers(3, 7)), d_model))
+  runs = []
+  for mode, activation in [(m, 'Relu') for m in MODES] + [('eval', 'FastGelu')]:
+    base = dict(d_model=d_model, d_ff=int(rng.integers(8, 24)), n_heads=n_heads,
+                dropout=0.3, ff_activation=getattr(tl, activation))
+    options = with_max_len(function, base, mode) if function else dict(base, mode=mode,
+                                                                        max_len=16)
+    runs.append((f'DecoderBlock(d_model={d_model}, d_ff={base["d_ff"]}, n_heads={n_heads}, '
+                 f'dropout=0.3, mode={mode!r}, ff_activation=tl.{activation}) on {x.shape}',
+                 options, x))
+  return runs
+
+
+def probe_DecoderBlock(function, seed, given, env):  # pylint: disable=invalid-name
+  del env
+  trees = [(f'DecoderBlock(d_model={d}, d_ff={f}, n_heads={h}, dropout={p})',
+            dict(d_model=d, d_ff=f, n_heads=h, dropout=p, mode='train', ff_activation=tl.Relu))
+           for d, f, h, p in ((512, 2048, 8, 0.1), (16, 32, 4, 0.05))]
+  return layer_cases(decoder_block_runs(seed, function), function, given, trees)
+
+
+EXERCISE_MODEL = dict(vocab_size=33300, d_model=4, d_ff=16, n_layers=1, n_heads=2)
+
+
+def transformer_runs(seed, function=None):
+  rng = rng_for(seed, 'C7')
+  n_heads, d_head, n_layers = int(rng.integers(2, 4)), int(rng.integers(2, 5)), 2
+  vocab = int(rng.integers(20, 60))
+  ids = rng.integers(2, vocab, size=(2, int(rng.integers(4, 9)))).astype(np.int32)
+  base = dict(vocab_size=vocab, d_model=n_heads * d_head, d_ff=int(rng.integers(8, 24)),
+              n_layers=n_layers, n_heads=n_heads, dropout=0.3)
+  described = ', '.join(f'{k}={v}' for k, v in base.items())
+  return [(f'TransformerLM({described}, mode={mode!r}) on ids {ids.shape}',
+           with_max_len(function, base, mode) if function else dict(base, mode=mode,
+                                                                    max_len=16), ids)
+          for mode in ('train', 'eval')]
+
+
+def exercise_model_measures(function):
+  """The exercise's model traced on ids (2, 8): its number of weights, its output shape."""
+  model = function(**EXERCISE_MODEL, mode='eval')
+  ids = trax.shapes.ShapeDtype((2, 8), np.int32)
+  weights, state = fastmath.abstract_eval(model.init)(ids)
+  rng = fastmath.random.get_prng(0)
+  output, _ = fastmath.abstract_eval(
+      lambda ids, weights, state: model.pure_fn(ids, weights, state, rng))(ids, weights, state)
+  return {'number of weights': count_weights(weights), 'output shape': list(output.shape)}
+
+
+def count_weights(weights):
+  import jax  # pylint: disable=g-import-not-at-top
+  return sum(int(np.prod(leaf.shape)) for leaf in jax.tree_util.tree_leaves(weights))
+
+
+def probe_TransformerLM(function, seed, given, env):  # pylint: disable=invalid-name
+  del env
+  trees = [(f'TransformerLM(vocab_size={v}, d_model={d}, d_ff={f}, n_layers={n}, '
+            f'n_heads={h})', dict(vocab_size=v, d_model=d, d_ff=f, n_layers=n, n_heads=h,
+                                  dropout=0.1, max_len=256, ff_activation=tl.Relu))
+           for v, d, f, n, h in ((33300, 512, 2048, 1, 8), (100, 16, 32, 1, 4),
+                                 (100, 16, 32, 3, 4))]
+  cases = layer_cases(transformer_runs(seed, function), function, given, trees)
+  cases.append(case('TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
+                    exercise_model_measures, function))
+  cases.append(case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
+                    "mode='predict')", predict_mode_measures, function))
+  return cases
+
+
+def predict_mode_measures(function):
+  """What a predict-mode model's layers do with the mode (one token a call needs it)."""
+  options = with_max_len(function, dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2,
+                                        n_heads=3), 'predict')
+  model = function(**options)
+  shift = next((layer for layer in all_sublayers(model) if layer.name.startswith('ShiftRight')),
+               None)
+  passes = None if shift is None else int(np.asarray(shift(np.array([[5]], np.int32)))[0, 0]) == 5
+  encodings = [getattr(layer, '_mode', None) for layer in all_sublayers(model)
+               if type(layer).__name__ == 'PositionalEncoding']
+  return {'ShiftRight passes the token through (predict mode)': passes,
+          "PositionalEncoding's modes": encodings}
+
+
+def all_sublayers(layer):
+  for sublayer in layer.sublayers:
+    yield sublayer
+    yield from all_sublayers(sublayer)
+
+
+# --------------------------------------------------------------------------
+# UNQ_C8: training_loop.
+
+SCHEDULE_STEPS = (1, 500, 1000, 1001, 4000)
+
+
+def batches(seed, length=16):
+  """(inputs, targets, weights) batches of one sequence: weights 0 over its first half."""
+  rng = np.random.default_rng(seed)
+  weights = np.zeros((1, length), np.float32)
+  weights[:, length // 2:] = 1
+  while True:
+    ids = rng.integers(2, 33300, size=(1, length)).astype(np.int32)
+    yield ids, ids, weights
+
+
+@contextlib.contextmanager
+def home_and_cwd(directory):
+  saved_home, saved_cwd = os.environ.get('HOME'), os.getcwd()
+  os.environ['HOME'] = directory
+  os.chdir(directory)
+  try:
+    yield
+  finally:
+    os.chdir(saved_cwd)
+    if saved_home is None:
+      os.environ.pop('HOME', None)
+    else:
+      os.environ['HOME'] = saved_home
+
+
+def loop_measures(loop, home):
+  task = loop.tasks[0]
+  return {
+      'loss layer': str(task.loss_layer),
+      'optimizer': type(task.optimizer).__name__,
+      'optimizer parameters': {k: float(v) for k, v in sorted(task.optimizer.opt_params.items())},
+      'learning rates at steps 1, 500, 1000, 1001, 4000': [
+          float(task.learning_rate(step)) for step in SCHEDULE_STEPS],
+      'steps between checkpoints': task.n_steps_per_checkpoint,
+      'evaluation metrics': [str(name) for name in loop.eval_tasks[0].metric_names],
+      "output directory is '~/output' with '~' expanded": (
+          os.path.realpath(loop.output_dir) == os.path.realpath(os.path.join(home, 'output'))),
+      "modes of the model's layers": layer_modes(loop.model),
+  }
+
+
+def layer_modes(layer):
+  found, stack = set(), [layer]
+  while stack:
+    current = stack.pop()
+    if isinstance(getattr(current, '_mode', None), str):
+      found.add(current._mode)  # pylint: disable=protected-access
+    stack.extend(current.sublayers)
+  return sorted(found)
+
+
+def probe_training_loop(function, seed, given, env):
+  """The loop built over random batches, with the exercise's model's output on weights given."""
+  with tempfile.TemporaryDirectory() as home:
+    def build():
+      options = {'output_dir': '~/output'} if accepts(function, 'output_dir') else {}
+      with home_and_cwd(home):
+        return function(env['TransformerLM'], batches(seed), batches(seed + 1), **options)
+    built = {}
+
+    def measure():
+      built['loop'] = build()
+      return loop_measures(built['loop'], home)
+    cases = [case('training_loop(TransformerLM, train_gen, eval_gen, output_dir)', measure)]
+    if 'loop' in built:
+      ids = next(batches(seed + 2))[0]
+      cases.append(case("the loop's model on a batch, with the weights given",
+                        lambda: run_measures(built['loop'].model, ids,
+                                             given_weights(given, 'training_loop model'))))
+  return cases
+
+
+# --------------------------------------------------------------------------
+# UNQ_C9 and UNQ_C10: stand-ins for the model, the tokenizer and next_symbol.
+
+class StandInModel:
+  """An eval-mode model stand-in: the most likely token at position p is 40 + p."""
+  VOCAB, FIRST = 100, 40
+
+  def __init__(self):
+    self.inputs = []
+
+  def __call__(self, batch, *args, **kwargs):
+    pair = isinstance(batch, (tuple, list))
+    inputs = np.asarray(batch[0] if pair else batch)
+    self.inputs.append(inputs.tolist())
+    log_probs = np.full(inputs.shape + (self.VOCAB,), -10.0, np.float32)
+    for position in range(min(inputs.shape[-1], self.VOCAB - self.FIRST)):
+      log_probs[..., position, self.FIRST + position] = -0.1
+    return (log_probs, batch[1] if len(batch) > 1 else inputs) if pair else log_probs
+
+
+def probe_next_symbol(function, seed, given, env):
+  del given, env
+  rng = rng_for(seed, 'C9')
+  lists = [[int(rng.integers(2, 500))]] + [
+      rng.integers(0, 500, size=int(rng.integers(low, high))).tolist()
+      for low, high in ((2, 8), (8, 17), (17, 40))]
+  cases = []
+  for tokens in lists:
+    def measure(tokens=tokens):
+      model = StandInModel()
+      token = function(list(tokens), model)
+      return {'next token': int(token) if isinstance(token, (int, np.integer)) else repr(token),
+              'type of the next token': type(token).__name__, "the model's inputs": model.inputs}
+    cases.append(case(f'next_symbol on {len(tokens)} tokens', measure))
+  return cases
+
+
+PIECES = {20: 'I ', 21: 'found ', 22: 'roses, ', 23: 'not ', 24: 'tulips.', 25: ' And more.'}
+
+
+def stand_in_tokenize(text, *args, **kwargs):
+  return [100 + len(word) for word in text.split()] + [EOS]
+
+
+def stand_in_detokenize(ids, *args, **kwargs):
+  return ''.join(PIECES.get(int(i), '<EOS>' if int(i) == EOS else f'<{int(i)}>') for i in ids)
+
+
+class ScriptedNextSymbol:
+  """Writes a script, one token a call, for the article's ids + SEP + the script so far."""
+
+  def __init__(self, prefix, script):
+    self.prefix, self.script, self.calls, self.models = list(prefix), list(script), [], []
+
+  def __call__(self, cur_output_tokens, model=None, *args, **kwargs):
+    tokens = [int(token) for token in cur_output_tokens]
+    self.calls.append(tokens[len(self.prefix) - 1:] if tokens[:len(self.prefix)] == self.prefix
+                      else tokens)
+    self.models.append(repr(model))
+    if len(self.calls) > 2 * len(self.script) + 10:
+      raise RuntimeError(f'next_symbol was called {len(self.calls)} times: the decoding does '
+                         f'not stop at EOS ({EOS})')
+    written = tokens[len(self.prefix):]
+    if (tokens[:len(self.prefix)] == self.prefix and written == self.script[:len(written)]
+        and len(written) < len(self.script)):
+      return self.script[len(written)]
+    return EOS
+
+
+class ModelArgument:
+  def __repr__(self):
+    return "greedy_decode's model"
+
+
+def decode_measures(function, sentence, script, verbose):
+  prefix = stand_in_tokenize(sentence) + [SEP]
+  stand_in, printed = ScriptedNextSymbol(prefix, script), io.StringIO()
+  options = {} if verbose is None else {'verbose': verbose}
+  with contextlib.redirect_stdout(printed):
+    output = function(sentence, ModelArgument(), next_symbol=stand_in,
+                      tokenize=stand_in_tokenize, detokenize=stand_in_detokenize, **options)
+  return {'the summary it returns': output if isinstance(output, str) else repr(output),
+          'the tokens next_symbol is given from SEP on, call by call': stand_in.calls,
+          'the model next_symbol is given': sorted(set(stand_in.models)),
+          'what it prints, line by line': printed.getvalue().splitlines(),
+          'takes verbose': verbose is not None}
+
+
+def probe_greedy_decode(function, seed, given, env):
+  del given, env
+  rng = rng_for(seed, 'C10')
+  verbose = True if accepts(function, 'verbose') else None
+  cases = []
+  for n in (int(rng.integers(1, 6)), 0):
+    words = ' '.join('w' * int(rng.integers(1, 9)) for _ in range(int(rng.integers(2, 9))))
+    script = rng.integers(20, 26, size=n).tolist() + [EOS, 25]
+    cases.append(case(f'greedy_decode of a {n + 1}-token summary', decode_measures,
+                      function, words, script, verbose))
+  if verbose:
+    cases.append(case('greedy_decode(..., verbose=False)', decode_measures, function,
+                      'Quiet please.', [21, 22, EOS], False))
+  return cases
+
+
+# --------------------------------------------------------------------------
+# Parts 4 and 5: the learner's whole model with the shipped weights.
+
+def weight_shapes(model_function, model_size):
+  """The learner's eval-mode model's weight shapes, traced (no arithmetic)."""
+  traced = model_function(**model_size, mode='eval')
+  ids = trax.shapes.ShapeDtype((1, 8), np.int32)
+  weights, _ = fastmath.abstract_eval(traced.init)(ids)
+  shapes = [list(leaf.shape) for leaf in tl.flatten_weights_and_state(weights, ())[0]]
+  return model_function(**model_size, mode='eval'), shapes
+
+
+def probe_whole(names, given, model_size, model_file, parts=(4, 5)):
+  """Part 4: weight shapes, then log-probabilities; Part 5: the summary's ids.
+
+  Part 5 needs Part 4's model: with ``parts=(5,)`` Part 4 still runs, unrecorded.
+  """
+  shapes = {}
+
+  def part_4():
+    model, shapes['got'] = weight_shapes(names['TransformerLM'], model_size)
+    measures = {'weight shapes': shapes['got']}
+    if shapes['got'] == given['shipped weight shapes']:
+      model.init_from_file(model_file, weights_only=True)
+      shapes['model'] = model
+      measures['log-probabilities'] = array(model(given['part 4 ids']))
+    return measures
+  cases = [case('Part 4: your TransformerLM with the shipped weights', part_4)]
+  if 4 not in parts:
+    cases = []
+
+  def part_5():
+    article_ids = [int(i) for i in given['part 5 ids']]
+    with contextlib.redirect_stdout(io.StringIO()):
+      ids = names['greedy_decode']('the article', shapes['model'], names['next_symbol'],
+                                   lambda *a, **k: list(article_ids),
+                                   lambda tokens, *a, **k: [int(t) for t in tokens])
+    return {"the summary's ids": [int(t) for t in ids]}
+  if 'model' in shapes and 5 in parts:
+    cases.append(case('Part 5: your greedy_decode and next_symbol summarise an article',
+                      part_5))
+  return cases
+
+
+PROBES = {
+    'DotProductAttention': probe_DotProductAttention,
+    'compute_attention_heads_closure': probe_compute_attention_heads_closure,
+    'dot_product_self_attention': probe_dot_product_self_attention,
+    'compute_attention_output_closure': probe_compute_attention_output_closure,
+    'CausalAttention': probe_CausalAttention,
+    'DecoderBlock': probe_DecoderBlock,
+    'TransformerLM': probe_TransformerLM,
+    'training_loop': probe_training_loop,
+    'next_symbol': probe_next_symbol,
+    'greedy_decode': probe_greedy_decode,
+}

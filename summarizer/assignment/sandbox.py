@@ -1,0 +1,218 @@
+"""The sandbox a submission's code runs in: bubblewrap, read-only, hidden package, no network.
+
+``run(job, given)`` writes the job into a temporary folder and starts
+``worker.py`` in it under bubblewrap (``bwrap``, Debian's ``bubblewrap``):
+
+- the filesystem is empty but for what is bound read-only: ``/usr``, the
+  Python installation and its virtual environment, the shipped model's
+  folder, the job and the two files of the assignment room it runs
+  (``worker.py``, ``probes.py``);
+- the package's folder is a fresh tmpfs holding only ``VISIBLE_MODULES``:
+  no graded function (``graded_modules()``), no assignment room, no
+  notebook, no ``.git``: ``from summarizer import CausalAttention`` fails;
+- its own ``/tmp``, ``/proc`` and ``/dev``; no network (all namespaces
+  unshared), an unprivileged user, no capabilities, an empty environment;
+- the working directory is the empty ``/tmp``: a submission's own files are
+  never there, so nothing shadows the package.
+
+Results come back on the worker's standard output only (see ``worker.py``).
+With ``mode='process'`` (the teacher's explicit choice where bubblewrap is
+missing) the worker is a plain separate process: limits and fresh inputs,
+but nothing hidden and nothing read-only.
+"""
+
+import hashlib
+import importlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+import summarizer
+from summarizer.config import PACKAGE_DIR
+from summarizer.errors import SummarizerError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+# The package's files the sandbox shows: what the notebook's setup imports
+# (Trax through the package, the constants). Every other file is hidden.
+VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py')
+INSTALL_HINT = ('bubblewrap (bwrap) is not installed: sudo apt-get install bubblewrap '
+                '(or pass --sandbox process for a weaker mode: a separate process, '
+                'nothing hidden)')
+MODES = ('bwrap', 'process')
+
+
+def graded_modules():
+  """Each graded function -> the package's file that defines it (hidden in the sandbox).
+
+  Read from ``summarizer``'s table of public names, so a module that moves
+  is followed.
+  """
+  from summarizer.assignment import exercises  # pylint: disable=g-import-not-at-top
+  found = {}
+  for name in exercises.GRADED:
+    module = importlib.import_module(summarizer._LAZY[name])  # pylint: disable=protected-access
+    found[name] = os.path.relpath(module.__file__, PACKAGE_DIR)
+  return found
+
+
+def package_digest(directories):
+  """A sha256 of every file under the directories (bytecode caches aside)."""
+  digest = hashlib.sha256()
+  for directory in directories:
+    for root, folders, files in sorted(os.walk(directory)):
+      folders[:] = sorted(f for f in folders if f != '__pycache__')
+      for name in sorted(files):
+        path = os.path.join(root, name)
+        digest.update(os.path.relpath(path, directory).encode() + b'\0')
+        with open(path, 'rb') as f:
+          digest.update(hashlib.sha256(f.read()).digest())
+  return digest.hexdigest()
+
+
+def _ro(path):
+  return ['--ro-bind', path, path]
+
+
+def _system_binds():
+  """/usr, and /lib, /lib64, /bin as the host has them (links into /usr, or folders)."""
+  binds = _ro('/usr')
+  for name in ('lib', 'lib64', 'bin', 'sbin'):
+    path = '/' + name
+    if os.path.islink(path):
+      binds += ['--symlink', os.readlink(path), path]
+    elif os.path.isdir(path):
+      binds += _ro(path)
+  return binds
+
+
+def _python_binds():
+  paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
+  paths.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
+  binds = []
+  for path in sorted(paths):
+    if not path.startswith('/usr'):
+      binds += _ro(path)
+  return binds
+
+
+def _package_binds():
+  """The package's folder as a fresh tmpfs with only the visible modules bound back."""
+  binds = ['--tmpfs', PACKAGE_DIR]
+  for name in VISIBLE_MODULES:
+    binds += _ro(os.path.join(PACKAGE_DIR, name))
+  return binds + ['--remount-ro', PACKAGE_DIR]
+
+
+def bwrap_command(job_dir, read_only_dirs):
+  """The bwrap command line that runs the worker on the job in ``job_dir``."""
+  bwrap = shutil.which('bwrap')
+  if bwrap is None:
+    raise SummarizerError(INSTALL_HINT)
+  command = [bwrap, *_system_binds(), *_python_binds()]
+  for directory in read_only_dirs:
+    command += _ro(directory)
+  command += _package_binds()
+  command += ['--ro-bind', job_dir, '/job',
+              '--ro-bind', os.path.join(HERE, 'worker.py'), '/grader/worker.py',
+              '--ro-bind', os.path.join(HERE, 'probes.py'), '/grader/probes.py',
+              '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp',
+              '--unshare-all', '--unshare-user', '--uid', '1000', '--gid', '1000',
+              '--as-pid-1',  # No reaper of bwrap's holding the channel: the worker is init.
+              '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--clearenv',
+              '--setenv', 'HOME', '/tmp', '--setenv', 'PATH', '/usr/bin',
+              '--setenv', 'JAX_PLATFORMS', 'cpu', '--chdir', '/tmp',
+              sys.executable, '-I', '/grader/worker.py', '/job']
+  return command
+
+
+def process_command(job_dir):
+  """The weaker mode: the worker as a plain process, from a copy of its two files."""
+  for name in ('worker.py', 'probes.py'):
+    shutil.copy(os.path.join(HERE, name), os.path.join(job_dir, name))
+  return [sys.executable, '-I', os.path.join(job_dir, 'worker.py'), job_dir]
+
+
+def run(job, given, solutions, mode='bwrap', read_only_dirs=(), timeout=1800):
+  """Runs the job's items in the sandbox.
+
+  Args:
+    job: The job (see ``worker.py``), JSON.
+    given: Arrays handed in, name -> numpy array.
+    solutions: For each item, the package's solutions it may use (name ->
+      source), sent on the worker's stdin one item at a time.
+    mode: 'bwrap', or 'process' (weaker, named by the teacher).
+    read_only_dirs: Host folders the sandbox may read (the shipped model's).
+    timeout: Seconds for the whole run.
+
+  Returns:
+    dict: item id -> {'status': ..., 'results': ... or None}.
+  """
+  if mode not in MODES:
+    raise SummarizerError(f'unknown sandbox mode {mode!r}: choose one of {", ".join(MODES)}')
+  with tempfile.TemporaryDirectory(prefix='grading-') as job_dir:
+    with open(os.path.join(job_dir, 'job.json'), 'w', encoding='utf-8') as f:
+      json.dump(job, f)
+    np.savez(os.path.join(job_dir, 'given.npz'), **given)
+    os.chmod(job_dir, 0o755)
+    command = (bwrap_command(job_dir, read_only_dirs) if mode == 'bwrap'
+               else process_command(job_dir))
+    env = None if mode == 'bwrap' else {'PATH': '/usr/bin', 'HOME': job_dir,
+                                        'JAX_PLATFORMS': 'cpu'}
+    frames = b''.join(_frame(json.dumps(each).encode('utf-8')) for each in solutions)
+    done = subprocess.run(command, input=frames, capture_output=True, timeout=timeout,
+                          check=False, cwd=job_dir, env=env)
+  items = read_frames(done.stdout)
+  if not items and done.returncode:
+    tail = done.stderr.decode('utf-8', 'replace').strip().splitlines()[-3:]
+    raise SummarizerError('the sandbox did not start: ' + ' / '.join(tail))
+  return items
+
+
+def _frame(data):
+  return len(data).to_bytes(8, 'big') + data
+
+
+def read_frames(data):
+  """Parses the worker's frames: header, then the child's JSON and .npz (no pickle)."""
+  items, stream = {}, io.BytesIO(data)
+  while True:
+    try:
+      header = json.loads(_read_frame(stream))
+      body = io.BytesIO(stream.read(int(header['size'])))
+      items[str(header['id'])] = {'status': dict(header['status']), 'results': _decode(body)}
+    except Exception:  # pylint: disable=broad-except  # The end, or bytes not the worker's.
+      return items
+
+
+def _read_frame(stream):
+  size = stream.read(8)
+  if len(size) < 8:
+    raise EOFError('no more frames')
+  return stream.read(int.from_bytes(size, 'big'))
+
+
+def _decode(body):
+  """The child's results, arrays put back; None when it sent nothing readable."""
+  try:
+    document, packed = _read_frame(body), _read_frame(body)
+    results = json.loads(document)
+    with np.load(io.BytesIO(packed), allow_pickle=False) as arrays:
+      loaded = {key: arrays[key] for key in arrays.files}
+  except Exception:  # pylint: disable=broad-except  # Whatever it sent: nothing.
+    return None
+
+  def decode(value):
+    if isinstance(value, dict):
+      if set(value) == {'__array__'}:
+        return loaded.get(value['__array__'])
+      return {k: decode(v) for k, v in value.items()}
+    if isinstance(value, list):
+      return [decode(v) for v in value]
+    return value
+  return decode(results) if isinstance(results, dict) else None

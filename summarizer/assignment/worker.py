@@ -1,0 +1,266 @@
+"""Runs a learner's cells inside the sandbox and writes what they output; judges nothing.
+
+Started by ``sandbox.py`` as ``python -I worker.py JOB_DIR`` inside
+bubblewrap, next to ``probes.py`` (the only other file it loads of the
+assignment room). ``JOB_DIR/job.json`` names the items to run, in the course's order,
+and holds the notebook's setup (trusted) and the learner's cells;
+``JOB_DIR/given.npz`` holds the arrays the grader hands in (weights, ids),
+read without pickle. The package's solutions of an item's earlier exercises
+come on stdin, one frame an item, read just before the item runs.
+
+Each item runs in a child process of its own (forked after the imports, so
+Trax loads once) with its own memory and time limits: a crash, a hang or an
+out-of-memory costs that item only. A child sends its results (a JSON
+document and an .npz of arrays) through a pipe of its own; this process
+writes, on its standard output (the grader's only channel, which no child
+holds), one frame an item: a header (the item, its exit status, whether it
+ran out of time, seconds) and the bytes the child sent. After each item every
+other process of the sandbox is killed, so nothing an item leaves behind can
+reach a later one. This process is not dumpable: no child opens its stdout
+through /proc.
+"""
+
+import ast
+import ctypes
+import io
+import json
+import linecache
+import os
+import resource
+import select
+import signal
+import sys
+import time
+
+import numpy as np
+
+# python -I leaves this file's folder off the path: probes.py is beside it.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import probes  # pylint: disable=import-error,wrong-import-position
+
+
+def load_job(job_dir):
+  with open(os.path.join(job_dir, 'job.json'), encoding='utf-8') as f:
+    job = json.load(f)
+  with np.load(os.path.join(job_dir, 'given.npz'), allow_pickle=False) as arrays:
+    given = {key: arrays[key] for key in arrays.files}
+  given.update(job.get('given', {}))
+  return job, given
+
+
+def run_cell(source, label, names, errors):
+  """Runs a cell statement by statement, as far as each goes; errors are recorded."""
+  filename = f'<cell {label}>'
+  linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
+  try:
+    tree = ast.parse(source, filename)
+  except SyntaxError as error:
+    errors.append(f'{label}: SyntaxError: {error.msg} (line {error.lineno})')
+    return
+  for statement in tree.body:
+    try:
+      exec(compile(ast.Module([statement], []), filename, 'exec'), names)  # pylint: disable=exec-used
+    except (Exception, SystemExit) as error:  # pylint: disable=broad-except
+      errors.append(f'{label}: {probes.describe(error)}')
+
+
+def namespace(job, item, solutions, errors):
+  """The names an item's function sees: setup, stand-ins, the package's earlier answers, cells."""
+  names = {'__name__': '__main__'}
+  exec(job['setup'], names)  # pylint: disable=exec-used
+  names.update(tokenize=probes.stand_in_tokenize, detokenize=probes.stand_in_detokenize)
+  for name in item['package']:
+    exec(solutions[name], names)  # pylint: disable=exec-used
+  cells = job['submissions'][item['submission']]
+  for name in item['cells']:
+    if name in cells:
+      run_cell(cells[name], name, names, errors)
+  return names
+
+
+# The whole-model items: Part 4 and Part 5 apart, so that a crash in Part 5
+# (next_symbol, greedy_decode) leaves Part 4's result.
+WHOLE = {'whole': (4, 5), 'part 4': (4,), 'part 5': (5,)}
+
+
+def run_item(job, item, solutions, given):
+  """In the child: builds the namespace, probes; returns the results."""
+  errors = []
+  names = namespace(job, item, solutions, errors)
+  if item['probe'] in WHOLE:
+    cases = probes.probe_whole(names, given, job['model_size'], job['model_file'],
+                               WHOLE[item['probe']])
+  elif item['function'] not in names or not callable(names[item['function']]):
+    cases = []
+    errors.append(f"{item['function']} is not defined by its cell")
+  else:
+    cases = probes.PROBES[item['probe']](names[item['function']], job['seed'], given, names)
+  return {'cases': cases, 'cell errors': errors}
+
+
+def encode_results(results):
+  """The results as bytes: a JSON document, then an .npz of the arrays it names."""
+  arrays = {}
+
+  def encode(value):
+    if isinstance(value, np.ndarray):
+      key = f'a{len(arrays)}'
+      arrays[key] = value
+      return {'__array__': key}
+    if isinstance(value, dict):
+      return {str(k): encode(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+      return [encode(v) for v in value]
+    return value
+  document = json.dumps(encode(results), default=repr).encode('utf-8')
+  packed = io.BytesIO()
+  np.savez(packed, **arrays)
+  return frame(document) + frame(packed.getvalue())
+
+
+def read_exactly(fd, size):
+  """Exactly ``size`` bytes of a file descriptor, unbuffered: nothing read ahead."""
+  chunks = []
+  while size:
+    chunk = os.read(fd, size)
+    if not chunk:
+      raise EOFError('the grader closed the job early')
+    chunks.append(chunk)
+    size -= len(chunk)
+  return b''.join(chunks)
+
+
+def read_frame(fd):
+  """One frame from the grader (unbuffered, so later frames stay in the pipe)."""
+  return read_exactly(fd, int.from_bytes(read_exactly(fd, 8), 'big'))
+
+
+def frame(data):
+  return len(data).to_bytes(8, 'big') + data
+
+
+def limit(memory_mb, seconds):
+  """The child's limits: its address space, its CPU time, the files it writes."""
+  memory = memory_mb << 20
+  resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+  resource.setrlimit(resource.RLIMIT_CPU, (seconds * 4, seconds * 4))  # 2 cores, threads.
+  resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+  resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+
+
+def child(job, item, solutions, given, write_end):
+  """The child: no way back to the grader but its pipe; limits; the learner's code."""
+  code = 0
+  try:
+    os.setpgid(0, 0)
+    quiet = os.open(os.devnull, os.O_RDWR)
+    os.dup2(quiet, 0)  # Later items' solutions wait on stdin: not the child's.
+    os.dup2(quiet, 1)  # The grader's channel is the parent's stdout: not the child's.
+    limit(item['memory_mb'], item['seconds'])
+    data = encode_results(run_item(job, item, solutions, given))
+    with os.fdopen(write_end, 'wb') as pipe:
+      pipe.write(data)
+  except BaseException:  # pylint: disable=broad-except
+    code = 3
+  finally:
+    os._exit(code)  # pylint: disable=protected-access
+
+
+def fork_item(job, item, solutions, given):
+  """Runs one item in a child; returns (status, the bytes it sent)."""
+  sys.stdout.flush()
+  sys.stderr.flush()
+  read_end, write_end = os.pipe()
+  started = time.monotonic()
+  pid = os.fork()
+  if pid == 0:
+    os.close(read_end)
+    child(job, item, solutions, given, write_end)
+  os.close(write_end)
+  data, timed_out = read_until(read_end, started + item['seconds'])
+  os.close(read_end)
+  status = reap(pid, time.monotonic() + (0 if timed_out else 5))
+  sweep()
+  return {'exit': os.waitstatus_to_exitcode(status), 'timed out': timed_out,
+          'seconds': round(time.monotonic() - started, 2)}, data
+
+
+def reap(pid, deadline):
+  """The child's wait status: it may exit until the deadline, then it is killed."""
+  while time.monotonic() < deadline:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+      with_group(pid, signal.SIGKILL)  # What it started in its group.
+      return status
+    time.sleep(0.02)
+  with_group(pid, signal.SIGKILL)
+  return os.waitpid(pid, 0)[1]
+
+
+def read_until(fd, deadline, cap=256 << 20):
+  """Reads a pipe to its end, or until the deadline or the cap."""
+  chunks, size = [], 0
+  while True:
+    left = deadline - time.monotonic()
+    if left <= 0:
+      return b''.join(chunks), True
+    ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+    if not ready:
+      continue
+    chunk = os.read(fd, 1 << 20)
+    if not chunk:
+      return b''.join(chunks), False
+    size += len(chunk)
+    if size > cap:
+      return b'', False
+    chunks.append(chunk)
+
+
+def with_group(pid, sig):
+  for target in (lambda: os.killpg(pid, sig), lambda: os.kill(pid, sig)):
+    try:
+      target()
+    except (ProcessLookupError, PermissionError):
+      pass
+
+
+def sweep():
+  """Kills every other process of the sandbox (what an item left behind)."""
+  keep = {os.getpid(), os.getppid(), 1}
+  for entry in os.listdir('/proc'):
+    if entry.isdigit() and int(entry) not in keep:
+      try:
+        os.kill(int(entry), signal.SIGKILL)
+      except (ProcessLookupError, PermissionError):
+        pass
+  while True:  # This process is the sandbox's init: it reaps what was left.
+    try:
+      if os.waitpid(-1, os.WNOHANG)[0] == 0:
+        break
+    except ChildProcessError:
+      break
+
+
+def not_dumpable():
+  """No other process of the sandbox may open this one's files (its stdout) through /proc."""
+  ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+
+
+def main(job_dir):
+  not_dumpable()
+  job, given = load_job(job_dir)
+  channel, solutions = sys.stdout.buffer, {}
+  for item in job['items']:
+    # Each item's solutions come on stdin just before it runs (items are in the
+    # course's order): no process here ever holds the package's answer to an
+    # item's own function, or to a later one.
+    solutions.update(json.loads(read_frame(0)))
+    status, data = fork_item(job, item, {n: solutions[n] for n in item['package']}, given)
+    header = json.dumps({'id': item['id'], 'status': status, 'size': len(data)}).encode()
+    channel.write(frame(header) + data)
+    channel.flush()
+  return 0
+
+
+if __name__ == '__main__':
+  sys.exit(main(sys.argv[1]))

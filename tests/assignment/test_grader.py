@@ -1,0 +1,193 @@
+"""The sandboxed grader, without nbgrader: correct work gets full marks, each mistake
+costs its own points, and no cheat gains any.
+
+Each fixture grades a batch of notebooks in one sandbox run (``grade_batch``),
+with one seed for the module, so the package's results are computed once.
+"""
+
+import os
+import shutil
+
+import numpy as np
+import pytest
+
+import learner_variants
+from summarizer.assignment import exercises, grader, sandbox
+from summarizer.errors import SummarizerError
+
+SEED = 11
+GRADED = exercises.GRADED
+needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
+
+
+def answers(**changed):
+  """The course's answers with some functions replaced (name -> code)."""
+  return dict(learner_variants.COURSE_ANSWERS, **changed)
+
+
+def variant(name):
+  return next(v for v in learner_variants.VARIANTS if v.name == name)
+
+
+def equivalent_answers():
+  """One correct variant of each function, written another way than the course's."""
+  chosen = {}
+  for each in learner_variants.VARIANTS:
+    if each.correct and each.function not in chosen:
+      chosen[each.function] = each.source
+  chosen['next_symbol'] = variant('a warning on stderr as it works').source
+  assert set(chosen) == set(GRADED)
+  return chosen
+
+
+CRASH = '''
+def next_symbol(cur_output_tokens, model):
+  os._exit(3)
+'''
+# A wrong CausalAttention, a next_symbol that ends the process, a wrong greedy_decode.
+MIXED = {'CausalAttention': variant('no last Dense').source, 'next_symbol': CRASH,
+         'greedy_decode': variant('does not stop at EOS').source}
+
+
+def points(report):
+  return {verdict.grade_id[len('test_'):]: verdict.points for verdict in report.verdicts}
+
+
+@pytest.fixture(scope='module')
+def reports():
+  if not shutil.which('bwrap'):
+    pytest.skip('needs bubblewrap')
+  notebooks = {
+      'course': learner_variants.notebook_with(answers()),
+      'equivalent': learner_variants.notebook_with(equivalent_answers()),
+      'blank': learner_variants.notebook_with({}),
+      'mixed': learner_variants.notebook_with(answers(**MIXED)),
+  }
+  graded = grader.grade_batch(list(notebooks.values()), seed=SEED)
+  return dict(zip(notebooks, graded))
+
+
+def test_the_courses_answers_and_an_equivalent_set_get_full_marks(reports):
+  for name in ('course', 'equivalent'):
+    report = reports[name]
+    assert report.total == report.max_total == 20, grader.table(report)
+
+
+def test_a_blank_notebook_gets_nothing(reports):
+  assert reports['blank'].total == 0
+  assert 'raised NotImplementedError' in grader.table(reports['blank'])
+
+
+def test_three_wrong_functions_one_a_crash_lose_only_theirs_and_the_whole_models(reports):
+  scored = points(reports['mixed'])
+  lost = {name for name, score in scored.items() if score == 0}
+  assert lost == {'CausalAttention', 'next_symbol', 'greedy_decode', 'trained_model',
+                  'summary'}, grader.table(reports['mixed'])
+  assert reports['mixed'].total == 10
+  table = grader.table(reports['mixed'])
+  assert 'crashed (exit status 3' in table
+  assert 'why: these functions fail their own checks: CausalAttention' in table
+
+
+def test_a_wrong_causal_attention_leaves_a_note_on_the_functions_built_on_it(reports):
+  notes = {verdict.grade_id: verdict.notes for verdict in reports['mixed'].verdicts}
+  for name in ('DecoderBlock', 'TransformerLM'):
+    assert any('Exercise 5: CausalAttention failed its own check' in note
+               for note in notes[f'test_{name}']), notes
+
+
+def test_the_inputs_are_drawn_from_the_recorded_seed(reports):
+  assert {report.seed for report in reports.values()} == {SEED}
+  assert f'seed {SEED}, sandbox bwrap' in grader.table(reports['course'])
+
+
+@pytest.fixture(scope='module')
+def cheats(tmp_path_factory):
+  if not shutil.which('bwrap'):
+    pytest.skip('needs bubblewrap')
+  directory = tmp_path_factory.mktemp('cheats')
+  paths = [learner_variants.cheat_notebook(cheat, str(directory / str(index)))
+           for index, cheat in enumerate(learner_variants.CHEATS)]
+  targets = {cheat.function for cheat in learner_variants.CHEATS}
+  return grader.grade_batch(paths, seed=SEED, functions=targets)
+
+
+def test_no_cheat_gains_a_point(cheats):
+  for cheat, report in zip(learner_variants.CHEATS, cheats):
+    assert report.total == 0, (cheat.name, grader.table(report))
+
+
+def test_the_packages_function_is_named_as_the_reason(cheats):
+  for cheat, report in zip(learner_variants.CHEATS, cheats):
+    if cheat.name in ('from summarizer import CausalAttention', 'a module alias',
+                      'a types.FunctionType copy', 'exec(inspect.getsource(...))'):
+      assert "why: the package's own functions" in grader.table(report), cheat.name
+
+
+def test_every_family_of_the_issue_is_tried():
+  families = {cheat.family for cheat in learner_variants.CHEATS}
+  assert {'the checker patched', 'files handed in', 'the checker read',
+          'the package written', "the package's function"} <= families
+  assert len(learner_variants.CHEATS) >= 15
+
+
+@pytest.fixture(scope='module')
+def explained():
+  if not shutil.which('bwrap'):
+    pytest.skip('needs bubblewrap')
+  mistakes = ['heads reshaped without the transpose', 'heads joined without the transpose',
+              'one block repeated', 'a block too few']
+  notebooks = [learner_variants.notebook_with(answers(**{variant(m).function: variant(m).source}))
+               for m in mistakes]
+  functions = {variant(m).function for m in mistakes}
+  return dict(zip(mistakes, grader.grade_batch(notebooks, seed=SEED, functions=functions,
+                                               whole=False)))
+
+
+@pytest.mark.parametrize('mistake, cause', [
+    ('heads reshaped without the transpose', 'why: the heads were split without the transpose'),
+    ('heads joined without the transpose', 'why: the heads were joined without the transpose'),
+    ('one block repeated', 'why: one block object repeated ([DecoderBlock(...)] * n_layers)'),
+    ('a block too few', 'where n_layers asks for'),
+])
+def test_a_recognised_mistake_is_named_and_costs_its_function_only(explained, mistake, cause):
+  report = explained[mistake]
+  assert cause in grader.table(report)
+  lost = {verdict.grade_id for verdict in report.verdicts if verdict.points == 0}
+  assert lost == {f'test_{variant(mistake).function}'}
+
+
+# --------------------------------------------------------------------------
+# The sandbox's parts, quickly.
+
+def test_without_bubblewrap_it_refuses_in_one_line(monkeypatch):
+  monkeypatch.setattr(shutil, 'which', lambda name: None)
+  with pytest.raises(SummarizerError, match='sudo apt-get install bubblewrap'):
+    grader.grade(learner_variants.notebook_with({}), seed=SEED)
+
+
+def test_no_graded_module_is_visible_in_the_sandbox():
+  modules = sandbox.graded_modules()
+  assert set(modules) == set(GRADED)
+  assert not set(modules.values()) & set(sandbox.VISIBLE_MODULES)
+  assert all(not name.startswith('assignment') for name in sandbox.VISIBLE_MODULES)
+
+
+def test_bytes_that_are_not_the_workers_are_ignored():
+  good = sandbox._frame(b'{"id": "x", "status": {"exit": 0}, "size": 0}')  # pylint: disable=protected-access
+  assert sandbox.read_frames(good + b'\x00garbage')['x']['results'] is None
+  assert sandbox.read_frames(b'\xff' * 40) == {}
+
+
+def test_a_copy_of_the_packages_code_is_flagged_not_the_courses_answers():
+  for name in GRADED:
+    assert grader.near_copy(name, exercises.solution_source(name)), name
+    assert grader.near_copy(name, learner_variants.COURSE_ANSWERS[name]) is None, name
+
+
+def test_the_package_digest_sees_a_change(tmp_path):
+  (tmp_path / 'a.py').write_text('x = 1\n')
+  before = sandbox.package_digest([str(tmp_path)])
+  (tmp_path / 'a.py').write_text('x = 2\n')
+  assert sandbox.package_digest([str(tmp_path)]) != before
+  assert np.isscalar(len(before))
