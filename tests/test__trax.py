@@ -108,7 +108,8 @@ def test_the_exercise_checks_import_no_tensorflow():
   steps, _ = _fresh('''
       import contextlib, io
       import summarizer
-      from summarizer import checks, decoding
+      from summarizer import decoding
+      from summarizer.assignment import checks
       with contextlib.redirect_stdout(io.StringIO()):
         for name in ('DotProductAttention', 'compute_attention_heads_closure',
                      'compute_attention_output_closure', 'dot_product_self_attention',
