@@ -75,8 +75,10 @@ def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation,
   Returns:
     A list of two residual layers mapping (B, L, d_model) to (B, L, d_model).
   """
-  causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode,
-                                     max_len=max_len)  # (B, L, d_model)
+  causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode)  # (B, L, d_model)
+  # Beyond the course: in predict mode, a cache of max_len positions.
+  if mode == 'predict':
+    causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode, max_len=max_len)
   # The layers of FeedForward, written out as the course's exercise asks.
   feed_forward = [
       tl.LayerNorm(),
@@ -121,9 +123,13 @@ def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6,
   ]
   # n_layers blocks, each built anew: each has weights of its own.
   decoder_blocks = [
-      DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation,
-                   max_len=max_len)
+      DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
       for _ in range(n_layers)]
+  # Beyond the course: in predict mode, caches of max_len positions.
+  if mode == 'predict':
+    decoder_blocks = [
+        DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation, max_len=max_len)
+        for _ in range(n_layers)]
   return tl.Serial(
       tl.ShiftRight(mode=mode),  # Position i predicts token i from tokens < i.
       positional_encoder,

@@ -39,8 +39,9 @@ from summarizer.errors import SummarizerError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 # The package's files the sandbox shows: what the notebook's setup imports
-# (Trax through the package, the constants). Every other file is hidden.
-VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py')
+# (Trax through the package, the constants, and the checkpoint reader that
+# ``_trax`` puts in place of Trax's pickle). Every other file is hidden.
+VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py', 'safe_pickle.py')
 INSTALL_HINT = ('bubblewrap (bwrap) is not installed: sudo apt-get install bubblewrap '
                 '(or pass --sandbox process for a weaker mode: a separate process, '
                 'nothing hidden)')

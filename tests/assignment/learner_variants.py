@@ -564,7 +564,7 @@ VARIANTS = [
         def next_symbol(cur_output_tokens, model):
           import sys
           import warnings
-          warnings.warn('a learner\'s warning: nothing to worry about')
+          warnings.warn("a learner's warning: nothing to worry about")
           print('a note on stderr', file=sys.stderr)
           length = len(cur_output_tokens)
           padded = cur_output_tokens + [0] * (2 ** int(np.ceil(np.log2(length + 1))) - length)
