@@ -187,7 +187,7 @@ def check_values(values, path='config.json'):
     bad('preset', 'a string')
   for field, least in _AT_LEAST.items():
     if field in values and not (_is_int(values[field]) and values[field] >= least):
-      if field in ('trained_steps', 'total_steps') and values[field] is None:
+      if field in ('trained_steps', 'total_steps', 'max_steps') and values[field] is None:
         continue
       bad(field, f'a whole number, at least {least}')
   if 'dropout' in values and not (_is_number(values['dropout']) and 0 <= values['dropout'] < 1):
@@ -195,6 +195,9 @@ def check_values(values, path='config.json'):
   if 'learning_rate' in values and not (_is_number(values['learning_rate'])
                                         and values['learning_rate'] >= 0):
     bad('learning_rate', 'a number, 0 or more')
+  if values.get('max_minutes') is not None and not (_is_number(values['max_minutes'])
+                                                     and values['max_minutes'] > 0):
+    bad('max_minutes', 'null or a number above 0')
   if 'truncate' in values and not isinstance(values['truncate'], bool):
     bad('truncate', 'true or false')
   for field in ('boundaries', 'batch_sizes'):

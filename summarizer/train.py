@@ -1,5 +1,6 @@
 """Train the summarizer as the course does: TrainTask, EvalTask and Loop.
 
+  python -m summarizer.train --max-minutes 10      # your own summarizer in ten minutes
   python -m summarizer.train                       # tiny model on the news corpus
   python -m summarizer.train --preset course --data tfds:cnn_dailymail
   python -m summarizer.train --output-dir runs/tiny --resume --max-steps 4000
@@ -16,6 +17,10 @@ after the step under way and exits (130, or 143 for SIGTERM).
 import argparse
 import signal
 import sys
+import time
+
+# When the command started: --max-minutes counts from here.
+STARTED = time.monotonic()
 
 from summarizer.errors import OneLineParser, SummarizerError, finite_float, run_command, seed
 from summarizer.runs.args import TrainArgs
@@ -23,6 +28,8 @@ from summarizer.runs.stopping import STOP_SIGNALS
 
 # The most a learning rate may be: beyond it a run is a mistake.
 MAX_LEARNING_RATE = 10.0
+# The longest budget --max-minutes takes: a month.
+MAX_MINUTES = 60.0 * 24 * 31
 
 
 def __getattr__(name):
@@ -64,7 +71,14 @@ def parse_args(argv=None):
                       "the course's for --preset course; data/news.subwords "
                       'for news; else one built from the training data)')
   p.add_argument('--preset', default=defaults.preset, help='tiny or course')
-  p.add_argument('--max-steps', type=int, default=defaults.max_steps)
+  p.add_argument('--max-steps', type=int, default=None,
+                 help=f'train to this step (default: {defaults.max_steps}, or no limit '
+                      'with --max-minutes; with both, whichever comes first)')
+  p.add_argument('--max-minutes', type=finite_float, default=None,
+                 help='end the whole command (compiling, training, evaluation, saving, '
+                      'calibration) within this many minutes of wall time; the '
+                      'learning rate decays to zero as they run out. With --resume: '
+                      'this many more minutes')
   p.add_argument('--eval-steps', type=int, default=defaults.eval_steps,
                  help='evaluate every N steps')
   p.add_argument('--save-steps', type=int, default=defaults.save_steps,
@@ -101,6 +115,8 @@ def parse_args(argv=None):
                  help='validation articles whose perplexity calibrates the '
                       "model's out-of-domain warning (default: %(default)s; 0: none)")
   ns = p.parse_args(argv)
+  if ns.max_steps is None and ns.max_minutes is None:
+    ns.max_steps = defaults.max_steps
   _check_numbers(p, ns)
   return TrainArgs(**vars(ns))
 
@@ -110,7 +126,7 @@ def _check_numbers(p, ns):
   if ns.calibration_articles < 0:
     p.error('--calibration-articles must not be negative')
   for name in ('max_steps', 'eval_steps', 'save_steps', 'eval_batches'):
-    if getattr(ns, name) < 1:
+    if getattr(ns, name) is not None and getattr(ns, name) < 1:
       p.error(f'--{name.replace("_", "-")} must be at least 1')
   for name in ('copy_fraction', 'short_fraction', 'long_fraction'):
     if not 0 <= getattr(ns, name) <= 1:
@@ -120,6 +136,9 @@ def _check_numbers(p, ns):
             f'{ns.learning_rate:g}')
   if ns.warmup_steps is not None and ns.warmup_steps < 1:
     p.error(f'--warmup-steps must be at least 1, not {ns.warmup_steps}')
+  if ns.max_minutes is not None and not 0 < ns.max_minutes <= MAX_MINUTES:
+    p.error(f'--max-minutes must be above 0 and at most {MAX_MINUTES:g} (a month), '
+            f'not {ns.max_minutes:g}')
   if ns.article_loss_weight < 0:
     p.error(f'--article-loss-weight must not be negative, not {ns.article_loss_weight:g}')
 
@@ -130,7 +149,7 @@ def main(argv=None):
   def command():
     from summarizer.runs.loop import train  # pylint: disable=g-import-not-at-top,redefined-outer-name
     try:
-      summary = train(args)
+      summary = train(args, started=STARTED)
     except OSError as e:  # A write that failed outside a checkpoint's save.
       where = e.filename or args.output_dir
       raise SummarizerError(f'{where}: cannot write ({e.strerror or e}); the last '

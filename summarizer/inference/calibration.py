@@ -20,6 +20,7 @@ perplexity: far outside what the model saw, not merely at its edge.
 
 import itertools
 import math
+import time
 
 import numpy as np
 
@@ -60,7 +61,7 @@ def summarize_perplexities(perplexities, split):
 
 
 def calibrate(model_dir, source='news', split='validation', limit=CALIBRATION_ARTICLES,
-              data_dir=None, show_progress=False):
+              data_dir=None, show_progress=False, deadline=None):
   """Measures the perplexities of a model's validation articles.
 
   Args:
@@ -71,6 +72,8 @@ def calibrate(model_dir, source='news', split='validation', limit=CALIBRATION_AR
     limit: Read at most this many articles.
     data_dir: TFDS data directory (``tfds:`` sources).
     show_progress: Show a progress bar on standard error.
+    deadline: A ``time.monotonic()`` after which no further article is read
+      (a run's time budget), or None.
 
   Returns:
     The calibration record (see the module docstring).
@@ -79,7 +82,11 @@ def calibrate(model_dir, source='news', split='validation', limit=CALIBRATION_AR
   pairs = itertools.islice(sources.examples(source, split, data_dir, download=False), limit)
   pairs = progress.bar(pairs, total=limit, desc='calibrating perplexity', unit='article',
                        disable=not show_progress)
-  perplexities = [article_perplexity(loaded, article) for article, _ in pairs]
+  perplexities = []
+  for article, _ in pairs:
+    if deadline is not None and time.monotonic() > deadline and perplexities:
+      break
+    perplexities.append(article_perplexity(loaded, article))
   if not perplexities:
     return None
   return summarize_perplexities(perplexities, split)

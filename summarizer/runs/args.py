@@ -12,7 +12,8 @@ class TrainArgs:
   data_dir: str = None
   vocab: str = None
   preset: str = 'tiny'
-  max_steps: int = 1000
+  max_steps: int = 1000         # None: no step limit (a --max-minutes run).
+  max_minutes: float = None     # The whole command's wall-clock budget.
   eval_steps: int = 200
   save_steps: int = 200
   eval_batches: int = 8

@@ -27,50 +27,64 @@ from summarizer.runs import locks
 from summarizer.runs import manifest
 from summarizer.runs import run_dir
 from summarizer.runs import saving
+from summarizer.runs.budget import Budget
 from summarizer.runs.prepare import prepare, tasks
 from summarizer.runs.report import Report, plot_losses
-from summarizer.runs.stopping import Diverged, Stopped, finite, stop_signals
+from summarizer.runs.stopping import BudgetSpent, Diverged, Stopped, finite, stop_signals
 
 
 def _steps(loop, run, report, log, stop):
-  """Trains to ``max_steps``, evaluating every ``eval_steps``; saves at the end.
+  """Trains to ``max_steps`` or the budget's end, evaluating every ``eval_steps``.
+
+  Saves at the end; a run that its budget ended is evaluated once more.
 
   Returns:
     The signal that stopped the run early, or None.
   """
   args = run.args
+  last = args.max_steps if args.max_steps is not None else float('inf')
 
   def record():
     run_dir.save_run_config(args, run.config, run.earlier_runs, loop.step,
                             run.counter['longest_article'])
 
   record()
+  saved = False
   try:
-    while loop.step < args.max_steps:
-      target = min(args.max_steps, (loop.step // args.eval_steps + 1) * args.eval_steps)
-      loop.run(target - loop.step)
+    while loop.step < last:
+      target = min(last, (loop.step // args.eval_steps + 1) * args.eval_steps)
+      loop.run(int(target - loop.step))
       record()
       report.evaluation(loop, log)
   except Stopped:
     loop.save_checkpoint(BASENAME)
+    saved = True
+  except BudgetSpent:
+    loop.save_checkpoint(BASENAME)
+    saved = True
+    if loop.step % args.eval_steps:
+      loop.run_evals()
+      report.evaluation(loop, log)
   finally:
     report.bar.close()
-  if stop['signal'] is None and loop.step % args.save_steps:
+  if not saved and stop['signal'] is None and loop.step % args.save_steps:
     loop.save_checkpoint(BASENAME)
   record()
   return stop['signal']
 
 
-def train(args):
+def train(args, started=None):
   """Runs (or resumes) a training run; returns a summary dict.
 
   Args:
     args: A ``TrainArgs``.
+    started: ``time.monotonic()`` when the command started, from which
+      ``args.max_minutes`` counts (default: now).
 
   Returns:
     dict with 'step', 'train_loss', 'eval_loss', 'eval_accuracy', 'seconds',
     'tokens_per_second', 'interrupted', 'stopped_by' (a signal's name or
-    None), 'output_dir' (and 'exported_to').
+    None), 'wall_seconds' (the whole run's), 'output_dir' (and 'exported_to').
 
   Raises:
     SummarizerError: among others, when another process is using the output
@@ -78,14 +92,17 @@ def train(args):
   """
   if args.export_to:  # Before its lock is made in it: a link is not followed.
     export.check_export_target(args.export_to)
+  started = time.monotonic() if started is None else started
+  budget = (Budget(args.max_minutes, started, calibrates=args.calibration_articles > 0)
+            if args.max_minutes is not None else None)
   with locks.locked(args.output_dir, args.export_to):
-    return _train_locked(args)
+    return _train_locked(args, budget, started)
 
 
-def _train_locked(args):
+def _train_locked(args, budget, started):
   run = prepare(args)
   args, config, out = run.args, run.config, run.args.output_dir
-  train_task, eval_task = tasks(run)
+  train_task, eval_task = tasks(run, budget)
   with quiet_loop_log(os.path.join(out, 'train.log')) as log, stop_signals() as stop:
 
     def on_step(step, loss):
@@ -94,6 +111,8 @@ def _train_locked(args):
         raise Diverged(step)
       if stop['signal'] is not None:
         raise Stopped()
+      if budget is not None and budget.spent():
+        raise BudgetSpent()
 
     def save(write, directory):
       # A finite loss can still come with an update to NaN: never save such weights.
@@ -110,12 +129,12 @@ def _train_locked(args):
     if run.start_weights is not None:
       loop.update_weights_and_state(weights=run.start_weights)
     _announce(run, loop)
-    report = Report(args, run.counter, loop.step)
+    report = Report(args, run.counter, loop.step, budget)
     try:
       stopped_by = _steps(loop, run, report, log, stop)
     except Diverged as e:
       raise _diverged_error(run, e.step) from None
-  return _finish(run, loop, report, stopped_by)
+  return _finish(run, loop, report, stopped_by, budget, started)
 
 
 def _diverged_error(run, step):
@@ -137,15 +156,18 @@ def _announce(run, loop):
   """Prints what is trained, on what, from where to where."""
   args, config = run.args, run.config
   n_weights = sum(int(np.prod(w.shape)) for w in jax.tree_util.tree_leaves(loop.model.weights))
+  until = [f'step {args.max_steps}'] if args.max_steps is not None else []
+  if args.max_minutes is not None:
+    until.append(f'{args.max_minutes:g} minutes')
   print(f'{"resuming" if run.resuming else "training"} {config.preset} '
         f'({n_weights / 1e6:.1f}M parameters) on {args.data} '
-        f'from step {loop.step} to {args.max_steps}, '
+        f'from step {loop.step} to {" or ".join(until)}, '
         f'{trax.fastmath.local_device_count()} device(s), output in {args.output_dir}',
         flush=True)
   print('config: ' + ', '.join(f'{k}={v}' for k, v in config.to_dict().items()), flush=True)
 
 
-def _finish(run, loop, report, stopped_by):
+def _finish(run, loop, report, stopped_by, budget, started):
   """Plots, calibrates and exports a run that was not stopped; returns its summary."""
   args, out = run.args, run.args.output_dir
   eval_losses = loop.history.get('eval', 'metrics/CrossEntropyLoss')
@@ -154,7 +176,8 @@ def _finish(run, loop, report, stopped_by):
   if args.calibration_articles and stopped_by is None:
     calibration.save_calibration(out, calibration.calibrate(
         out, args.data, 'validation', args.calibration_articles, args.data_dir,
-        show_progress=args.progress))
+        show_progress=args.progress,
+        deadline=budget.calibration_deadline() if budget is not None else None))
   seconds = time.time() - report.started
   accuracy = loop.history.get('eval', 'metrics/Accuracy')
   summary = {
@@ -166,6 +189,7 @@ def _finish(run, loop, report, stopped_by):
       'tokens_per_second': round(run.counter['tokens'] / max(seconds, 1e-9)),
       'interrupted': stopped_by is not None,
       'stopped_by': stopped_by.name if stopped_by else None,
+      'wall_seconds': round(time.monotonic() - started, 1),
       'output_dir': out,
   }
   if args.export_to and stopped_by is None:

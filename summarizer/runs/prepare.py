@@ -20,6 +20,7 @@ from summarizer.inference import checkpoint
 from summarizer.runs import manifest
 from summarizer.runs import run_dir
 from summarizer.runs.args import TrainArgs
+from summarizer.runs.budget import BudgetSchedule
 
 
 @dataclasses.dataclass
@@ -76,12 +77,14 @@ def prepare(args):
              {'tokens': 0, 'longest_article': longest_article})
 
 
-def tasks(run):
+def tasks(run, budget=None):
   """Returns the course's TrainTask and EvalTask for a prepared run.
 
   Training may weigh the article too and mixes in the lessons; evaluation
   weighs the summary only, as the course does, so eval losses compare
-  across runs.
+  across runs. A run with a time budget (``summarizer.runs.budget``) has a
+  learning rate that decays to zero as the budget ends; any other, the
+  course's warm-up and rsqrt decay.
   """
   args, config = run.args, run.config
 
@@ -100,14 +103,22 @@ def tasks(run):
       labeled_data=_counted(train_batches, run.counter),
       loss_layer=tl.CrossEntropyLoss(),
       optimizer=trax.optimizers.Adam(config.learning_rate),
-      lr_schedule=trax.lr.warmup_and_rsqrt_decay(config.warmup_steps,
-                                                 config.learning_rate),
+      lr_schedule=_schedule(run, budget),
       n_steps_per_checkpoint=args.save_steps)
   eval_task = training.EvalTask(
       labeled_data=stream('validation'),
       metrics=[tl.CrossEntropyLoss(), tl.Accuracy()],
       n_eval_batches=args.eval_batches)
   return train_task, eval_task
+
+
+def _schedule(run, budget):
+  """The run's learning-rate schedule: fitted to its budget, or the course's."""
+  config = run.config
+  if budget is None:
+    return trax.lr.warmup_and_rsqrt_decay(config.warmup_steps, config.learning_rate)
+  return BudgetSchedule(config.learning_rate, config.warmup_steps, budget,
+                        max_steps=run.args.max_steps)
 
 
 def _counted(stream, counter):

@@ -23,24 +23,40 @@ class Report:
     args: The run's ``TrainArgs``.
     counter: The run's token counter (for tokens/s).
     first_step: The step the run starts from.
+    budget: The run's ``Budget`` (``--max-minutes``), or None. With one, the
+      bar counts the training time's seconds and shows the time left.
   """
 
-  def __init__(self, args, counter, first_step):
+  def __init__(self, args, counter, first_step, budget=None):
     self.counter = counter
     self.eval_batches = args.eval_batches
     self.train_losses = []
     self.started = time.time()
     self._last_line = None
-    self.bar = progress.bar(total=args.max_steps, initial=first_step, unit='step',
-                            desc='training', disable=not args.progress)
+    self._budget = budget
+    if budget is None:
+      self.bar = progress.bar(total=args.max_steps, initial=first_step, unit='step',
+                              desc='training', disable=not args.progress)
+    else:
+      self._seconds_shown = 0
+      self.bar = progress.bar(total=max(int(budget.seconds_left()), 1), unit='second',
+                              desc='training', disable=not args.progress)
 
   def step(self, step, loss):
     """Records a step's loss and moves the bar."""
     loss = float(np.mean(loss))  # One value per device when data-parallel.
     self.train_losses.append((step, loss))
     elapsed = max(time.time() - self.started, 1e-9)
-    self.bar.set_postfix(batch_loss=f'{loss:.3f}', tok_s=f'{self.counter["tokens"] / elapsed:.0f}')
-    self.bar.update(1)
+    shown = dict(batch_loss=f'{loss:.3f}', tok_s=f'{self.counter["tokens"] / elapsed:.0f}')
+    if self._budget is None:
+      self.bar.set_postfix(**shown)
+      self.bar.update(1)
+      return
+    left = max(self._budget.seconds_left(), 0)
+    self.bar.set_postfix(step=step, left=f'{int(left) // 60}:{int(left) % 60:02d}', **shown)
+    seconds = min(int(elapsed), self.bar.total)
+    self.bar.update(seconds - self._seconds_shown)
+    self._seconds_shown = seconds
 
   def evaluation(self, loop, log):
     """Prints 'step N: train loss X, eval loss Y, eval accuracy Z' once per evaluation."""

@@ -147,7 +147,7 @@ def prepare_output_dir(args, config):
       raise SummarizerError(f'{out}: checkpoint does not match the requested '
                             'model: ' + differences)
     step = check_resumable(out, config)
-    if step > args.max_steps:
+    if args.max_steps is not None and step > args.max_steps:
       raise SummarizerError(f'--resume: the checkpoint in {out} is at step {step}, past '
                             f'--max-steps {args.max_steps}: nothing to train; pass a '
                             'larger --max-steps')
@@ -249,7 +249,7 @@ def save_run_config(args, config, earlier, steps, longest_article):
                 warmup_steps=config.warmup_steps, seed=args.seed,
                 article_loss_weight=args.article_loss_weight,
                 copy_fraction=args.copy_fraction, short_fraction=args.short_fraction,
-                long_fraction=args.long_fraction)
+                long_fraction=args.long_fraction, max_minutes=args.max_minutes)
   this_run = dict(levers, init_from=args.init_from, steps=steps)
   lineage = list(earlier) + [this_run]
   save_config(config, args.output_dir, vocab_file=checkpoint.VOCAB_NAME,

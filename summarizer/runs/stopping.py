@@ -9,6 +9,10 @@ class Stopped(Exception):
   """Raised between two steps after Ctrl-C or SIGTERM, so the step count is whole."""
 
 
+class BudgetSpent(Exception):
+  """Raised between two steps once a run's ``--max-minutes`` leave no time to train."""
+
+
 class Diverged(Exception):
   """Raised when a step's loss, or the weights about to be saved, are not finite.
 

@@ -1,0 +1,99 @@
+"""A run's time budget: when training must stop, and a schedule that fits it.
+
+``--max-minutes N`` bounds the whole command: start-up, compiling, training,
+evaluations, the final save, the learning curve and the calibration. The
+budget keeps back, for what follows training, the seconds it expects those
+to take (``TAIL_SECONDS``, plus the calibration's share); training stops
+at the first step past what is left, saves, and the run ends as any other.
+
+The learning rate then follows the clock, not a step count: a linear
+warm-up over the preset's warm-up steps, then a linear decay that reaches
+zero when the training time is spent (or at ``--max-steps``, if that comes
+first). A schedule that ends with the budget is what a short run learns
+most from; the course's rsqrt decay never ends, so a run cut short stops at
+a learning rate still high.
+"""
+
+import time
+
+# Seconds kept back for the end of a run: a final evaluation, the last save,
+# loss.png, config.json (measured here at 3-6 s for the tiny preset).
+TAIL_SECONDS = 10.0
+# The share of the budget the calibration of the out-of-domain warning may take.
+CALIBRATION_SHARE = 0.05
+# Least training time worth starting (a budget below it is refused).
+MIN_TRAIN_SECONDS = 5.0
+
+
+class Budget:
+  """The wall-clock budget of one run.
+
+  Args:
+    minutes: The whole command's budget, in minutes.
+    started: ``time.monotonic()`` when the command started.
+    calibrates: Whether the run ends with a calibration (it gets its share).
+  """
+
+  def __init__(self, minutes, started, calibrates=True):
+    self.minutes = minutes
+    self.started = started
+    self.end = started + 60.0 * minutes
+    self.calibration_seconds = 60.0 * minutes * CALIBRATION_SHARE if calibrates else 0.0
+    self.train_end = self.end - TAIL_SECONDS - self.calibration_seconds
+    self.train_started = None  # Set by the first step's schedule call.
+
+  def seconds_left(self, now=None):
+    """Seconds until the training time is spent (negative once it is)."""
+    return self.train_end - (time.monotonic() if now is None else now)
+
+  def spent(self):
+    """Whether training must stop now."""
+    return self.seconds_left() <= 0
+
+  def train_fraction(self, now=None):
+    """How much of the training time has passed, from 0 to 1."""
+    now = time.monotonic() if now is None else now
+    if self.train_started is None:
+      self.train_started = now
+    span = max(self.train_end - self.train_started, 1e-9)
+    return min(max((now - self.train_started) / span, 0.0), 1.0)
+
+  def calibration_deadline(self):
+    """When the calibration must stop reading articles (``time.monotonic()``)."""
+    return self.end - TAIL_SECONDS / 2
+
+
+class BudgetSchedule:
+  """A learning-rate schedule that warms up, then decays to zero as the budget ends.
+
+  Trax's ``TrainTask`` calls it as ``schedule(step)`` before each step.
+
+  Args:
+    peak: The learning rate after the warm-up.
+    warmup_steps: Steps of linear warm-up, counted from ``first_step``.
+    budget: The run's ``Budget``, or None for a run bounded by steps alone.
+    first_step: The step the run starts from (a resumed run warms up
+      again); None: the step before the first one it is called with.
+    max_steps: The last step, or None: the decay ends at whichever of the
+      budget and ``max_steps`` comes first.
+  """
+
+  def __init__(self, peak, warmup_steps, budget=None, first_step=None, max_steps=None):
+    self.peak = peak
+    self.warmup_steps = max(int(warmup_steps), 1)
+    self.budget = budget
+    self.first_step = first_step
+    self.max_steps = max_steps
+
+  def progress(self, step):
+    """The share of the run done at ``step``, by the clock or the step count."""
+    done = self.budget.train_fraction() if self.budget is not None else 0.0
+    if self.max_steps is not None and self.max_steps > self.first_step:
+      done = max(done, (step - self.first_step) / (self.max_steps - self.first_step))
+    return min(max(done, 0.0), 1.0)
+
+  def __call__(self, step):
+    if self.first_step is None:  # Trax counts from 1 (or from a resumed step + 1).
+      self.first_step = step - 1
+    warm = min((step - self.first_step) / self.warmup_steps, 1.0)
+    return self.peak * max(warm, 0.0) * (1.0 - self.progress(step))

@@ -1,0 +1,83 @@
+"""A run's time budget: the schedule that ends with it, and a run that keeps to it."""
+
+import json
+import time
+
+import pytest
+
+from summarizer import train as train_command
+from summarizer.runs import budget as run_budget
+from summarizer.runs import loop as run_loop
+
+from conftest import micro_args
+
+
+def test_the_schedule_warms_up_then_decays_to_zero_as_the_clock_runs_out(monkeypatch):
+  now = {'t': 100.0}
+  monkeypatch.setattr(run_budget.time, 'monotonic', lambda: now['t'])
+  budget = run_budget.Budget(minutes=10, started=100.0, calibrates=False)
+  train_seconds = 600 - run_budget.TAIL_SECONDS
+  schedule = run_budget.BudgetSchedule(0.01, warmup_steps=4, budget=budget)
+  assert schedule(1) == pytest.approx(0.0025)   # Step 1 of 4 of the warm-up.
+  assert schedule(4) == pytest.approx(0.01)
+  now['t'] = 100.0 + train_seconds / 4
+  assert schedule(50) == pytest.approx(0.0075)  # A quarter of the time: 3/4 of the peak.
+  now['t'] = 100.0 + train_seconds * 0.9
+  assert schedule(60) == pytest.approx(0.001)
+  assert not budget.spent()
+  now['t'] = 100.0 + train_seconds + 1
+  assert budget.spent() and schedule(70) == 0.0
+
+
+def test_the_schedule_ends_at_max_steps_when_those_come_first(monkeypatch):
+  monkeypatch.setattr(run_budget.time, 'monotonic', lambda: 0.0)
+  budget = run_budget.Budget(minutes=60, started=0.0)
+  # A resumed run (first call at step 101) warms up again and decays over its own steps.
+  schedule = run_budget.BudgetSchedule(1.0, warmup_steps=10, budget=budget, max_steps=200)
+  assert schedule(101) == pytest.approx(0.1 * 0.99)
+  assert schedule(150) == pytest.approx(0.5)
+  assert schedule(200) == 0.0
+
+
+def test_the_calibration_keeps_a_share_of_the_budget():
+  with_calibration = run_budget.Budget(minutes=10, started=0.0)
+  without = run_budget.Budget(minutes=10, started=0.0, calibrates=False)
+  assert without.train_end - with_calibration.train_end == pytest.approx(
+      600 * run_budget.CALIBRATION_SHARE)
+  assert with_calibration.train_end < with_calibration.calibration_deadline() < 600
+
+
+def test_a_run_ends_within_its_minutes_and_records_them(tmp_path):
+  out = tmp_path / 'run'
+  started = time.monotonic()
+  summary = run_loop.train(micro_args(out, max_steps=None, max_minutes=0.5, eval_steps=1000,
+                                      save_steps=1000), started=started)
+  seconds = time.monotonic() - started
+  assert seconds <= 30, seconds
+  assert summary['wall_seconds'] <= 30 and summary['step'] > 4 and not summary['interrupted']
+  # Trained until the budget's end, less the tail kept for saving and calibrating.
+  assert seconds >= 30 - 2 * run_budget.TAIL_SECONDS - 30 * run_budget.CALIBRATION_SHARE
+  values = json.loads((out / 'config.json').read_text())
+  assert values['max_minutes'] == 0.5 and values['max_steps'] is None
+  assert values['lineage'][-1]['max_minutes'] == 0.5
+  assert values['perplexity_calibration']['n'] >= 1
+  # The final evaluation is of the last step, not of an earlier one.
+  assert f"step {summary['step']}: train loss" in (out / 'train.log').read_text()
+  # Resumed for more minutes, and stopped by --max-steps when that comes first.
+  resumed = run_loop.train(micro_args(out, resume=True, max_steps=summary['step'] + 3,
+                                      max_minutes=5))
+  assert resumed['step'] == summary['step'] + 3 and resumed['wall_seconds'] < 300
+
+
+def test_max_minutes_is_refused_out_of_range_and_lifts_the_step_default(tmp_path, capsys):
+  for bad in ('0', '-1', 'nan', '1e9'):
+    with pytest.raises(SystemExit) as exited:
+      train_command.main(['--output-dir', str(tmp_path / 'run'), '--max-minutes', bad])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and '--max-minutes' in err
+  assert not (tmp_path / 'run').exists()
+  assert train_command.parse_args(['--max-minutes', '3']).max_steps is None
+  assert train_command.parse_args([]).max_steps == 1000
+  both = train_command.parse_args(['--max-minutes', '3', '--max-steps', '50'])
+  assert (both.max_minutes, both.max_steps) == (3.0, 50)
