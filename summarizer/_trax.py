@@ -155,16 +155,25 @@ def _pmap_with_resharding(fun, *args, axis_name=None, **kwargs):
   refuses an array committed to one device, which is what Trax's replicated
   weights and optimizer slots are. Placing such arrays on the pmap's mesh
   before the call is all the old pmap did implicitly.
+
+  The devices are read at the first call, not here: Trax's training module
+  decorates a function with pmap as it imports, and reading them would start
+  jax's backend (and its threads) in every process that merely imports it,
+  such as the grader's sandbox before it forks (see ``assignment/worker.py``).
   """
   import jax  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top
   mapped = jax.pmap(fun, *args, axis_name=axis_name, **kwargs)
-  devices = jax.local_devices()
-  mesh = jax.sharding.Mesh(np.array(devices), (axis_name or 'devices',))
-  sharding = jax.sharding.NamedSharding(mesh, jax.sharding.PartitionSpec(mesh.axis_names[0]))
+  placed = {}
 
   def place(x):
-    if (isinstance(x, jax.Array) and x.ndim and x.shape[0] == len(devices)
+    if 'sharding' not in placed:
+      devices = jax.local_devices()
+      mesh = jax.sharding.Mesh(np.array(devices), (axis_name or 'devices',))
+      placed['sharding'] = jax.sharding.NamedSharding(
+          mesh, jax.sharding.PartitionSpec(mesh.axis_names[0]))
+    sharding = placed['sharding']
+    if (isinstance(x, jax.Array) and x.ndim and x.shape[0] == len(sharding.device_set)
         and len(x.sharding.device_set) == 1):
       return jax.device_put(x, sharding)
     return x

@@ -8,9 +8,10 @@ and holds the notebook's setup (trusted) and the learner's cells;
 read without pickle. The package's solutions of an item's earlier exercises
 come on stdin, one frame an item, read just before the item runs.
 
-Each item runs in a child process of its own (forked after the imports, so
-Trax loads once) with its own memory and time limits: a crash, a hang or an
-out-of-memory costs that item only. A child sends its results (a JSON
+Each item runs in a child process of its own (forked after the imports, the
+setup's included, so Trax and TensorFlow load once: see ``preload``) with its
+own memory and time limits: a crash, a hang or an out-of-memory costs that
+item only. A child sends its results (a JSON
 document and an .npz of arrays) through a pipe of its own; this process
 writes, on its standard output (the grader's only channel, which no child
 holds), one frame an item: a header (the item, its exit status, whether it
@@ -241,6 +242,31 @@ def sweep():
       break
 
 
+def preload(setup):
+  """Runs the notebook's setup (trusted) once here, before the forks, for its imports.
+
+  Every child runs the setup again, in a namespace of its own, and finds its
+  modules imported: TensorFlow, which Trax's training loop imports, took each
+  item seconds. The imports start no thread and no jax backend (a test checks):
+  each child starts its own backend, as before, since a process forked from
+  one with threads could deadlock. What the setup prints goes nowhere (this
+  process's stdout is the grader's channel); an error is left to the
+  children, which meet it as before.
+  """
+  sys.stdout.flush()
+  channel, quiet = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+  os.dup2(quiet, 1)
+  try:
+    exec(setup, {'__name__': '__main__'})  # pylint: disable=exec-used
+  except (Exception, SystemExit):  # pylint: disable=broad-except
+    pass
+  finally:
+    sys.stdout.flush()
+    os.dup2(channel, 1)
+    os.close(channel)
+    os.close(quiet)
+
+
 def not_dumpable():
   """No other process of the sandbox may open this one's files (its stdout) through /proc."""
   ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
@@ -249,6 +275,7 @@ def not_dumpable():
 def main(job_dir):
   not_dumpable()
   job, given = load_job(job_dir)
+  preload(job['setup'])
   channel, solutions = sys.stdout.buffer, {}
   for item in job['items']:
     # Each item's solutions come on stdin just before it runs (items are in the

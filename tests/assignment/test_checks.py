@@ -424,3 +424,20 @@ def test_greedy_decode_that_prints_whatever_verbose_says_fails(capsys):
   assert checks.test_greedy_decode(always_prints) == 1
   assert "Failed: greedy_decode(..., verbose=False): what it prints\n    expected: ''" in \
       capsys.readouterr().out
+
+
+def shown_in_full_then_cut(array):
+  """What _show printed before it cut arrays: every item rounded, then the text cut."""
+  whole = repr(checks._rounded(array.tolist()))  # pylint: disable=protected-access
+  return whole[:600] + ' ...' if len(whole) > 600 else whole
+
+
+@pytest.mark.parametrize('shape', [(), (5,), (200,), (201,), (202,), (3, 250), (1, 1, 1000),
+                                   (2, 8, 33300), (2, 0, 7)])
+def test_a_shown_array_is_the_start_of_the_whole_arrays_text(shape):
+  # _show rounds only the items its 600 characters can reach: the same text.
+  array = np.random.default_rng(0).normal(size=shape).astype(np.float32)
+  assert checks._show(array) == shown_in_full_then_cut(array)  # pylint: disable=protected-access
+  assert checks._show(jnp.asarray(array)) == shown_in_full_then_cut(array)  # pylint: disable=protected-access
+  digits = np.asarray(np.arange(np.prod(shape), dtype=np.int32).reshape(shape) % 3)  # 1 character.
+  assert checks._show(digits) == shown_in_full_then_cut(digits)  # pylint: disable=protected-access

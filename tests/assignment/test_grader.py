@@ -7,6 +7,9 @@ with one seed for the module, so the package's results are computed once.
 
 import os
 import shutil
+import subprocess
+import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -171,6 +174,33 @@ def test_no_graded_module_is_visible_in_the_sandbox():
   assert set(modules) == set(GRADED)
   assert not set(modules.values()) & set(sandbox.VISIBLE_MODULES)
   assert all(not name.startswith('assignment') for name in sandbox.VISIBLE_MODULES)
+
+
+def test_the_setup_loaded_before_the_forks_starts_no_thread_and_no_jax_backend():
+  # The sandbox's first process runs the setup (its imports: TensorFlow too) once,
+  # then forks a child an item: a process forked with threads could deadlock.
+  script = textwrap.dedent(f'''
+      import sys
+      sys.path.insert(0, {sandbox.HERE!r})
+      import worker
+      from jax._src import xla_bridge
+
+      def threads():
+        with open('/proc/self/status') as f:
+          return next(line.split()[1] for line in f if line.startswith('Threads:'))
+
+      before = threads()
+      worker.preload({grader.trusted_setup()!r})
+      print(before, threads(), xla_bridge.backends_are_initialized(),
+            'tensorflow' in sys.modules, 'trax.supervised.training' in sys.modules)
+      ''')
+  done = subprocess.run([sys.executable, '-I', '-c', script], capture_output=True, text=True,
+                        timeout=600, check=False, cwd=os.path.dirname(sandbox.HERE),
+                        env={'PATH': '/usr/bin', 'JAX_PLATFORMS': 'cpu'})
+  assert done.returncode == 0, done.stderr
+  before, after, started, *imported = done.stdout.split()
+  assert after == before and started == 'False'
+  assert imported == ['True', 'True']
 
 
 def test_bytes_that_are_not_the_workers_are_ignored():
