@@ -27,6 +27,7 @@ class TrainArgs:
   copy_fraction: float = 0.0
   short_fraction: float = 0.0
   long_fraction: float = 0.0
+  extract_fraction: float = 0.0
   truncate: bool = None  # None: the preset's choice.
   download: bool = True
   progress: bool = True
