@@ -52,6 +52,12 @@ def _add_lesson_flags(p, defaults):
                  help="share of training examples whose summary is the article's "
                       "sentences with the highlights' facts (teaches finding and "
                       'copying them)')
+  p.add_argument('--tied-init', action='store_true', default=defaults.tied_init,
+                 help="start the output projection as the embedding's transpose "
+                      '(a new run from random weights only)')
+  p.add_argument('--embedding-scale', type=finite_float, default=defaults.embedding_scale,
+                 help="start the embedding this many times Trax's initial one "
+                      '(a new run from random weights only)')
   p.add_argument('--short-fraction', type=finite_float, default=defaults.short_fraction,
                  help='share of training articles cut down to the sentences '
                       'with their facts (teaches summarising short texts)')
