@@ -5,6 +5,7 @@
   python -m summarizer.bench --preset tiny --only train,data
   python -m summarizer.bench --only import,decode --json
   python -m summarizer.bench --only batch,beam   # batches; beam search vs greedy (10 min)
+  python -m summarizer.bench --only first-model  # your own model in 10 minutes vs Lead-3
 
 Each line compares two things measured in the same run and states its goal:
 
@@ -25,6 +26,10 @@ Each line compares two things measured in the same run and states its goal:
             first array, and `from summarizer import TransformerLM` (fresh
             processes, interleaved, best of 3): time, ratio and peak memory;
             the command again with the compilation cache off
+  first-model  `python -m summarizer.train --max-minutes 10` from random weights
+            (the default recipe), then its summaries of 100 test stories
+            beside Lead-3's: ROUGE-1/2/L and names-and-numbers precision and
+            recall, and whether they clear the bar (--minutes, --seed)
 """
 
 import argparse
@@ -32,7 +37,7 @@ import json
 import os
 import sys
 
-from summarizer.errors import OneLineParser, run_command
+from summarizer.errors import OneLineParser, finite_float, run_command, seed
 from summarizer.evaluation.bench import DEFAULT_SECTIONS, SECTIONS, run, table
 
 
@@ -44,8 +49,11 @@ def main(argv=None):
   p.add_argument('--full', action='store_true', help='the same as --preset course')
   p.add_argument('--only', default=','.join(DEFAULT_SECTIONS),
                  help='comma-separated sections: ' + ','.join(SECTIONS)
-                      + ' (default: all but beam)')
+                      + ' (default: all but beam and first-model)')
   p.add_argument('--model', default=None, help='model directory (default: shipped)')
+  p.add_argument('--minutes', type=finite_float, default=10.0,
+                 help="first-model: the training run's --max-minutes (default: 10)")
+  p.add_argument('--seed', type=seed, default=0, help="first-model: the run's --seed")
   p.add_argument('--json', action='store_true', help='print JSON only')
   args = p.parse_args(argv)
   sections = [s.strip() for s in args.only.split(',') if s.strip()]
@@ -55,7 +63,8 @@ def main(argv=None):
             + ', '.join(SECTIONS))
 
   def command():
-    results = run(sections, 'course' if args.full else args.preset, args.model)
+    results = run(sections, 'course' if args.full else args.preset, args.model,
+                  args.minutes, args.seed)
     if args.json:
       print(json.dumps(results, indent=2))
     else:

@@ -6,6 +6,8 @@ It is trained on ``article + [EOS, SEP] + summary + [EOS]`` and summarises by
 continuing a text after the separator.
 """
 
+import numpy as np
+
 from summarizer._trax import tl
 from summarizer.attention import CausalAttention
 
@@ -155,6 +157,39 @@ POSITIONAL_ENCODING = 3  # Its weights: the encodings (max_len, d_model).
 # the projection to the vocabulary.
 WEIGHTS_BEFORE_BLOCKS, WEIGHTS_PER_BLOCK, WEIGHTS_AFTER_BLOCKS = 2, 16, 4
 FIRST_FF_KERNEL = WEIGHTS_BEFORE_BLOCKS + 12
+
+
+def scaled_embedding(weights, scale):
+  """Returns a TransformerLM's weights with the embedding multiplied by ``scale``.
+
+  Trax initialises embeddings at a norm about 1, under positional encodings
+  of norm about sqrt(d_model / 2): scaled up, a token's identity is not
+  drowned by its position at the start of training (the original
+  Transformer multiplies its embeddings by sqrt(d_model) for this).
+  """
+  weights = list(weights)
+  weights[1] = weights[1] * scale                  # (V, d_model)
+  return tuple(weights)
+
+
+def tied_output(weights):
+  """Returns a TransformerLM's weights with the output projection set to the embedding's transpose.
+
+  An initialisation, not a tie: the two train apart afterwards. A model
+  that starts so scores a token by how alike its embedding is to the
+  residual stream, so attention that moves a token's embedding along
+  (copying it) raises that token at once, for every token alike.
+
+  Args:
+    weights: The weights of a ``TransformerLM`` (one entry a sublayer).
+  """
+  weights = list(weights)
+  embedding = weights[1]                           # (V, d_model)
+  kernel, bias = weights[-2]                       # Dense: kernel (d_model, V), bias (V,)
+  # At the kernel's own scale, so the first logits are as spread as Trax's.
+  scale = float(np.std(kernel) / max(float(np.std(embedding)), 1e-12))
+  weights[-2] = (embedding.T * scale, bias)        # (d_model, V)
+  return tuple(weights)
 
 
 def decoder_blocks(model):

@@ -48,6 +48,16 @@ def _add_lesson_flags(p, defaults):
   p.add_argument('--copy-fraction', type=finite_float, default=defaults.copy_fraction,
                  help='share of training examples whose summary is a sentence '
                       'copied from the article (teaches copying names)')
+  p.add_argument('--extract-fraction', type=finite_float, default=defaults.extract_fraction,
+                 help="share of training examples whose summary is the article's "
+                      "sentences with the highlights' facts (teaches finding and "
+                      'copying them)')
+  p.add_argument('--tied-init', action='store_true', default=defaults.tied_init,
+                 help="start the output projection as the embedding's transpose "
+                      '(a new run from random weights only)')
+  p.add_argument('--embedding-scale', type=finite_float, default=defaults.embedding_scale,
+                 help="start the embedding this many times Trax's initial one "
+                      '(a new run from random weights only)')
   p.add_argument('--short-fraction', type=finite_float, default=defaults.short_fraction,
                  help='share of training articles cut down to the sentences '
                       'with their facts (teaches summarising short texts)')
@@ -128,7 +138,7 @@ def _check_numbers(p, ns):
   for name in ('max_steps', 'eval_steps', 'save_steps', 'eval_batches'):
     if getattr(ns, name) is not None and getattr(ns, name) < 1:
       p.error(f'--{name.replace("_", "-")} must be at least 1')
-  for name in ('copy_fraction', 'short_fraction', 'long_fraction'):
+  for name in ('copy_fraction', 'extract_fraction', 'short_fraction', 'long_fraction'):
     if not 0 <= getattr(ns, name) <= 1:
       p.error(f'--{name.replace("_", "-")} must be between 0 and 1')
   if ns.learning_rate is not None and not 0 <= ns.learning_rate <= MAX_LEARNING_RATE:

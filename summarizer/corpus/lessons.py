@@ -7,6 +7,8 @@ changes as its lever (``--copy-fraction``, ``--short-fraction``,
 
 * copy lessons: the summary is a sentence or two of the article, which
   rewards copying names and numbers;
+* extract lessons: the summary is the article's sentences that hold its
+  highlights' facts, which rewards finding the facts and copying them;
 * short lessons: the article cut down to the sentences with its
   highlights' facts, so short texts are summarised, not continued;
 * long lessons: two or three stories joined, so long texts do not turn the
@@ -38,6 +40,29 @@ def MixCopyExamples(fraction, seed=0):  # pylint: disable=invalid-name
         if spans:
           start = rng.randrange(len(spans))
           highlights = '\n'.join(spans[start:start + rng.randint(1, 2)])
+      yield article, highlights
+  return mix
+
+
+def MixExtractExamples(fraction, seed=0):  # pylint: disable=invalid-name
+  """Returns a stream function that turns some examples into extract lessons.
+
+  With probability ``fraction`` an example's highlights are replaced by the
+  sentences of its article that name something the highlights name (a
+  name or a number), in the article's order, at most three. Where a copy
+  lesson copies any sentence, these copy the ones a summary is made of: a
+  small model learns where the facts are and how to copy them before it
+  learns the highlights' wordings.
+  """
+  rng = random.Random(seed + 3)  # Not the draws of the other lessons.
+
+  def mix(stream):
+    for article, highlights in stream:
+      if fraction > 0 and rng.random() < fraction:
+        keys = entities.entities(highlights, context=article)
+        facts = [s for s in sentences(article) if any(entities.occurs(k, s) for k in keys)]
+        if facts:
+          highlights = '\n'.join(facts[:3])
       yield article, highlights
   return mix
 

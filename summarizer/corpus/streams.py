@@ -9,7 +9,8 @@
 from summarizer import data
 from summarizer import text
 from summarizer.config import BATCH_SIZES, BOUNDARIES, MAX_JOINT_LENGTH
-from summarizer.corpus.lessons import MixCopyExamples, MixLongExamples, MixShortExamples
+from summarizer.corpus.lessons import (MixCopyExamples, MixExtractExamples, MixLongExamples,
+                                       MixShortExamples)
 from summarizer.corpus.sources import examples
 from summarizer.errors import SummarizerError
 
@@ -30,7 +31,7 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
             max_joint_length=MAX_JOINT_LENGTH, truncate=False,
             article_loss_weight=0.0, repeat=None, shuffle=None,
             n_devices=None, seed=0, copy_fraction=0.0, short_fraction=0.0,
-            long_fraction=0.0, download=True):
+            long_fraction=0.0, download=True, extract_fraction=0.0):
   """Yields ``(inputs, targets, weights)`` batches of one split of a source.
 
   Args:
@@ -56,6 +57,9 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
       longer article (training only; see ``lessons.MixLongExamples``).
     download: Whether a ``tfds:`` dataset missing from ``data_dir`` may be
       downloaded.
+    extract_fraction: Share of examples whose summary becomes the article's
+      sentences with the highlights' facts (training only; see
+      ``lessons.MixExtractExamples``).
 
   Yields:
     Tuples of numpy arrays: inputs and targets (B, L) int32, equal; weights
@@ -70,6 +74,7 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
   lessons = [
       MixLongExamples(long_fraction, seed=seed),
       MixCopyExamples(copy_fraction, seed),
+      MixExtractExamples(extract_fraction, seed),
       MixShortExamples(short_fraction, seed=seed),
   ]
   yield from data.batches_of(

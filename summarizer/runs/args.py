@@ -27,6 +27,9 @@ class TrainArgs:
   copy_fraction: float = 0.0
   short_fraction: float = 0.0
   long_fraction: float = 0.0
+  extract_fraction: float = 0.0
+  tied_init: bool = False  # Start the output projection as the embedding's transpose.
+  embedding_scale: float = 1.0  # Start the embedding this many times Trax's.
   truncate: bool = None  # None: the preset's choice.
   download: bool = True
   progress: bool = True

@@ -21,7 +21,7 @@ from summarizer.inference import calibration
 from summarizer.errors import SummarizerError
 from summarizer.inference import checkpoint
 from summarizer.inference.checkpoint import BASENAME
-from summarizer.model import TransformerLM
+from summarizer.model import TransformerLM, scaled_embedding, tied_output
 from summarizer.runs import export
 from summarizer.runs import locks
 from summarizer.runs import manifest
@@ -84,7 +84,8 @@ def train(args, started=None):
   Returns:
     dict with 'step', 'train_loss', 'eval_loss', 'eval_accuracy', 'seconds',
     'tokens_per_second', 'interrupted', 'stopped_by' (a signal's name or
-    None), 'wall_seconds' (the whole run's), 'output_dir' (and 'exported_to').
+    None), 'wall_seconds' (the whole run's), 'first_step_seconds' (start-up
+    and compiling), 'calibration_seconds', 'output_dir' (and 'exported_to').
 
   Raises:
     SummarizerError: among others, when another process is using the output
@@ -128,6 +129,8 @@ def _train_locked(args, budget, started):
         random_seed=args.seed, on_step=on_step, save=save)
     if run.start_weights is not None:
       loop.update_weights_and_state(weights=run.start_weights)
+    elif not run.resuming and (args.tied_init or args.embedding_scale != 1.0):
+      loop.update_weights_and_state(weights=_initial_weights(args, loop.model.weights))
     _announce(run, loop)
     report = Report(args, run.counter, loop.step, budget)
     try:
@@ -135,6 +138,15 @@ def _train_locked(args, budget, started):
     except Diverged as e:
       raise _diverged_error(run, e.step) from None
   return _finish(run, loop, report, stopped_by, budget, started)
+
+
+def _initial_weights(args, weights):
+  """A new run's random weights, with the initialisation levers applied."""
+  if args.tied_init:  # Before the scaling: the projection keeps Trax's scale.
+    weights = tied_output(weights)
+  if args.embedding_scale != 1.0:
+    weights = scaled_embedding(weights, args.embedding_scale)
+  return weights
 
 
 def _diverged_error(run, step):
@@ -173,11 +185,13 @@ def _finish(run, loop, report, stopped_by, budget, started):
   eval_losses = loop.history.get('eval', 'metrics/CrossEntropyLoss')
   plot_losses(report.train_losses, eval_losses, os.path.join(out, 'loss.png'))
   manifest.record_run(out)
+  calibrating = time.monotonic()
   if args.calibration_articles and stopped_by is None:
     calibration.save_calibration(out, calibration.calibrate(
         out, args.data, 'validation', args.calibration_articles, args.data_dir,
         show_progress=args.progress,
         deadline=budget.calibration_deadline() if budget is not None else None))
+  ended = time.monotonic()
   seconds = time.time() - report.started
   accuracy = loop.history.get('eval', 'metrics/Accuracy')
   summary = {
@@ -190,6 +204,10 @@ def _finish(run, loop, report, stopped_by, budget, started):
       'interrupted': stopped_by is not None,
       'stopped_by': stopped_by.name if stopped_by else None,
       'wall_seconds': round(time.monotonic() - started, 1),
+      # Where the time went: to the end of the first step (start-up, compiling).
+      'first_step_seconds': (round(report.first_step_at - started, 1)
+                             if report.first_step_at else None),
+      'calibration_seconds': round(ended - calibrating, 1),
       'output_dir': out,
   }
   if args.export_to and stopped_by is None:

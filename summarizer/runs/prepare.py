@@ -98,6 +98,7 @@ def tasks(run, budget=None):
 
   train_batches = stream('train', args.article_loss_weight, copy_fraction=args.copy_fraction,
                          short_fraction=args.short_fraction,
+                         extract_fraction=args.extract_fraction,
                          long_fraction=args.long_fraction)
   train_task = training.TrainTask(
       labeled_data=_counted(train_batches, run.counter),

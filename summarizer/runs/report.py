@@ -34,6 +34,7 @@ class Report:
     self.started = time.time()
     self._last_line = None
     self._budget = budget
+    self.first_step_at = None  # time.monotonic() at the end of the first step.
     if budget is None:
       self.bar = progress.bar(total=args.max_steps, initial=first_step, unit='step',
                               desc='training', disable=not args.progress)
@@ -45,6 +46,8 @@ class Report:
   def step(self, step, loss):
     """Records a step's loss and moves the bar."""
     loss = float(np.mean(loss))  # One value per device when data-parallel.
+    if self.first_step_at is None:
+      self.first_step_at = time.monotonic()
     self.train_losses.append((step, loss))
     elapsed = max(time.time() - self.started, 1e-9)
     shown = dict(batch_loss=f'{loss:.3f}', tok_s=f'{self.counter["tokens"] / elapsed:.0f}')

@@ -249,7 +249,9 @@ def save_run_config(args, config, earlier, steps, longest_article):
                 warmup_steps=config.warmup_steps, seed=args.seed,
                 article_loss_weight=args.article_loss_weight,
                 copy_fraction=args.copy_fraction, short_fraction=args.short_fraction,
-                long_fraction=args.long_fraction, max_minutes=args.max_minutes)
+                long_fraction=args.long_fraction, extract_fraction=args.extract_fraction,
+                tied_init=args.tied_init, embedding_scale=args.embedding_scale,
+                max_minutes=args.max_minutes)
   this_run = dict(levers, init_from=args.init_from, steps=steps)
   lineage = list(earlier) + [this_run]
   save_config(config, args.output_dir, vocab_file=checkpoint.VOCAB_NAME,

@@ -1,4 +1,4 @@
-"""Lessons: copy, short and long examples for training."""
+"""Lessons: copy, extract, short and long examples for training."""
 
 from summarizer.corpus import entities
 from summarizer.corpus import lessons
@@ -24,6 +24,21 @@ def test_short_lessons_keep_the_sentences_with_the_highlights_facts():
   assert entities.entities('The agency: 12,500 homes.', context=article) == {'12,500'}
   untouched = list(lessons.MixShortExamples(0.0)(iter([(article, highlights)])))
   assert untouched == [(article, highlights)]
+
+
+def test_extract_lessons_copy_the_sentences_with_the_highlights_facts_in_order():
+  article = ('The day was long. Rain fell on Marmofield for 3 days. Officials said '
+             'little. Kaisie Garmoez of the agency issued a warning. Nobody knew why.')
+  highlights = 'Garmoez warns residents.\nMarmofield soaked for 3 days.'
+  (kept, summary), = lessons.MixExtractExamples(1.0)(iter([(article, highlights)]))
+  assert kept == article
+  assert summary == ('Rain fell on Marmofield for 3 days.\n'
+                     'Kaisie Garmoez of the agency issued a warning.')
+  # Highlights without a name or number found in the article stay as they are.
+  (_, unchanged), = lessons.MixExtractExamples(1.0)(iter([(article, 'All was calm.')]))
+  assert unchanged == 'All was calm.'
+  assert list(lessons.MixExtractExamples(0.0)(iter([(article, highlights)]))) == [
+      (article, highlights)]
 
 
 def test_joined_stories_keep_every_part_and_a_highlight_of_each():

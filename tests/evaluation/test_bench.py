@@ -24,7 +24,8 @@ def test_unknown_section_is_one_line(capsys):
     bench_command.main(['--only', 'import,warp'])
   assert exited.value.code == 2
   assert capsys.readouterr().err == ('error: unknown section(s) warp; choose from '
-                                     'import, train, decode, data, cli, start, batch, beam (see --help)\n')
+                                     'import, train, decode, data, cli, start, batch, beam, '
+                                     'first-model (see --help)\n')
 
 
 def test_training_benchmark_keeps_trax_loop_quiet(capfd):

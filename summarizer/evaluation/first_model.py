@@ -1,0 +1,86 @@
+"""The bench's first-model section: a learner's own model, from random weights, against Lead-3.
+
+It runs the README's headline commands as a learner would, in fresh
+processes: ``python -m summarizer.train --output-dir DIR --max-minutes N``
+(the default recipe), then ``python -m summarizer.evaluate --model DIR
+--limit 100``, and sets the model's scores beside Lead-3's with the bar the
+recipe must clear: ROUGE-1, -2 and -L above Lead-3's, names-and-numbers
+precision at least ``MIN_ENTITY_PRECISION`` and recall at least Lead-3's.
+"""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+# The recipe's bar (besides beating Lead-3 on each ROUGE).
+MIN_ENTITY_PRECISION = 0.8
+ROUGES = ('rouge1', 'rouge2', 'rougeL')
+
+
+def _run(argv):
+  """Runs a command of the package; returns its standard output (raises on failure)."""
+  done = subprocess.run([sys.executable, '-m', *argv], capture_output=True, text=True,
+                        check=False)
+  if done.returncode:
+    tail = done.stderr.strip().splitlines()[-1:] or ['(no message)']
+    raise RuntimeError(f'{" ".join(argv[:1])} failed: {tail[0]}')
+  return done.stdout
+
+
+def _done_line(stdout):
+  """The train command's closing 'done: k=v, ...' line, as a dict of strings."""
+  line = next(line for line in stdout.splitlines() if line.startswith('done: '))
+  return dict(re.findall(r'(\w+)=([^,]+)', line[len('done: '):]))
+
+
+def bench_first_model(minutes=10.0, seed=0, limit=100, keep=None):
+  """Trains the default recipe for ``minutes`` and scores it beside Lead-3.
+
+  Args:
+    minutes: The run's ``--max-minutes``.
+    seed: Its ``--seed``.
+    limit: Test stories the evaluation reads.
+    keep: A directory to train into (kept); default: a temporary one.
+
+  Returns:
+    dict with the run's 'wall_s', 'steps', 'tokens_per_second', the
+    'model' and 'lead3' scores and 'meets' (whether each part of the bar
+    is met).
+  """
+  with tempfile.TemporaryDirectory(prefix='first-model-') as scratch:
+    out = keep or os.path.join(scratch, 'run')
+    started = time.monotonic()
+    done = _done_line(_run(['summarizer.train', '--output-dir', out, '--max-minutes',
+                            f'{minutes:g}', '--seed', str(seed), '--no-progress']))
+    wall = time.monotonic() - started
+    scores = json.loads(_run(['summarizer.evaluate', '--model', out, '--limit', str(limit),
+                              '--json']))
+  model, lead3 = scores['model'], scores['lead3']
+  meets = {name: model[name] > lead3[name] for name in ROUGES}
+  meets['entity_precision'] = model['entity_precision'] >= MIN_ENTITY_PRECISION
+  meets['entity_recall'] = model['entity_recall'] >= lead3['entity_recall']
+  return {'minutes': minutes, 'seed': seed, 'articles': scores['n'],
+          'wall_s': round(wall, 1), 'steps': int(done['step']),
+          'tokens_per_second': int(done['tokens_per_second']),
+          'model': model, 'lead3': lead3, 'meets': meets}
+
+
+def rows(r):
+  """The bench table's rows for a first-model result."""
+  def scores(s):
+    return (f'R1 {s["rouge1"]:.3f} R2 {s["rouge2"]:.3f} RL {s["rougeL"]:.3f}, entities P '
+            f'{s["entity_precision"]:.2f} R {s["entity_recall"]:.2f}')
+  met = all(r['meets'].values())
+  missed = ', '.join(name for name, ok in r['meets'].items() if not ok)
+  return [
+      (f'train --max-minutes {r["minutes"]:g} --seed {r["seed"]} (from random weights)',
+       f'{r["wall_s"]} s, {r["steps"]} steps, {r["tokens_per_second"]} tokens/s', '',
+       'within the budget' if r['wall_s'] <= 60 * r['minutes'] else 'OVER the budget'),
+      (f'... its summaries of {r["articles"]} test stories vs Lead-3',
+       f'{scores(r["model"])} vs {scores(r["lead3"])}', '',
+       'meets the bar' if met else f'MISSES the bar ({missed})'),
+  ]

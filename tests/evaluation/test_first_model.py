@@ -1,0 +1,44 @@
+"""The bench's first-model section: the train and evaluate commands run, their figures read."""
+
+import json
+
+from summarizer.evaluation import bench
+from summarizer.evaluation import first_model
+
+
+def _scores(r1, r2, rl, precision, recall):
+  return {'rouge1': r1, 'rouge2': r2, 'rougeL': rl, 'entity_precision': precision,
+          'entity_recall': recall}
+
+
+def test_the_commands_are_run_as_a_learner_would_and_the_bar_is_judged(monkeypatch, tmp_path):
+  calls = []
+
+  def fake_run(argv):
+    calls.append(argv)
+    if argv[0] == 'summarizer.train':
+      return ('training tiny ...\ndone: step=1234, train_loss=1.5, eval_loss=1.4, '
+              'tokens_per_second=9876, interrupted=False, output_dir=x\n')
+    return json.dumps({'model': _scores(0.4, 0.2, 0.3, 0.85, 0.6),
+                       'lead3': _scores(0.3, 0.13, 0.21, 1.0, 0.62), 'n': 100})
+
+  monkeypatch.setattr(first_model, '_run', fake_run)
+  result = first_model.bench_first_model(minutes=7, seed=2, keep=str(tmp_path / 'run'))
+  assert calls[0] == ['summarizer.train', '--output-dir', str(tmp_path / 'run'),
+                      '--max-minutes', '7', '--seed', '2', '--no-progress']
+  assert calls[1][:3] == ['summarizer.evaluate', '--model', str(tmp_path / 'run')]
+  assert result['steps'] == 1234 and result['tokens_per_second'] == 9876
+  # Recall below Lead-3's misses the bar; the rest is met.
+  assert result['meets'] == {'rouge1': True, 'rouge2': True, 'rougeL': True,
+                             'entity_precision': True, 'entity_recall': False}
+  table = bench.table({'first-model': result})
+  assert 'MISSES the bar (entity_recall)' in table and 'within the budget' in table
+
+
+def test_a_failing_command_is_one_line():
+  try:
+    first_model._run(['summarizer.train', '--max-minutes', '0'])  # pylint: disable=protected-access
+  except RuntimeError as e:
+    assert '--max-minutes must be above 0' in str(e) and '\n' not in str(e)
+  else:
+    raise AssertionError('a refused command must raise')
