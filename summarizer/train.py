@@ -40,6 +40,18 @@ def __getattr__(name):
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
+def _add_length_flags(p, defaults):
+  """How long a run trains: a step count, a time budget, or both."""
+  p.add_argument('--max-steps', type=int, default=None,
+                 help=f'train to this step (default: {defaults.max_steps}, or no limit '
+                      'with --max-minutes; with both, whichever comes first)')
+  p.add_argument('--max-minutes', type=finite_float, default=None,
+                 help='end the whole command (compiling, training, evaluation, saving, '
+                      'calibration) within this many minutes of wall time; the '
+                      'learning rate decays to zero as they run out. With --resume: '
+                      'this many more minutes')
+
+
 def _add_lesson_flags(p, defaults):
   """The levers that reshape training: the article's loss weight and the lessons."""
   p.add_argument('--article-loss-weight', type=finite_float,
@@ -81,14 +93,7 @@ def parse_args(argv=None):
                       "the course's for --preset course; data/news.subwords "
                       'for news; else one built from the training data)')
   p.add_argument('--preset', default=defaults.preset, help='tiny or course')
-  p.add_argument('--max-steps', type=int, default=None,
-                 help=f'train to this step (default: {defaults.max_steps}, or no limit '
-                      'with --max-minutes; with both, whichever comes first)')
-  p.add_argument('--max-minutes', type=finite_float, default=None,
-                 help='end the whole command (compiling, training, evaluation, saving, '
-                      'calibration) within this many minutes of wall time; the '
-                      'learning rate decays to zero as they run out. With --resume: '
-                      'this many more minutes')
+  _add_length_flags(p, defaults)
   p.add_argument('--eval-steps', type=int, default=defaults.eval_steps,
                  help='evaluate every N steps')
   p.add_argument('--save-steps', type=int, default=defaults.save_steps,
