@@ -168,12 +168,12 @@ def _announce(run, loop):
   """Prints what is trained, on what, from where to where."""
   args, config = run.args, run.config
   n_weights = sum(int(np.prod(w.shape)) for w in jax.tree_util.tree_leaves(loop.model.weights))
-  until = [f'step {args.max_steps}'] if args.max_steps is not None else []
+  until = [f'to {args.max_steps}'] if args.max_steps is not None else []
   if args.max_minutes is not None:
-    until.append(f'{args.max_minutes:g} minutes')
+    until.append(f'for {args.max_minutes:g} minutes')
   print(f'{"resuming" if run.resuming else "training"} {config.preset} '
         f'({n_weights / 1e6:.1f}M parameters) on {args.data} '
-        f'from step {loop.step} to {" or ".join(until)}, '
+        f'from step {loop.step} {" or ".join(until)}, '
         f'{trax.fastmath.local_device_count()} device(s), output in {args.output_dir}',
         flush=True)
   print('config: ' + ', '.join(f'{k}={v}' for k, v in config.to_dict().items()), flush=True)
