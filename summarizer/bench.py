@@ -56,6 +56,8 @@ def main(argv=None):
   p.add_argument('--seed', type=seed, default=0, help="first-model: the run's --seed")
   p.add_argument('--json', action='store_true', help='print JSON only')
   args = p.parse_args(argv)
+  if args.minutes <= 0:
+    p.error(f'--minutes must be above 0, not {args.minutes:g}')
   sections = [s.strip() for s in args.only.split(',') if s.strip()]
   unknown = set(sections) - set(SECTIONS)
   if unknown:

@@ -53,7 +53,7 @@ def _add_length_flags(p, defaults):
 
 
 def _add_lesson_flags(p, defaults):
-  """The levers that reshape training: the article's loss weight and the lessons."""
+  """The levers that reshape training: the article's loss weight, the lessons, the start."""
   p.add_argument('--article-loss-weight', type=finite_float,
                  default=defaults.article_loss_weight,
                  help='loss weight of article tokens (course: 0)')
@@ -154,6 +154,11 @@ def _check_numbers(p, ns):
   if ns.max_minutes is not None and not 0 < ns.max_minutes <= MAX_MINUTES:
     p.error(f'--max-minutes must be above 0 and at most {MAX_MINUTES:g} (a month), '
             f'not {ns.max_minutes:g}')
+  if ns.embedding_scale <= 0:
+    p.error(f'--embedding-scale must be above 0, not {ns.embedding_scale:g}')
+  if (ns.tied_init or ns.embedding_scale != 1) and (ns.init_from or ns.resume):
+    p.error('--tied-init and --embedding-scale shape random weights: they cannot be '
+            'combined with --init-from or --resume')
   if ns.article_loss_weight < 0:
     p.error(f'--article-loss-weight must not be negative, not {ns.article_loss_weight:g}')
 

@@ -23,3 +23,18 @@ def test_lesson_fractions_outside_0_to_1_are_refused(tmp_path, capsys, flag):
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and f'{flag} must be between 0 and 1' in err
   assert not (tmp_path / 'run').exists()
+
+
+@pytest.mark.parametrize('flags,message', [
+    (['--embedding-scale', '0'], '--embedding-scale must be above 0'),
+    (['--tied-init', '--resume'], 'cannot be combined with --init-from or --resume'),
+    (['--embedding-scale', '2', '--init-from', 'data/model'], 'cannot be combined'),
+])
+def test_initialisation_levers_are_refused_where_they_would_not_apply(tmp_path, capsys, flags,
+                                                                       message):
+  with pytest.raises(SystemExit) as exited:
+    train_command.main(['--output-dir', str(tmp_path / 'run'), *flags])
+  assert exited.value.code == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and message in err
+  assert not (tmp_path / 'run').exists()

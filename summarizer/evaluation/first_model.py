@@ -16,18 +16,24 @@ import sys
 import tempfile
 import time
 
+from summarizer.errors import SummarizerError
+
 # The recipe's bar (besides beating Lead-3 on each ROUGE).
 MIN_ENTITY_PRECISION = 0.8
 ROUGES = ('rouge1', 'rouge2', 'rougeL')
 
 
 def _run(argv):
-  """Runs a command of the package; returns its standard output (raises on failure)."""
+  """Runs a command of the package; returns its standard output.
+
+  Raises:
+    SummarizerError: the command failed (its last line of standard error).
+  """
   done = subprocess.run([sys.executable, '-m', *argv], capture_output=True, text=True,
                         check=False)
   if done.returncode:
     tail = done.stderr.strip().splitlines()[-1:] or ['(no message)']
-    raise RuntimeError(f'{" ".join(argv[:1])} failed: {tail[0]}')
+    raise SummarizerError(f'{argv[0]} failed: {tail[0]}')
   return done.stdout
 
 

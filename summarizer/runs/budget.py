@@ -21,8 +21,6 @@ import time
 TAIL_SECONDS = 10.0
 # The share of the budget the calibration of the out-of-domain warning may take.
 CALIBRATION_SHARE = 0.05
-# Least training time worth starting (a budget below it is refused).
-MIN_TRAIN_SECONDS = 5.0
 
 
 class Budget:
@@ -35,11 +33,9 @@ class Budget:
   """
 
   def __init__(self, minutes, started, calibrates=True):
-    self.minutes = minutes
-    self.started = started
     self.end = started + 60.0 * minutes
-    self.calibration_seconds = 60.0 * minutes * CALIBRATION_SHARE if calibrates else 0.0
-    self.train_end = self.end - TAIL_SECONDS - self.calibration_seconds
+    calibration_seconds = 60.0 * minutes * CALIBRATION_SHARE if calibrates else 0.0
+    self.train_end = self.end - TAIL_SECONDS - calibration_seconds
     self.train_started = None  # Set by the first step's schedule call.
 
   def seconds_left(self, now=None):

@@ -56,14 +56,11 @@ def _steps(loop, run, report, log, stop):
       loop.run(int(target - loop.step))
       record()
       report.evaluation(loop, log)
-  except Stopped:
+  except (Stopped, BudgetSpent) as e:
     loop.save_checkpoint(BASENAME)
     saved = True
-  except BudgetSpent:
-    loop.save_checkpoint(BASENAME)
-    saved = True
-    if loop.step % args.eval_steps:
-      loop.run_evals()
+    if isinstance(e, BudgetSpent) and loop.step % args.eval_steps:
+      loop.run_evals()  # The budget's last step is evaluated, as a last step is.
       report.evaluation(loop, log)
   finally:
     report.bar.close()

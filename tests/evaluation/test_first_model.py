@@ -2,6 +2,8 @@
 
 import json
 
+from summarizer import bench as bench_command
+from summarizer.errors import SummarizerError
 from summarizer.evaluation import bench
 from summarizer.evaluation import first_model
 
@@ -38,7 +40,18 @@ def test_the_commands_are_run_as_a_learner_would_and_the_bar_is_judged(monkeypat
 def test_a_failing_command_is_one_line():
   try:
     first_model._run(['summarizer.train', '--max-minutes', '0'])  # pylint: disable=protected-access
-  except RuntimeError as e:
+  except SummarizerError as e:
     assert '--max-minutes must be above 0' in str(e) and '\n' not in str(e)
   else:
     raise AssertionError('a refused command must raise')
+
+
+def test_a_budget_that_is_not_above_0_is_refused_in_one_line(capsys):
+  try:
+    bench_command.main(['--only', 'first-model', '--minutes', '-1'])
+  except SystemExit as exited:
+    assert exited.code == 2
+  else:
+    raise AssertionError('a bad --minutes must stop the bench')
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and '--minutes must be above 0, not -1' in err
