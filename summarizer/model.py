@@ -157,6 +157,7 @@ POSITIONAL_ENCODING = 3  # Its weights: the encodings (max_len, d_model).
 # the projection to the vocabulary.
 WEIGHTS_BEFORE_BLOCKS, WEIGHTS_PER_BLOCK, WEIGHTS_AFTER_BLOCKS = 2, 16, 4
 FIRST_FF_KERNEL = WEIGHTS_BEFORE_BLOCKS + 12
+FLAT_POSITIONS = 1  # The positional encodings (max_len, d_model) in the flat list.
 
 
 def scaled_embedding(weights, scale):

@@ -101,6 +101,27 @@ def read_model_dir(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
   Raises:
     SummarizerError: naming what is missing or does not fit.
   """
+  weights, config, vocab_file, values = read_model_weights(model_dir, vocab_file, n_heads)
+  model = TransformerLM(**config.model_kwargs(), mode=mode)
+  give_weights(model, weights, model_dir or DEFAULT_MODEL_DIR)
+  return model, config, vocab_file, values
+
+
+def read_model_weights(model_dir=None, vocab_file=None, n_heads=None):
+  """Reads what a model directory holds, without building a model.
+
+  The arguments are ``read_model_dir``'s. The weights are checked against
+  the config's sizes here, and array by array when a model takes them
+  (``give_weights``).
+
+  Returns:
+    (weights, config, vocab_file, values): the flat list of weight arrays
+    (a checkpoint's order), the ``Config``, the vocabulary file, and what
+    config.json records ({} for the course's directory).
+
+  Raises:
+    SummarizerError: naming what is missing or does not fit.
+  """
   model_dir = model_dir or DEFAULT_MODEL_DIR
   if not os.path.isdir(model_dir):
     raise SummarizerError(f'{model_dir}: model directory not found')
@@ -129,12 +150,29 @@ def read_model_dir(model_dir=None, mode='eval', vocab_file=None, n_heads=None):
     raise SummarizerError(f'{model_dir}: no weights ({BASENAME}.pkl.gz missing)')
   if weights is None:
     weights = read_checked(model_dir, pkl)
-  model = TransformerLM(**config.model_kwargs(), mode=mode)
+    _check_sizes(weights, config, model_dir)
+  return list(weights), config, vocab_file, values
+
+
+def _check_sizes(weights, config, model_dir):
+  """Refuses weights whose sizes are not the config's, before any model is built."""
+  try:
+    found = config_from_weights(weights, config.n_heads, model_dir)
+  except SummarizerError as e:
+    raise SummarizerError(f'{model_dir}: cannot load the weights ({e})') from None
+  for field in ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'max_len'):
+    if getattr(found, field) != getattr(config, field):
+      raise SummarizerError(
+          f'{model_dir}: cannot load the weights (they have {field} '
+          f'{getattr(found, field)}, its config.json says {getattr(config, field)})')
+
+
+def give_weights(model, weights, model_dir):
+  """``set_weights``, with weights that do not fit the model named in one line."""
   try:
     set_weights(model, weights)
   except ValueError as e:
     raise SummarizerError(f'{model_dir}: cannot load the weights ({e})') from None
-  return model, config, vocab_file, values
 
 
 def check_vocab_fingerprint(model_dir, values, vocab_file):

@@ -16,12 +16,10 @@ import jax
 from jax import numpy as jnp
 import numpy as np
 
-from summarizer import model as model_layout
 from summarizer.config import EOS
 from summarizer.decoding import MAX_SUMMARY_TOKENS
 from summarizer.errors import SummarizerError
 from summarizer.inference import beam
-from summarizer.inference import checkpoint
 from summarizer.inference.sized_decoder import SizedDecoder
 
 
@@ -59,32 +57,27 @@ class FastDecoder:
   on the batch axis of its caches.
 
   Args:
-    model: A predict-mode ``TransformerLM`` (batch of one) with its weights.
+    model: A predict-mode ``TransformerLM`` (batch of one) with its weights,
+      or None where ``build`` makes every size.
     max_len: The model's ``max_len`` (size of its caches).
     build: A function of a size returning a predict-mode ``TransformerLM``
-      without weights, of that ``max_len``: summaries then get caches of the
-      size they need (see ``CACHE_BLOCK``), not the whole context. None:
-      always ``max_len``.
+      of that ``max_len`` with its weights: summaries then get caches of the
+      size they need (see ``CACHE_BLOCK``), not the whole context, and a
+      model is traced only at the sizes used. None: always ``model``.
   """
 
   def __init__(self, model, max_len, build=None):
+    if model is None and build is None:
+      raise ValueError('FastDecoder needs a model or a build function')
     self._max_len = max_len
-    self.weights = model.weights
     self._build = build
-    self._positions = model_layout.POSITIONAL_ENCODING
-    self._sized = {max_len: SizedDecoder(model)}
-    self._empty_state = model.state
+    self._sized = {} if model is None else {max_len: SizedDecoder(model)}
     self._constrain = jax.jit(beam.constrain, static_argnums=(3, 4))
 
   def _at(self, size):
     """The decoder whose caches hold ``size`` positions (built on first use)."""
     if size not in self._sized:
-      model = self._build(size)
-      weights = list(self.weights)
-      # The positional encodings (max_len, d) of the first ``size`` positions.
-      weights[self._positions] = self.weights[self._positions][..., :size, :]
-      checkpoint.set_weights(model, tuple(weights))
-      self._sized[size] = SizedDecoder(model)
+      self._sized[size] = SizedDecoder(self._build(size))
     return self._sized[size]
 
   def cache_size(self, padded_length, max_length=None):
@@ -97,8 +90,14 @@ class FastDecoder:
   @functools.cached_property
   def row_bytes(self):
     """Bytes of the caches one row keeps, at the model's whole context."""
-    return sum(jnp.size(s) * jnp.asarray(s).dtype.itemsize
-               for s in jax.tree_util.tree_leaves(self._empty_state))
+    size, sized = next(iter(self._sized.items()), (None, None))
+    if sized is None:
+      size = min(CACHE_BLOCK, self._max_len)
+      sized = self._at(size)
+    # The caches (heads, size, d_head) grow with the size; the counters do not.
+    return int(sum(jnp.size(s) * jnp.asarray(s).dtype.itemsize
+                   * (self._max_len / size if jnp.ndim(s) else 1)
+                   for s in jax.tree_util.tree_leaves(sized.empty_state)))
 
   def rows_per_batch(self, num_beams=1):
     """How many articles of ``num_beams`` rows each fit ``beam.ROWS_MEMORY_BYTES``."""

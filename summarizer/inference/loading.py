@@ -2,7 +2,10 @@
 
 import functools
 
-from summarizer.config import CALIBRATION_KEY
+from jax import numpy as jnp
+
+from summarizer import model as model_layout
+from summarizer.config import CALIBRATION_KEY, DEFAULT_MODEL_DIR
 from summarizer.inference import checkpoint
 from summarizer.inference.fast_decoder import FastDecoder
 from summarizer.model import TransformerLM
@@ -11,9 +14,10 @@ from summarizer.model import TransformerLM
 class LoadedModel:
   """A model directory ready to decode; unpacks as (model, decoder, config, vocab_file).
 
-  The fast decoder is built at once; the eval-mode model that the course's
+  Nothing is traced at load: the fast decoder builds a predict-mode model at
+  each cache size it is asked for, and the eval-mode model that the course's
   greedy decoder needs is built on first use, from the same weights, so a
-  command that decodes fast does not pay for it.
+  command pays only for the models it runs.
 
   Attributes:
     config: The model's ``Config``.
@@ -25,20 +29,29 @@ class LoadedModel:
   """
 
   def __init__(self, model_dir=None, vocab_file=None, n_heads=None):
-    predict_model, self.config, self.vocab_file, values = checkpoint.read_model_dir(
-        model_dir, mode='predict', vocab_file=vocab_file, n_heads=n_heads)
-    kwargs = self.config.model_kwargs()
-    self.decoder = FastDecoder(
-        predict_model, self.config.max_len,
-        build=lambda size: TransformerLM(**dict(kwargs, max_len=size), mode='predict'))
+    self._weights, self.config, self.vocab_file, values = checkpoint.read_model_weights(
+        model_dir, vocab_file=vocab_file, n_heads=n_heads)
+    self._model_dir = model_dir or DEFAULT_MODEL_DIR
+    # On the device once: each model built from them shares them.
+    self._weights = [jnp.asarray(array) for array in self._weights]
+    self.decoder = FastDecoder(None, self.config.max_len, build=self._predict_model)
     self.max_article_tokens = values.get('max_article_tokens') or None
     self.calibration = values.get(CALIBRATION_KEY)
+
+  def _predict_model(self, size):
+    """A predict-mode model with caches of ``size`` positions, with the weights."""
+    weights = list(self._weights)
+    # The positional encodings (max_len, d_model) of the first ``size`` positions.
+    weights[model_layout.FLAT_POSITIONS] = weights[model_layout.FLAT_POSITIONS][:size]
+    model = TransformerLM(**dict(self.config.model_kwargs(), max_len=size), mode='predict')
+    checkpoint.give_weights(model, weights, self._model_dir)
+    return model
 
   @functools.cached_property
   def model(self):
     """The eval-mode ``TransformerLM`` with the decoder's weights."""
     model = TransformerLM(**self.config.model_kwargs(), mode='eval')
-    checkpoint.set_weights(model, self.decoder.weights)
+    checkpoint.give_weights(model, self._weights, self._model_dir)
     return model
 
   def __iter__(self):

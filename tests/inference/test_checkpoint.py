@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from summarizer import decoding
+from summarizer import text
 from summarizer.__main__ import main as summarize_main
 from summarizer._trax import tl, trax
 from summarizer.config import COURSE_VOCAB_FILE, PRESETS
@@ -69,8 +70,8 @@ def test_loaded_weights_are_on_the_device(random_model_dir):
 
 
 @pytest.mark.parametrize('change,fragment', [
-    ({'d_model': 64, 'd_ff': 128}, 'a weight of shape'),
-    ({'n_layers': 3}, 'weight arrays where the model has'),
+    ({'d_model': 64, 'd_ff': 128}, 'they have d_model 32, its config.json says 64'),
+    ({'n_layers': 3}, 'they have n_layers 2, its config.json says 3'),
 ])
 def test_weights_of_another_architecture_are_refused(tmp_path, change, fragment):
   model_dir = write_model_dir(tmp_path / 'model')
@@ -82,6 +83,22 @@ def test_weights_of_another_architecture_are_refused(tmp_path, change, fragment)
     json.dump(values, f)
   with pytest.raises(SummarizerError, match=f'cannot load the weights.*{fragment}'):
     checkpoint.load_model(model_dir)
+
+
+def test_weights_a_model_cannot_take_are_refused_array_by_array(random_model_dir):
+  weights, config, _, _ = checkpoint.read_model_weights(random_model_dir)
+  weights[3] = np.zeros((7,), np.float32)  # Sizes alike, one array not.
+  model = TransformerLM(**config.model_kwargs(), mode='eval')
+  with pytest.raises(SummarizerError, match='cannot load the weights.*a weight of shape'):
+    checkpoint.give_weights(model, weights, random_model_dir)
+
+
+def test_loading_builds_no_model_until_one_decodes(random_model_dir):
+  loaded = loading.LoadedModel(random_model_dir)
+  assert loaded.decoder._sized == {}  # pylint: disable=protected-access
+  prefix = text.tokenize('A storm hit the coast.', loaded.vocab_file) + [0]
+  assert len(list(loaded.decoder.generate(prefix, 4, stop_at_eos=False))) == 4
+  assert list(loaded.decoder._sized) == [128]  # pylint: disable=protected-access
 
 
 def test_missing_weights_file_is_named(tmp_path):
