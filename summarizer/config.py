@@ -30,6 +30,8 @@ COURSE_STEPS_PER_CHECKPOINT = 10
 
 # config.json's entry for the article perplexities a model was calibrated on.
 CALIBRATION_KEY = 'perplexity_calibration'
+# config.json's entry for how a model scored against Lead-3 when its run ended.
+VERDICT_KEY = 'verdict'
 # Validation articles a calibration reads (or all, if the split is smaller).
 CALIBRATION_ARTICLES = 500
 

@@ -129,6 +129,10 @@ def parse_args(argv=None):
                  default=defaults.calibration_articles,
                  help='validation articles whose perplexity calibrates the '
                       "model's out-of-domain warning (default: %(default)s; 0: none)")
+  p.add_argument('--verdict-stories', type=int, default=defaults.verdict_stories,
+                 help='validation stories on which the model is scored against Lead-3 '
+                      'at the end; a model below it warns on every summary '
+                      '(default: %(default)s; 0: none)')
   ns = p.parse_args(argv)
   if ns.max_steps is None and ns.max_minutes is None:
     ns.max_steps = defaults.max_steps
@@ -140,6 +144,8 @@ def _check_numbers(p, ns):
   """Refuses counts and fractions out of range, as argparse refuses a bad flag."""
   if ns.calibration_articles < 0:
     p.error('--calibration-articles must not be negative')
+  if ns.verdict_stories < 0:
+    p.error('--verdict-stories must not be negative')
   for name in ('max_steps', 'eval_steps', 'save_steps', 'eval_batches'):
     if getattr(ns, name) is not None and getattr(ns, name) < 1:
       p.error(f'--{name.replace("_", "-")} must be at least 1')
@@ -168,8 +174,9 @@ def main(argv=None):
 
   def command():
     from summarizer.runs.loop import train  # pylint: disable=g-import-not-at-top,redefined-outer-name
+    from summarizer.evaluation.verdict import judge  # pylint: disable=g-import-not-at-top
     try:
-      summary = train(args, started=STARTED)
+      summary = train(args, started=STARTED, judge=judge)
     except OSError as e:  # A write that failed outside a checkpoint's save.
       where = e.filename or args.output_dir
       raise SummarizerError(f'{where}: cannot write ({e.strerror or e}); the last '

@@ -80,6 +80,16 @@ class FastDecoder:
       self._sized[size] = SizedDecoder(self._build(size))
     return self._sized[size]
 
+  def reweigh(self, weights_at):
+    """Gives every size built so far new weights of the same shapes; nothing is recompiled.
+
+    Args:
+      weights_at: A function of a size returning the flat list of weights (a
+        checkpoint's order) of the model at that size.
+    """
+    for size, sized in self._sized.items():
+      sized.weights = sized.weights_tree(weights_at(size))
+
   def cache_size(self, padded_length, max_length=None):
     """The positions a prefix (padded to ``padded_length``) and its summary need."""
     if self._build is None or max_length is None:

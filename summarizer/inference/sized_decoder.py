@@ -41,6 +41,7 @@ class SizedDecoder:
 
   def __init__(self, model):
     self.weights = model.weights
+    self._treedef = jax.tree_util.tree_structure(model.weights)
     self.empty_state = model.state
     forward = model.pure_fn
     rng = fastmath.random.get_prng(0)  # Unused: no dropout in predict mode.
@@ -96,6 +97,10 @@ class SizedDecoder:
 
     self.greedy_loop = jax.jit(greedy, static_argnums=(3, 4, 5, 6))
     self.beam_loop = jax.jit(beams, static_argnums=(3, 4, 5, 6, 7, 8))
+
+  def weights_tree(self, flat):
+    """The model's weights from a flat list (a checkpoint's order, which is the tree's)."""
+    return jax.tree_util.tree_unflatten(self._treedef, list(flat))
 
   def articles_state(self, batch):
     """Returns the state of ``batch`` articles before any token."""

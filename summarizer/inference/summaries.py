@@ -195,7 +195,7 @@ def summarize_tokens(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
 
 def summarize_many(texts, model_dir=None, max_length=MAX_SUMMARY_TOKENS, method='fast',
                    search=None, batch_size=search_options.BATCH_SIZE, on_cut=None, vocab_file=None,
-                   n_heads=None, on_batch=None):
+                   n_heads=None, on_batch=None, loaded=None):
   """Summarises several articles, decoding up to ``batch_size`` side by side.
 
   Each article gets exactly the summary it gets alone: the rows of a batch
@@ -212,6 +212,7 @@ def summarize_many(texts, model_dir=None, max_length=MAX_SUMMARY_TOKENS, method=
     batch_size: Most articles decoded side by side.
     on_cut: Called with (index, kept, total) for each article cut to fit.
     on_batch: Called with the number of articles of each batch decoded.
+    loaded: A ``LoadedModel`` to use instead of loading ``model_dir``.
 
   Returns:
     A list of finished ``SummaryRun``s, in the order of ``texts``.
@@ -220,7 +221,7 @@ def summarize_many(texts, model_dir=None, max_length=MAX_SUMMARY_TOKENS, method=
     raise SummarizerError(f'batch_size must be at least 1, not {batch_size}')
   texts = check_articles(texts)
   search = search or beam.Search()
-  loaded = load(model_dir, vocab_file, n_heads)
+  loaded = loaded or load(model_dir, vocab_file, n_heads)
   runs = [SummaryRun(loaded, text, max_length, method, search=search, stream=False)
           for text in texts]
   for index, run in enumerate(runs):

@@ -36,3 +36,4 @@ class TrainArgs:
   export_to: str = None
   init_from: str = None
   calibration_articles: int = CALIBRATION_ARTICLES
+  verdict_stories: int = 100  # Validation stories of the verdict against Lead-3 (0: none).

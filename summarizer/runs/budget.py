@@ -1,10 +1,11 @@
 """A run's time budget: when training must stop, and a schedule that fits it.
 
 ``--max-minutes N`` bounds the whole command: start-up, compiling, training,
-evaluations, the final save, the learning curve and the calibration. The
-budget keeps back, for what follows training, the seconds it expects those
-to take (``TAIL_SECONDS``, plus the calibration's share); training stops
-at the first step past what is left, saves, and the run ends as any other.
+evaluations, the final save, the learning curve, the verdict against Lead-3
+and the calibration. The budget keeps back, for what follows training, the
+seconds it expects those to take (``TAIL_SECONDS``, plus the verdict's and
+the calibration's shares); training stops at the first step past what is
+left, saves, and the run ends as any other.
 
 The learning rate then follows the clock, not a step count: a linear
 warm-up over the preset's warm-up steps, then a linear decay that reaches
@@ -21,6 +22,8 @@ import time
 TAIL_SECONDS = 10.0
 # The share of the budget the calibration of the out-of-domain warning may take.
 CALIBRATION_SHARE = 0.05
+# The share the verdict against Lead-3 may take (summarising validation stories).
+VERDICT_SHARE = 0.04
 
 
 class Budget:
@@ -30,12 +33,14 @@ class Budget:
     minutes: The whole command's budget, in minutes.
     started: ``time.monotonic()`` when the command started.
     calibrates: Whether the run ends with a calibration (it gets its share).
+    judges: Whether the run ends with a verdict (it gets its share).
   """
 
-  def __init__(self, minutes, started, calibrates=True):
+  def __init__(self, minutes, started, calibrates=True, judges=True):
     self.end = started + 60.0 * minutes
-    calibration_seconds = 60.0 * minutes * CALIBRATION_SHARE if calibrates else 0.0
-    self.train_end = self.end - TAIL_SECONDS - calibration_seconds
+    self._calibration_seconds = 60.0 * minutes * CALIBRATION_SHARE if calibrates else 0.0
+    verdict_seconds = 60.0 * minutes * VERDICT_SHARE if judges else 0.0
+    self.train_end = self.end - TAIL_SECONDS - self._calibration_seconds - verdict_seconds
     self.train_started = None  # Set by the first step's schedule call.
 
   def seconds_left(self, now=None):
@@ -53,6 +58,10 @@ class Budget:
       self.train_started = now
     span = max(self.train_end - self.train_started, 1e-9)
     return min(max((now - self.train_started) / span, 0.0), 1.0)
+
+  def verdict_deadline(self):
+    """When the verdict must stop summarising stories (``time.monotonic()``)."""
+    return self.calibration_deadline() - self._calibration_seconds
 
   def calibration_deadline(self):
     """When the calibration must stop reading articles (``time.monotonic()``)."""

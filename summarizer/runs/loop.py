@@ -20,6 +20,7 @@ from summarizer._trax import HookedLoop, quiet_loop_log, trax
 from summarizer.inference import calibration
 from summarizer.errors import SummarizerError
 from summarizer.inference import checkpoint
+from summarizer.inference import undertrained
 from summarizer.inference.checkpoint import BASENAME
 from summarizer.model import TransformerLM, scaled_embedding, tied_output
 from summarizer.runs import export
@@ -29,8 +30,10 @@ from summarizer.runs import run_dir
 from summarizer.runs import saving
 from summarizer.runs.budget import Budget
 from summarizer.runs.prepare import prepare, tasks
+from summarizer.runs.preview import preview_of
 from summarizer.runs.report import Report, plot_losses
 from summarizer.runs.stopping import BudgetSpent, Diverged, Stopped, finite, stop_signals
+from summarizer.config import VERDICT_KEY, update_config
 
 
 def _steps(loop, run, report, log, stop):
@@ -70,13 +73,16 @@ def _steps(loop, run, report, log, stop):
   return stop['signal']
 
 
-def train(args, started=None):
+def train(args, started=None, judge=None):
   """Runs (or resumes) a training run; returns a summary dict.
 
   Args:
     args: A ``TrainArgs``.
     started: ``time.monotonic()`` when the command started, from which
       ``args.max_minutes`` counts (default: now).
+    judge: ``summarizer.evaluation.verdict.judge`` (the train command
+      passes it), run on the saved model after training unless
+      ``args.verdict_stories`` is 0; None: no verdict.
 
   Returns:
     dict with 'step', 'train_loss', 'eval_loss', 'eval_accuracy', 'seconds',
@@ -91,13 +97,15 @@ def train(args, started=None):
   if args.export_to:  # Before its lock is made in it: a link is not followed.
     export.check_export_target(args.export_to)
   started = time.monotonic() if started is None else started
-  budget = (Budget(args.max_minutes, started, calibrates=args.calibration_articles > 0)
+  judge = judge if args.verdict_stories else None
+  budget = (Budget(args.max_minutes, started, calibrates=args.calibration_articles > 0,
+                   judges=judge is not None)
             if args.max_minutes is not None else None)
   with locks.locked(args.output_dir, args.export_to):
-    return _train_locked(args, budget, started)
+    return _train_locked(args, budget, started, judge)
 
 
-def _train_locked(args, budget, started):
+def _train_locked(args, budget, started, judge):
   run = prepare(args)
   args, config, out = run.args, run.config, run.args.output_dir
   train_task, eval_task = tasks(run, budget)
@@ -129,12 +137,12 @@ def _train_locked(args, budget, started):
     elif not run.resuming and (args.tied_init or args.embedding_scale != 1.0):
       loop.update_weights_and_state(weights=_initial_weights(args, loop.model.weights))
     _announce(run, loop)
-    report = Report(args, run.counter, loop.step, budget)
+    report = Report(args, run.counter, loop.step, budget, preview_of(run))
     try:
       stopped_by = _steps(loop, run, report, log, stop)
     except Diverged as e:
       raise _diverged_error(run, e.step) from None
-  return _finish(run, loop, report, stopped_by, budget, started)
+  return _finish(run, loop, report, stopped_by, budget, started, judge)
 
 
 def _initial_weights(args, weights):
@@ -176,12 +184,21 @@ def _announce(run, loop):
   print('config: ' + ', '.join(f'{k}={v}' for k, v in config.to_dict().items()), flush=True)
 
 
-def _finish(run, loop, report, stopped_by, budget, started):
-  """Plots, calibrates and exports a run that was not stopped; returns its summary."""
+def _finish(run, loop, report, stopped_by, budget, started, judge=None):
+  """Plots, judges, calibrates and exports a run that was not stopped; returns its summary."""
   args, out = run.args, run.args.output_dir
   eval_losses = loop.history.get('eval', 'metrics/CrossEntropyLoss')
   plot_losses(report.train_losses, eval_losses, os.path.join(out, 'loss.png'))
   manifest.record_run(out)
+  judging = time.monotonic()
+  verdict = None
+  if judge is not None and stopped_by is None:
+    verdict = judge(out, args.data, args.data_dir, args.verdict_stories,
+                    deadline=budget.verdict_deadline() if budget is not None else None,
+                    show_progress=args.progress)
+    if verdict is not None:
+      update_config(out, **{VERDICT_KEY: verdict})
+      print(_verdict_line(verdict), flush=True)
   calibrating = time.monotonic()
   if args.calibration_articles and stopped_by is None:
     calibration.save_calibration(out, calibration.calibrate(
@@ -204,6 +221,7 @@ def _finish(run, loop, report, stopped_by, budget, started):
       # Where the time went: to the end of the first step (start-up, compiling).
       'first_step_seconds': (round(report.first_step_at - started, 1)
                              if report.first_step_at else None),
+      'verdict_seconds': round(calibrating - judging, 1),
       'calibration_seconds': round(ended - calibrating, 1),
       'output_dir': out,
   }
@@ -215,3 +233,18 @@ def _finish(run, loop, report, stopped_by, budget, started):
           'continue with --resume', file=sys.stderr)
   return summary
 
+
+
+def _verdict_line(verdict):
+  """'against Lead-3 on N validation stories: rouge1 a (b), ...' for the run's output."""
+  model, lead3 = verdict['model'], verdict['lead3']
+  scores = ', '.join(
+      f'{name} {_score(model[name])} ({_score(lead3[name])})'
+      for name in ('rouge1', 'rouge2', 'rougeL', 'entity_precision', 'entity_recall'))
+  warning = undertrained.verdict_warning(verdict)
+  return (f'against Lead-3 on {verdict["n"]} validation stories, model (Lead-3): {scores}: '
+          + ('beats it' if warning is None else 'not yet: its summaries will say so'))
+
+
+def _score(value):
+  return 'none' if value is None else f'{value:.3f}'

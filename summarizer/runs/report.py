@@ -25,10 +25,13 @@ class Report:
     first_step: The step the run starts from.
     budget: The run's ``Budget`` (``--max-minutes``), or None. With one, the
       bar counts the training time's seconds and shows the time left.
+    preview: A ``summarizer.runs.preview.Preview``, whose story's summary
+      follows each evaluation line, or None.
   """
 
-  def __init__(self, args, counter, first_step, budget=None):
+  def __init__(self, args, counter, first_step, budget=None, preview=None):
     self.counter = counter
+    self._preview = preview
     self.eval_batches = args.eval_batches
     self.train_losses = []
     self.started = time.time()
@@ -77,13 +80,23 @@ class Report:
       self.bar.write(line)
       log.write(line + '\n')
       self._last_line = line
+      if self._preview is not None:
+        preview = f'  summary of validation story 1: {self._preview.summary(loop.model.weights)}'
+        self.bar.write(preview)
+        log.write(preview + '\n')
 
   def legend(self):
-    """Says which loss the bar and the evaluation lines show."""
-    return (f"losses: the bar's batch_loss is the last step's batch; each evaluation line's "
-            f"train loss is the mean over the last {TRAIN_LOSS_WINDOW} steps' batches (or all, "
-            f"if fewer), its eval loss and accuracy the mean over {self.eval_batches} "
-            f"validation batch{'' if self.eval_batches == 1 else 'es'}")
+    """Says which loss the bar and the evaluation lines show (and the preview's story)."""
+    legend = (f"losses: the bar's batch_loss is the last step's batch; each evaluation line's "
+              f"train loss is the mean over the last {TRAIN_LOSS_WINDOW} steps' batches (or all, "
+              f"if fewer), its eval loss and accuracy the mean over {self.eval_batches} "
+              f"validation batch{'' if self.eval_batches == 1 else 'es'}")
+    if self._preview is not None:
+      highlights = ' / '.join(line.strip() for line in self._preview.reference.splitlines()
+                              if line.strip())
+      legend += ("\nafter each, the model's summary of validation story 1, whose highlights "
+                 f'are: {highlights}')
+    return legend
 
   def mean_train_loss(self, n=TRAIN_LOSS_WINDOW):
     """Mean of the last ``n`` step losses (one step's loss is noisy)."""

@@ -1,5 +1,6 @@
 """The cached fast decoder: the course's greedy tokens, one call a token or one a summary."""
 
+import numpy as np
 import pytest
 
 from summarizer import decoding
@@ -54,3 +55,22 @@ def test_fast_generators_do_not_share_their_caches(random_model_dir):
     interleaved[1].append(next(second))
   assert interleaved == alone
   assert alone[0] != alone[1]
+
+
+def test_new_weights_decode_as_a_model_loaded_with_them(random_model_dir):
+  # A training run's preview swaps the weights into what was compiled for the last one.
+  from summarizer import text
+  from summarizer.inference import checkpoint
+  weights, config, vocab, _ = checkpoint.read_model_weights(random_model_dir)
+  other = [w * 1.5 + 0.01 for w in weights]
+  prefix = text.tokenize(ARTICLES[0], vocab) + [0]
+  swapped = loading.LoadedModel.from_weights(weights, config, vocab)
+  before = swapped.decoder.start(prefix, max_length=8)[0].log_probs
+  swapped.replace_weights(other)
+  after = swapped.decoder.start(prefix, max_length=8)[0].log_probs
+  fresh = loading.LoadedModel.from_weights(other, config, vocab)
+  expected = fresh.decoder.start(prefix, max_length=8)[0].log_probs
+  assert not np.allclose(before, after)
+  np.testing.assert_allclose(after, expected, rtol=1e-5, atol=1e-5)
+  assert (list(swapped.decoder.generate(prefix, 8, stop_at_eos=False))
+          == list(fresh.decoder.generate(prefix, 8, stop_at_eos=False)))

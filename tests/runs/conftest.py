@@ -33,7 +33,7 @@ def start_training(out, *extra, env=None):
   code = RUNNER.format(tests=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
   argv = [sys.executable, '-c', code, '--preset', 'micro', '--output-dir',
           str(out), '--eval-batches', '1', '--no-progress',
-          '--calibration-articles', '3', *extra]
+          '--calibration-articles', '3', '--verdict-stories', '3', *extra]
   return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           text=True, env=env)
 

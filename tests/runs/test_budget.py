@@ -15,7 +15,7 @@ from conftest import micro_args
 def test_the_schedule_warms_up_then_decays_to_zero_as_the_clock_runs_out(monkeypatch):
   now = {'t': 100.0}
   monkeypatch.setattr(run_budget.time, 'monotonic', lambda: now['t'])
-  budget = run_budget.Budget(minutes=10, started=100.0, calibrates=False)
+  budget = run_budget.Budget(minutes=10, started=100.0, calibrates=False, judges=False)
   train_seconds = 600 - run_budget.TAIL_SECONDS
   schedule = run_budget.BudgetSchedule(0.01, warmup_steps=4, budget=budget)
   assert schedule(1) == pytest.approx(0.0025)   # Step 1 of 4 of the warm-up.
@@ -45,6 +45,16 @@ def test_the_calibration_keeps_a_share_of_the_budget():
   assert without.train_end - with_calibration.train_end == pytest.approx(
       600 * run_budget.CALIBRATION_SHARE)
   assert with_calibration.train_end < with_calibration.calibration_deadline() < 600
+
+
+def test_the_verdict_keeps_a_share_of_the_budget_before_the_calibration():
+  judged = run_budget.Budget(minutes=10, started=0.0)
+  unjudged = run_budget.Budget(minutes=10, started=0.0, judges=False)
+  assert unjudged.train_end - judged.train_end == pytest.approx(600 * run_budget.VERDICT_SHARE)
+  # The verdict ends where the calibration's share begins.
+  assert judged.train_end < judged.verdict_deadline() < judged.calibration_deadline()
+  assert judged.calibration_deadline() - judged.verdict_deadline() == pytest.approx(
+      600 * run_budget.CALIBRATION_SHARE)
 
 
 def test_a_run_ends_within_its_minutes_and_records_them(tmp_path):

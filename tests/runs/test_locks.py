@@ -25,7 +25,7 @@ HOLDER = textwrap.dedent('''
 
 
 # Should the lock fail, a run that ends soon.
-QUICK = ['--no-progress', '--max-steps', '1', '--eval-batches', '1', '--calibration-articles', '0']
+QUICK = ['--no-progress', '--max-steps', '1', '--eval-batches', '1', '--calibration-articles', '0', '--verdict-stories', '0']
 
 
 def hold(directory):

@@ -76,7 +76,7 @@ def test_a_symlinked_train_folder_is_refused_not_followed(tmp_path, capsys):
   os.symlink(elsewhere, out / 'train')
   kept = sorted(os.listdir(elsewhere))
   status = train.main(['--output-dir', str(out), '--overwrite-output-dir', '--max-steps', '1',
-                       '--preset', 'micro', '--no-progress', '--calibration-articles', '0'])
+                       '--preset', 'micro', '--no-progress', '--calibration-articles', '0', '--verdict-stories', '0'])
   assert status == 2
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and 'not the file the run wrote' in err

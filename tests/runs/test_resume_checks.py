@@ -89,7 +89,7 @@ def test_a_damaged_checkpoint_stops_resume_and_is_left_as_it_was(trained_run, tm
   spoil(out / name)
   before = fingerprints(out)
   status = train.main(['--output-dir', str(out), '--resume', '--max-steps', '4',
-                       '--preset', 'micro', '--no-progress', '--calibration-articles', '0'])
+                       '--preset', 'micro', '--no-progress', '--calibration-articles', '0', '--verdict-stories', '0'])
   assert status == 2
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and message in err, err

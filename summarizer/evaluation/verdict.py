@@ -1,0 +1,88 @@
+"""A run's verdict: its model against Lead-3 on validation stories, kept for every summary.
+
+A model's summaries read well long before they are right: a ten-minute
+model writes fluent highlights whose names and numbers it makes up. So
+the train command ends by summarising the first validation stories with
+the model it saved, scoring them and Lead-3 (each story's first three
+sentences) on the same stories, and ``config.json`` keeps both::
+
+  "verdict": {"split": "validation", "n": 100, "step": 1702,
+              "model": {"rouge1": ..., "entity_precision": ..., ...},
+              "lead3": {"rouge1": ..., ...}}
+
+Every summary of a model that does not beat Lead-3 there comes with a
+warning (``summarizer.inference.undertrained.verdict_warning`` says when).
+"""
+
+import itertools
+import time
+
+from summarizer import progress
+from summarizer.config import DEFAULT_MODEL_DIR, VERDICT_KEY, update_config
+from summarizer.corpus import sources
+from summarizer.decoding import MAX_SUMMARY_TOKENS
+from summarizer.evaluation import baselines
+from summarizer.evaluation import scoring
+from summarizer.inference import summaries
+from summarizer.inference.checkpoint import saved_step
+from summarizer.inference.loading import LoadedModel
+
+# Validation stories a verdict reads (the first ones of the split).
+VERDICT_STORIES = 100
+# Articles summarised side by side.
+BATCH_SIZE = 16
+
+
+def judge(model_dir, source='news', data_dir=None, limit=VERDICT_STORIES, deadline=None,
+          show_progress=False):
+  """Scores a model and Lead-3 on the first validation stories.
+
+  Args:
+    model_dir: A model directory (read afresh: a run's weights change as it
+      trains); default: the shipped model.
+    source: The data source the model was trained on.
+    data_dir: TFDS data directory (``tfds:`` sources).
+    limit: Read at most this many stories.
+    deadline: A ``time.monotonic()`` after which no further batch is
+      summarised (a run's time budget), or None.
+    show_progress: Show a progress bar on standard error.
+
+  Returns:
+    The verdict record (see the module docstring), or None if no story
+    was read.
+  """
+  model_dir = model_dir or DEFAULT_MODEL_DIR
+  pairs = list(itertools.islice(sources.examples(source, 'validation', data_dir,
+                                                 download=False), limit))
+  loaded = LoadedModel(model_dir)
+  bar = progress.bar(total=len(pairs), desc='judging against Lead-3', unit='story',
+                     disable=not show_progress)
+  read = []
+  try:
+    for first in range(0, len(pairs), BATCH_SIZE):
+      if deadline is not None and time.monotonic() > deadline and read:
+        break
+      batch = pairs[first:first + BATCH_SIZE]
+      runs = summaries.summarize_many([article for article, _ in batch],
+                                      max_length=MAX_SUMMARY_TOKENS, loaded=loaded)
+      read += [(article, reference, run.details()['summary_text'])
+               for (article, reference), run in zip(batch, runs)]
+      bar.update(len(batch))
+  finally:
+    bar.close()
+  if not read:
+    return None
+  articles, references, predictions = zip(*read)
+  lead3 = [baselines.lead3(article) for article in articles]
+  return {'split': 'validation', 'n': len(read), 'step': saved_step(model_dir),
+          'model': _rounded(scoring.score_system(predictions, articles, references)),
+          'lead3': _rounded(scoring.score_system(lead3, articles, references))}
+
+
+def save_verdict(model_dir, verdict):
+  """Writes a verdict record into a model directory's config.json."""
+  update_config(model_dir, **{VERDICT_KEY: verdict})
+
+
+def _rounded(scores):
+  return {name: None if value is None else round(value, 4) for name, value in scores.items()}
