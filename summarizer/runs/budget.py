@@ -21,9 +21,9 @@ import time
 # loss.png, config.json (measured here at 3-6 s for the tiny preset).
 TAIL_SECONDS = 10.0
 # The share of the budget the calibration of the out-of-domain warning may take.
-CALIBRATION_SHARE = 0.05
+CALIBRATION_SHARE = 0.03
 # The share the verdict against Lead-3 may take (summarising validation stories).
-VERDICT_SHARE = 0.04
+VERDICT_SHARE = 0.03
 
 
 class Budget:
