@@ -24,6 +24,10 @@ RUN_PATTERNS = ('config.json', 'config.gin', 'vocab.subwords', 'train.log', 'los
                 'eval/events.out.tfevents.*')
 
 
+# The checkpoint a run writes (Trax's Loop, one task), recorded from the start.
+CHECKPOINT_FILES = ('model.pkl.gz', 'model.weights.npy.gz', 'model.opt_slots0.npy.gz')
+
+
 def _through_link(directory, relative):
   """Tells whether ``relative`` (a path in ``directory``) is or passes through a link."""
   parts = relative.split(os.sep)
@@ -78,14 +82,21 @@ def write(directory, files, name=RUN_MANIFEST):
   os.replace(tmp, path)
 
 
-def record_run(directory):
+def record_run(directory, planned=()):
   """Adds the files a run has written so far to its manifest.
 
   Called when the run starts (the directory then holds nothing of anyone
   else's: a new run needs an empty directory) and each time it records its
   config.
+
+  Args:
+    directory: The run's output directory.
+    planned: Names the run will write, recorded before they exist: Trax's
+      Loop saves a checkpoint on its own (at its first step), and a run
+      killed before it next records would leave one that an
+      ``--overwrite-output-dir`` run kept and silently resumed.
   """
-  files = (read(directory) or set()) | _matching(directory, RUN_PATTERNS)
+  files = (read(directory) or set()) | _matching(directory, RUN_PATTERNS) | set(planned)
   write(directory, files)
 
 

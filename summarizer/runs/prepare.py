@@ -62,7 +62,8 @@ def prepare(args):
   # must not delete the weights a run was asked to start from.
   start_weights = run_dir.initial_weights(args.init_from, config) if args.init_from else None
   resuming = run_dir.prepare_output_dir(args, config)
-  manifest.record_run(args.output_dir)  # From now on the directory holds a run of ours.
+  # From now on the directory holds a run of ours, and the checkpoint it will write.
+  manifest.record_run(args.output_dir, planned=manifest.CHECKPOINT_FILES)
   vocab_file = os.path.join(args.output_dir, checkpoint.VOCAB_NAME)
   if vocab_src is None:
     run_dir.build_run_vocab(args, config, vocab_file)

@@ -50,7 +50,9 @@ def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, monk
   legend = ("losses: the bar's batch_loss is the last step's batch; each evaluation line's "
             "train loss is the mean over the last 50 steps' batches (or all, if fewer), its "
             "eval loss and accuracy the mean over 2 validation batches")
-  assert lines[2] == legend and lines[3].startswith('step 10: train loss ')
+  assert lines[2] == legend and lines[3].startswith("after each, the model's summary of ")
+  assert lines[4].startswith('step 10: train loss ')
+  assert lines[5].startswith('  summary of validation story 1: ')
   assert legend in (out / 'train.log').read_text()
 
   # Ten steps in, this model ends its summary at once; made to write 64 tokens

@@ -123,3 +123,19 @@ def test_a_run_that_stopped_before_its_first_checkpoint_does_not_block_the_next(
   assert 'stopped before its first checkpoint' in capsys.readouterr().out
   os.remove(out / 'notes.txt')
   assert train.train(micro_args(out))['step'] == 1
+
+
+def test_the_checkpoint_is_recorded_before_it_is_written(tmp_path):
+  # Trax's Loop saves at its first step on its own; a run killed before it
+  # next records must not leave a checkpoint that --overwrite-output-dir keeps
+  # (and the next run would silently resume).
+  from summarizer.runs.prepare import prepare
+  from conftest import micro_args
+  out = tmp_path / 'run'
+  prepare(micro_args(out))
+  assert not (out / 'model.pkl.gz').exists()
+  assert set(manifest.CHECKPOINT_FILES) <= manifest.read(str(out))
+  for name in manifest.CHECKPOINT_FILES:  # As a kill right after Loop's own save leaves them.
+    (out / name).write_bytes(b'x')
+  manifest.remove_run(str(out))
+  assert not any((out / name).exists() for name in manifest.CHECKPOINT_FILES)
