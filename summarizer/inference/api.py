@@ -46,7 +46,8 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
     None if the model has no calibration; ``article_tokens`` and
     ``kept_tokens``, the article's length and what the model read of it;
     ``undertrained``, a warning line if the summary is mostly one token
-    repeated (``summarizer.inference.undertrained``), else None.
+    repeated, or if the model scored below Lead-3 when its run ended
+    (``summarizer.inference.undertrained``), else None.
     An article cut to fit the model also raises an ``ArticleCutWarning``.
   """
   search = beam.Search(num_beams, length_penalty, no_repeat_ngram_size, min_length)
