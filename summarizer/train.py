@@ -70,6 +70,9 @@ def _add_lesson_flags(p, defaults):
   p.add_argument('--embedding-scale', type=finite_float, default=defaults.embedding_scale,
                  help="start the embedding this many times Trax's initial one "
                       '(a new run from random weights only)')
+  p.add_argument('--repeat-steps', type=int, default=defaults.repeat_steps,
+                 help='train the first N steps on repeat lessons: a story\'s names and '
+                      'numbers listed twice, which teaches copying (a new run only)')
   p.add_argument('--short-fraction', type=finite_float, default=defaults.short_fraction,
                  help='share of training articles cut down to the sentences '
                       'with their facts (teaches summarising short texts)')
@@ -165,6 +168,11 @@ def _check_numbers(p, ns):
   if (ns.tied_init or ns.embedding_scale != 1) and (ns.init_from or ns.resume):
     p.error('--tied-init and --embedding-scale shape random weights: they cannot be '
             'combined with --init-from or --resume')
+  if ns.repeat_steps < 0:
+    p.error(f'--repeat-steps must not be negative, not {ns.repeat_steps}')
+  if ns.repeat_steps and (ns.init_from or ns.resume):
+    p.error('--repeat-steps begins a new run from random weights: it cannot be combined '
+            'with --init-from or --resume')
   if ns.article_loss_weight < 0:
     p.error(f'--article-loss-weight must not be negative, not {ns.article_loss_weight:g}')
 

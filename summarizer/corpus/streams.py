@@ -10,7 +10,7 @@ from summarizer import data
 from summarizer import text
 from summarizer.config import BATCH_SIZES, BOUNDARIES, MAX_JOINT_LENGTH
 from summarizer.corpus.lessons import (MixCopyExamples, MixExtractExamples, MixLongExamples,
-                                       MixShortExamples)
+                                       MixShortExamples, RepeatLessons)
 from summarizer.corpus.sources import examples
 from summarizer.errors import SummarizerError
 
@@ -31,7 +31,7 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
             max_joint_length=MAX_JOINT_LENGTH, truncate=False,
             article_loss_weight=0.0, repeat=None, shuffle=None,
             n_devices=None, seed=0, copy_fraction=0.0, short_fraction=0.0,
-            long_fraction=0.0, download=True, extract_fraction=0.0):
+            long_fraction=0.0, download=True, extract_fraction=0.0, repeat_lessons=False):
   """Yields ``(inputs, targets, weights)`` batches of one split of a source.
 
   Args:
@@ -60,6 +60,9 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
     extract_fraction: Share of examples whose summary becomes the article's
       sentences with the highlights' facts (training only; see
       ``lessons.MixExtractExamples``).
+    repeat_lessons: Turn the examples into repeat lessons instead
+      (``lessons.RepeatLessons``), the other lessons left out; the loss
+      counts the second list only, whatever ``article_loss_weight``.
 
   Yields:
     Tuples of numpy arrays: inputs and targets (B, L) int32, equal; weights
@@ -77,6 +80,9 @@ def batches(source='news', split='train', vocab_file=None, data_dir=None,
       MixExtractExamples(extract_fraction, seed),
       MixShortExamples(short_fraction, seed=seed),
   ]
+  if repeat_lessons:
+    lessons = [RepeatLessons(seed)]
+    article_loss_weight = 0.0  # The first list's order is drawn: nothing in it to learn.
   yield from data.batches_of(
       pairs, vocab_file, boundaries, batch_sizes, max_joint_length, truncate,
       article_loss_weight, shuffle, n_devices, seed, before=lessons)

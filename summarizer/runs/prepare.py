@@ -7,6 +7,7 @@ pass.
 """
 
 import dataclasses
+import itertools
 import os
 import shutil
 
@@ -101,6 +102,10 @@ def tasks(run, budget=None):
                          short_fraction=args.short_fraction,
                          extract_fraction=args.extract_fraction,
                          long_fraction=args.long_fraction)
+  if args.repeat_steps and not run.resuming:
+    # One more than the steps: Trax's TrainTask takes the first batch as its sample.
+    train_batches = _first_then(stream('train', repeat_lessons=True), args.repeat_steps + 1,
+                                train_batches)
   train_task = training.TrainTask(
       labeled_data=_counted(train_batches, run.counter),
       loss_layer=tl.CrossEntropyLoss(),
@@ -112,6 +117,12 @@ def tasks(run, budget=None):
       metrics=[tl.CrossEntropyLoss(), tl.Accuracy()],
       n_eval_batches=args.eval_batches)
   return train_task, eval_task
+
+
+def _first_then(first, n, then):
+  """Yields ``n`` batches of ``first``, then those of ``then``."""
+  yield from itertools.islice(first, n)
+  yield from then
 
 
 def _schedule(run, budget):

@@ -58,3 +58,33 @@ def test_long_lessons_join_the_stories_that_follow():
   assert [a for p in parts for a in p] == [a for a, _ in pairs]
   assert {len(p) for p in parts[:-1]} == {2, 3}
   assert list(lessons.MixLongExamples(0.0)(iter(pairs))) == pairs
+
+
+def test_repeat_lessons_list_two_articles_names_and_numbers_twice_in_a_drawn_order():
+  first = 'Rain fell on Marmofield for 3 days. Kaisie Garmoez issued a warning.'
+  second = 'Keltalex Athletic beat Zelvalon Athletic on Tuesday. 40,443 watched.'
+  made = list(lessons.RepeatLessons(seed=1)(iter([(first, 'x'), (second, 'y')] * 3)))
+  assert len(made) == 3
+  expected = entities.entities(first) | entities.entities(second)
+  orders = set()
+  for listed, again in made:
+    assert listed == again and listed.endswith('.')
+    assert set(listed[:-1].split(', ')) == expected
+    orders.add(listed)
+  assert len(orders) > 1  # Each lesson in an order of its own: only copying predicts it.
+  assert lessons.repeat_lesson(['no names here at all.'], None) is None
+
+
+def test_repeat_lessons_weigh_the_second_list_only():
+  from summarizer.config import EOS
+  from summarizer.corpus import streams
+  inputs, _, weights = next(streams.batches('news', 'train', boundaries=(256,),
+                                            batch_sizes=(4, 2), max_joint_length=512,
+                                            truncate=True, repeat_lessons=True,
+                                            article_loss_weight=1.0))
+  for row, weight in zip(inputs, weights):
+    first_eos = int(list(row).index(EOS))
+    listed = row[:first_eos]
+    again = row[first_eos + 2:first_eos + 2 + len(listed)]
+    assert list(again) == list(listed)
+    assert not weight[:first_eos + 2].any() and weight[first_eos + 2:].sum() == len(listed) + 1

@@ -27,3 +27,32 @@ def test_the_course_preset_drops_over_long_examples_and_tiny_cuts_them():
   assert run_dir.resolve_config(dataclasses.replace(course, truncate=True)).truncate is True
   assert train_command.parse_args(['--no-truncate']).truncate is False
   assert train_command.parse_args([]).truncate is None  # The preset decides.
+
+
+def test_repeat_steps_train_first_on_repeat_lessons_then_on_the_stories(tmp_path):
+  from summarizer.config import EOS
+  from summarizer.runs import prepare as run_prepare
+  run = run_prepare.prepare(micro_args(tmp_path / 'run', repeat_steps=2))
+  train_task, _ = run_prepare.tasks(run)
+  batches = [train_task.next_batch()[0] for _ in range(3)]  # The steps' batches.
+
+  def is_repeat(row):
+    eos = int(list(row).index(EOS))
+    return list(row[eos + 2:2 * eos + 2]) == list(row[:eos])
+  assert all(is_repeat(row) for batch in batches[:2] for row in batch)
+  assert not any(is_repeat(row) for row in batches[2])
+
+
+def test_repeat_steps_are_recorded_and_refused_where_they_cannot_apply(tmp_path, capsys):
+  out = tmp_path / 'run'
+  run_loop.train(micro_args(out, max_steps=2, repeat_steps=1))
+  import json
+  values = json.loads((out / 'config.json').read_text())
+  assert values['repeat_steps'] == 1 and values['lineage'][-1]['repeat_steps'] == 1
+  for flags in (['--repeat-steps', '-1'], ['--repeat-steps', '5', '--resume'],
+                ['--repeat-steps', '5', '--init-from', 'data/model']):
+    with pytest.raises(SystemExit) as exited:
+      train_command.main(['--output-dir', str(tmp_path / 'other'), *flags])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count('\n') == 1 and '--repeat-steps' in err
