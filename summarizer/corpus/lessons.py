@@ -136,22 +136,34 @@ def MixLongExamples(fraction, max_parts=3, seed=0):  # pylint: disable=invalid-n
   return mix
 
 
-def repeat_lesson(articles, rng):
+# A repeat lesson's list, in characters: about 50 subwords, so that the
+# list twice (with EOS, SEP and EOS) fits a row of 128, which the bucketing
+# pads to; a little longer, and every row of its batch is padded to 256.
+REPEAT_CHARS = 150
+
+
+def repeat_lesson(articles, rng, max_chars=REPEAT_CHARS):
   """Returns a repeat lesson: (the articles' names and numbers listed, the same list).
 
   The list is in an order of ``rng``'s, so nothing but the first half tells
-  the second. None for articles with no name or number.
+  the second, and stops before ``max_chars`` characters. None for articles
+  with no name or number.
 
   Args:
-    articles: One article or more (two fill a batch row of the news
-      corpus's shortest bucket better than one).
+    articles: One article or more (two give enough names to fill a list).
     rng: A ``random.Random``.
+    max_chars: The longest list (its first item is kept whatever its length).
   """
   items = sorted(set().union(*(entities.entities(article) for article in articles)))
   if not items:
     return None
   rng.shuffle(items)
-  listed = ', '.join(items) + '.'
+  kept = items[:1]
+  for item in items[1:]:
+    if len(', '.join(kept + [item])) + 1 > max_chars:
+      break
+    kept.append(item)
+  listed = ', '.join(kept) + '.'
   return listed, listed
 
 

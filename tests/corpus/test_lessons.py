@@ -1,5 +1,7 @@
 """Lessons: copy, extract, short and long examples for training."""
 
+import random
+
 from summarizer.corpus import entities
 from summarizer.corpus import lessons
 from summarizer.corpus import sentences
@@ -73,6 +75,9 @@ def test_repeat_lessons_list_two_articles_names_and_numbers_twice_in_a_drawn_ord
     orders.add(listed)
   assert len(orders) > 1  # Each lesson in an order of its own: only copying predicts it.
   assert lessons.repeat_lesson(['no names here at all.'], None) is None
+  many = ' '.join(f'Name{chr(97 + i)}son met Place{chr(97 + i)}ville.' for i in range(26))
+  listed, _ = lessons.repeat_lesson([many], random.Random(0))
+  assert len(listed) <= lessons.REPEAT_CHARS and listed.count(', ') >= 5
 
 
 def test_repeat_lessons_weigh_the_second_list_only():
@@ -82,6 +87,7 @@ def test_repeat_lessons_weigh_the_second_list_only():
                                             batch_sizes=(4, 2), max_joint_length=512,
                                             truncate=True, repeat_lessons=True,
                                             article_loss_weight=1.0))
+  assert inputs.shape[1] == 128  # The lists twice fit a row of 128: little padding.
   for row, weight in zip(inputs, weights):
     first_eos = int(list(row).index(EOS))
     listed = row[:first_eos]
