@@ -18,7 +18,7 @@ import itertools
 import time
 
 from summarizer import progress
-from summarizer.config import DEFAULT_MODEL_DIR, VERDICT_KEY, update_config
+from summarizer.config import DEFAULT_MODEL_DIR
 from summarizer.corpus import sources
 from summarizer.decoding import MAX_SUMMARY_TOKENS
 from summarizer.evaluation import baselines
@@ -77,11 +77,6 @@ def judge(model_dir, source='news', data_dir=None, limit=VERDICT_STORIES, deadli
   return {'split': 'validation', 'n': len(read), 'step': saved_step(model_dir),
           'model': _rounded(scoring.score_system(predictions, articles, references)),
           'lead3': _rounded(scoring.score_system(lead3, articles, references))}
-
-
-def save_verdict(model_dir, verdict):
-  """Writes a verdict record into a model directory's config.json."""
-  update_config(model_dir, **{VERDICT_KEY: verdict})
 
 
 def _rounded(scores):

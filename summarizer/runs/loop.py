@@ -17,6 +17,7 @@ import jax
 import numpy as np
 
 from summarizer._trax import HookedLoop, quiet_loop_log, trax
+from summarizer.config import VERDICT_KEY, update_config
 from summarizer.inference import calibration
 from summarizer.errors import SummarizerError
 from summarizer.inference import checkpoint
@@ -33,7 +34,6 @@ from summarizer.runs.prepare import prepare, tasks
 from summarizer.runs.preview import preview_of
 from summarizer.runs.report import Report, plot_losses
 from summarizer.runs.stopping import BudgetSpent, Diverged, Stopped, finite, stop_signals
-from summarizer.config import VERDICT_KEY, update_config
 
 
 def _steps(loop, run, report, log, stop):
@@ -191,7 +191,6 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None):
   plot_losses(report.train_losses, eval_losses, os.path.join(out, 'loss.png'))
   manifest.record_run(out)
   judging = time.monotonic()
-  verdict = None
   if judge is not None and stopped_by is None:
     verdict = judge(out, args.data, args.data_dir, args.verdict_stories,
                     deadline=budget.verdict_deadline() if budget is not None else None,
@@ -234,13 +233,11 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None):
   return summary
 
 
-
 def _verdict_line(verdict):
   """'against Lead-3 on N validation stories: rouge1 a (b), ...' for the run's output."""
   model, lead3 = verdict['model'], verdict['lead3']
-  scores = ', '.join(
-      f'{name} {_score(model[name])} ({_score(lead3[name])})'
-      for name in ('rouge1', 'rouge2', 'rougeL', 'entity_precision', 'entity_recall'))
+  scores = ', '.join(f'{name} {_score(value)} ({_score(lead3[name])})'
+                     for name, value in model.items())
   warning = undertrained.verdict_warning(verdict)
   return (f'against Lead-3 on {verdict["n"]} validation stories, model (Lead-3): {scores}: '
           + ('beats it' if warning is None else 'not yet: its summaries will say so'))

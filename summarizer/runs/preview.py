@@ -30,7 +30,8 @@ class Preview:
     self._where = run.args.output_dir
     first = itertools.islice(sources.examples(run.args.data, 'validation', run.args.data_dir,
                                               download=False), 1)
-    self.article, self.reference = next(first)
+    self.article, reference = next(first)
+    self.highlights = _one_line(reference)  # What the story's summary should say.
     self._loaded = None
 
   def summary(self, weights):

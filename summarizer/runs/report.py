@@ -92,10 +92,8 @@ class Report:
               f"if fewer), its eval loss and accuracy the mean over {self.eval_batches} "
               f"validation batch{'' if self.eval_batches == 1 else 'es'}")
     if self._preview is not None:
-      highlights = ' / '.join(line.strip() for line in self._preview.reference.splitlines()
-                              if line.strip())
       legend += ("\nafter each, the model's summary of validation story 1, whose highlights "
-                 f'are: {highlights}')
+                 f'are: {self._preview.highlights}')
     return legend
 
   def mean_train_loss(self, n=TRAIN_LOSS_WINDOW):
