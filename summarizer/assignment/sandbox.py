@@ -10,10 +10,11 @@
 - the package's folder is a fresh tmpfs holding only ``VISIBLE_MODULES``:
   no graded function (``graded_modules()``), no assignment room, no
   notebook, no ``.git``: ``from summarizer import CausalAttention`` fails;
-- its own ``/tmp``, ``/proc`` and ``/dev``; no network (all namespaces
+- its own ``/tmp`` (empty but for what is bound there: a checkout under
+  ``/tmp`` still runs), ``/proc`` and ``/dev``; no network (all namespaces
   unshared), an unprivileged user, no capabilities, an empty environment;
-- the working directory is the empty ``/tmp``: a submission's own files are
-  never there, so nothing shadows the package.
+- the working directory is the sandbox's ``/tmp``: a submission's own files
+  are never there, so nothing shadows the package.
 
 Results come back on the worker's standard output only (see ``worker.py``).
 With ``mode='process'`` (the teacher's explicit choice where bubblewrap is
@@ -115,14 +116,16 @@ def bwrap_command(job_dir, read_only_dirs):
   bwrap = shutil.which('bwrap')
   if bwrap is None:
     raise SummarizerError(INSTALL_HINT)
-  command = [bwrap, *_system_binds(), *_python_binds()]
+  # /tmp first: a fresh tmpfs mounted after the binds would hide any of
+  # them that lives under /tmp (a checkout, its virtual environment, a model).
+  command = [bwrap, '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp',
+             *_system_binds(), *_python_binds()]
   for directory in read_only_dirs:
     command += _ro(directory)
   command += _package_binds()
   command += ['--ro-bind', job_dir, '/job',
               '--ro-bind', os.path.join(HERE, 'worker.py'), '/grader/worker.py',
               '--ro-bind', os.path.join(HERE, 'probes.py'), '/grader/probes.py',
-              '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp',
               '--unshare-all', '--unshare-user', '--uid', '1000', '--gid', '1000',
               '--as-pid-1',  # No reaper of bwrap's holding the channel: the worker is init.
               '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--clearenv',

@@ -176,6 +176,27 @@ def test_no_graded_module_is_visible_in_the_sandbox():
   assert all(not name.startswith('assignment') for name in sandbox.VISIBLE_MODULES)
 
 
+@needs_bwrap
+def test_what_the_sandbox_reads_may_live_under_tmp(tmp_path):
+  # A checkout, its virtual environment or a model folder under /tmp must
+  # stay visible: the sandbox's own fresh /tmp is mounted before them.
+  model_dir, job_dir = tmp_path / 'model', tmp_path / 'job'
+  model_dir.mkdir()
+  job_dir.mkdir()
+  (model_dir / 'config.json').write_text('{}')
+  (tmp_path / 'private.txt').write_text('not for the sandbox')
+  assert str(tmp_path).startswith('/tmp/')
+  command = sandbox.bwrap_command(str(job_dir), [str(model_dir)])
+  probe = ('import os, sys; print(sorted(os.listdir(sys.argv[1])), '
+           'os.path.exists(sys.argv[2]), os.path.exists(sys.argv[3]))')
+  command = command[:command.index('/grader/worker.py', command.index('-I'))]
+  command += ['-c', probe, str(model_dir), str(tmp_path / 'private.txt'),
+              '/grader/probes.py']
+  done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
+  assert done.returncode == 0, done.stderr
+  assert done.stdout.split() == ["['config.json']", 'False', 'True']
+
+
 def test_the_setup_loaded_before_the_forks_starts_no_thread_and_no_jax_backend():
   # The sandbox's first process runs the setup (its imports: TensorFlow too) once,
   # then forks a child an item: a process forked with threads could deadlock.
