@@ -73,6 +73,9 @@ def _add_lesson_flags(p, defaults):
   p.add_argument('--repeat-steps', type=int, default=defaults.repeat_steps,
                  help='train the first N steps on repeat lessons: a story\'s names and '
                       'numbers listed twice, which teaches copying (a new run only)')
+  p.add_argument('--repeat-until-loss', type=finite_float, default=defaults.repeat_until_loss,
+                 help='end the repeat lessons before --repeat-steps once their loss '
+                      '(mean of the last 20 steps) is below this: the model copies')
   p.add_argument('--short-fraction', type=finite_float, default=defaults.short_fraction,
                  help='share of training articles cut down to the sentences '
                       'with their facts (teaches summarising short texts)')
@@ -170,6 +173,11 @@ def _check_numbers(p, ns):
             'combined with --init-from or --resume')
   if ns.repeat_steps < 0:
     p.error(f'--repeat-steps must not be negative, not {ns.repeat_steps}')
+  if ns.repeat_until_loss is not None and ns.repeat_until_loss <= 0:
+    p.error(f'--repeat-until-loss must be above 0, not {ns.repeat_until_loss:g}')
+  if ns.repeat_until_loss is not None and not ns.repeat_steps:
+    p.error('--repeat-until-loss ends the repeat lessons early: give --repeat-steps, '
+            'their most steps, too')
   if ns.repeat_steps and (ns.init_from or ns.resume):
     p.error('--repeat-steps begins a new run from random weights: it cannot be combined '
             'with --init-from or --resume')

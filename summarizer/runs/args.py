@@ -31,6 +31,7 @@ class TrainArgs:
   tied_init: bool = False  # Start the output projection as the embedding's transpose.
   embedding_scale: float = 1.0  # Start the embedding this many times Trax's.
   repeat_steps: int = 0  # The first steps' batches are repeat lessons (a new run only).
+  repeat_until_loss: float = None  # ... or fewer: until their loss is below this.
   truncate: bool = None  # None: the preset's choice.
   download: bool = True
   progress: bool = True

@@ -113,6 +113,10 @@ def _train_locked(args, budget, started, judge):
 
     def on_step(step, loss):
       report.step(step, loss)
+      if run.repeat is not None and run.repeat.ended_at is None:
+        run.repeat.feed(step, loss)
+        if run.repeat.ended_at is not None:
+          report.note(_repeat_line(run.repeat), log)
       if not finite(loss):
         raise Diverged(step)
       if stop['signal'] is not None:
@@ -222,6 +226,7 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None):
                              if report.first_step_at else None),
       'verdict_seconds': round(calibrating - judging, 1),
       'calibration_seconds': round(ended - calibrating, 1),
+      'repeat_steps_taken': run.repeat.ended_at if run.repeat is not None else None,
       'output_dir': out,
   }
   if args.export_to and stopped_by is None:
@@ -231,6 +236,14 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None):
     print(f'interrupted: checkpoint of step {loop.step} saved in {out}; '
           'continue with --resume', file=sys.stderr)
   return summary
+
+
+def _repeat_line(phase):
+  """The line that says the repeat lessons are over, and why."""
+  why = (f'their loss {phase.loss:.3f} is below {phase.until_loss:g}: the model copies'
+         if phase.until_loss is not None and phase.loss < phase.until_loss
+         else f'their {phase.max_steps} steps are done (loss {phase.loss:.3f})')
+  return f'step {phase.ended_at}: repeat lessons over, {why}; on to the stories'
 
 
 def _verdict_line(verdict):

@@ -7,7 +7,6 @@ pass.
 """
 
 import dataclasses
-import itertools
 import os
 import shutil
 
@@ -37,6 +36,8 @@ class Run:
     start_weights: Weights to start from (``--init-from``), or None.
     earlier_runs: The lineage of the weights before this run.
     counter: Tokens read so far and the longest article among them.
+    repeat: The run's ``RepeatPhase`` once ``tasks`` built it (a new run
+      with ``--repeat-steps``), or None.
   """
   args: TrainArgs
   config: object
@@ -45,6 +46,7 @@ class Run:
   start_weights: object
   earlier_runs: list
   counter: dict
+  repeat: object = None
 
 
 def prepare(args):
@@ -103,9 +105,8 @@ def tasks(run, budget=None):
                          extract_fraction=args.extract_fraction,
                          long_fraction=args.long_fraction)
   if args.repeat_steps and not run.resuming:
-    # One more than the steps: Trax's TrainTask takes the first batch as its sample.
-    train_batches = _first_then(stream('train', repeat_lessons=True), args.repeat_steps + 1,
-                                train_batches)
+    run.repeat = RepeatPhase(args.repeat_steps, args.repeat_until_loss)
+    train_batches = run.repeat.batches(stream('train', repeat_lessons=True), train_batches)
   train_task = training.TrainTask(
       labeled_data=_counted(train_batches, run.counter),
       loss_layer=tl.CrossEntropyLoss(),
@@ -119,10 +120,47 @@ def tasks(run, budget=None):
   return train_task, eval_task
 
 
-def _first_then(first, n, then):
-  """Yields ``n`` batches of ``first``, then those of ``then``."""
-  yield from itertools.islice(first, n)
-  yield from then
+class RepeatPhase:
+  """A new run's first steps: repeat lessons, until the model copies them.
+
+  The phase lasts ``max_steps`` steps, or ends sooner once the mean loss of
+  its last ``window`` steps is below ``until_loss``: the step at which a
+  model learns to copy varies with the seed (about 800 to over 1,000 steps
+  for the 2-layer model), and the stories teach the rest.
+
+  Attributes:
+    ended_at: The step the stories began at, None while the phase lasts.
+    loss: The phase's mean loss over its last steps when it ended.
+  """
+
+  def __init__(self, max_steps, until_loss=None, window=20):
+    self.max_steps, self.until_loss, self.window = max_steps, until_loss, window
+    self.ended_at, self.loss = None, None
+    self._losses = []
+    self._steps = 0
+
+  def feed(self, step, loss):
+    """Takes a step's loss (the train loop's hook); ends the phase when it is time."""
+    if self.ended_at is not None:
+      return
+    self._steps += 1
+    self._losses = (self._losses + [float(np.mean(loss))])[-self.window:]
+    learned = (self.until_loss is not None and len(self._losses) == self.window
+               and np.mean(self._losses) < self.until_loss)
+    if learned or self._steps >= self.max_steps:
+      self.ended_at, self.loss = step, float(np.mean(self._losses))
+
+  def batches(self, lessons, stories):
+    """Yields repeat lessons while the phase lasts (at most its steps), then the stories."""
+    # One more than the steps: Trax's TrainTask takes the first batch as its sample.
+    yield next(lessons)
+    for _ in range(self.max_steps):
+      if self.ended_at is not None:
+        break
+      yield next(lessons)
+    if self.ended_at is None:  # Drawn without a loop feeding the losses.
+      self.ended_at = self.max_steps
+    yield from stories
 
 
 def _schedule(run, budget):

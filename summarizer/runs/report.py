@@ -85,6 +85,11 @@ class Report:
         self.bar.write(preview)
         log.write(preview + '\n')
 
+  def note(self, line, log):
+    """Prints a line of the run's own (above the bar) and logs it."""
+    self.bar.write(line)
+    log.write(line + '\n')
+
   def legend(self):
     """Says which loss the bar and the evaluation lines show (and the preview's story)."""
     legend = (f"losses: the bar's batch_loss is the last step's batch; each evaluation line's "

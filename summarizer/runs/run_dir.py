@@ -251,7 +251,7 @@ def save_run_config(args, config, earlier, steps, longest_article):
                 copy_fraction=args.copy_fraction, short_fraction=args.short_fraction,
                 long_fraction=args.long_fraction, extract_fraction=args.extract_fraction,
                 tied_init=args.tied_init, embedding_scale=args.embedding_scale,
-                repeat_steps=args.repeat_steps,
+                repeat_steps=args.repeat_steps, repeat_until_loss=args.repeat_until_loss,
                 max_minutes=args.max_minutes)
   this_run = dict(levers, init_from=args.init_from, steps=steps)
   lineage = list(earlier) + [this_run]

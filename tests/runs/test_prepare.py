@@ -43,6 +43,43 @@ def test_repeat_steps_train_first_on_repeat_lessons_then_on_the_stories(tmp_path
   assert not any(is_repeat(row) for row in batches[2])
 
 
+def test_the_repeat_phase_ends_once_its_loss_is_low_or_its_steps_are_done():
+  from summarizer.runs.prepare import RepeatPhase
+  learning = RepeatPhase(100, until_loss=0.5, window=3)
+  losses = [3.0, 2.0, 1.0, 0.6, 0.4, 0.3, 0.2]  # Means of three: 2.0, 1.2, 0.67, 0.43.
+  for step, loss in enumerate(losses, 1):
+    learning.feed(step, loss)
+    if learning.ended_at is not None:
+      break
+  assert learning.ended_at == 6 and learning.loss == pytest.approx(0.433, abs=1e-3)
+  stubborn = RepeatPhase(5, until_loss=0.5, window=3)
+  for step in range(1, 9):
+    stubborn.feed(step, 2.0)
+  assert stubborn.ended_at == 5  # Its most steps, then the stories whatever the loss.
+
+  phase = RepeatPhase(100, until_loss=0.5, window=2)
+  stream = phase.batches(iter(['lesson'] * 50), iter(['story'] * 5))
+  drawn = [next(stream)]  # Trax's sample batch, before any step.
+  for step, loss in enumerate([1.0, 0.4, 0.4], 1):
+    drawn.append(next(stream))
+    phase.feed(step, loss)
+  drawn += list(stream)
+  assert drawn == ['lesson'] * 4 + ['story'] * 5
+
+
+def test_repeat_lessons_end_early_in_a_run_and_it_says_so(tmp_path):
+  out = tmp_path / 'run'
+  summary = run_loop.train(micro_args(out, max_steps=22, eval_steps=22, save_steps=22,
+                                      repeat_steps=50, repeat_until_loss=100.0))
+  # Any loss is below 100: the phase ends as soon as its window of 20 steps is full.
+  assert summary['repeat_steps_taken'] == 20
+  log = (out / 'train.log').read_text()
+  assert 'step 20: repeat lessons over, their loss' in log and 'on to the stories' in log
+  import json
+  values = json.loads((out / 'config.json').read_text())
+  assert values['repeat_until_loss'] == 100.0
+
+
 def test_repeat_steps_are_recorded_and_refused_where_they_cannot_apply(tmp_path, capsys):
   out = tmp_path / 'run'
   run_loop.train(micro_args(out, max_steps=2, repeat_steps=1))
@@ -50,9 +87,11 @@ def test_repeat_steps_are_recorded_and_refused_where_they_cannot_apply(tmp_path,
   values = json.loads((out / 'config.json').read_text())
   assert values['repeat_steps'] == 1 and values['lineage'][-1]['repeat_steps'] == 1
   for flags in (['--repeat-steps', '-1'], ['--repeat-steps', '5', '--resume'],
-                ['--repeat-steps', '5', '--init-from', 'data/model']):
+                ['--repeat-steps', '5', '--init-from', 'data/model'],
+                ['--repeat-until-loss', '0.3'],
+                ['--repeat-steps', '5', '--repeat-until-loss', '0']):
     with pytest.raises(SystemExit) as exited:
       train_command.main(['--output-dir', str(tmp_path / 'other'), *flags])
     assert exited.value.code == 2
     err = capsys.readouterr().err
-    assert err.count('\n') == 1 and '--repeat-steps' in err
+    assert err.count('\n') == 1 and '--repeat-' in err
