@@ -15,6 +15,8 @@ after the step under way and exits (130, or 143 for SIGTERM).
 """
 
 import argparse
+import json
+import os
 import signal
 import sys
 import time
@@ -23,9 +25,13 @@ import time
 STARTED = time.monotonic()
 
 from summarizer.errors import OneLineParser, SummarizerError, finite_float, run_command, seed
-from summarizer.runs.args import TrainArgs
+from summarizer.runs.args import NEW_RUN_LESSONS, PRESET_LESSONS, TrainArgs
 from summarizer.runs.stopping import STOP_SIGNALS
 
+# The flags whose default is the preset's (PRESET_LESSONS).
+LESSON_FLAGS = ('article_loss_weight', 'copy_fraction', 'extract_fraction', 'tied_init',
+                'embedding_scale', 'repeat_steps', 'repeat_until_loss', 'short_fraction',
+                'long_fraction')
 # The most a learning rate may be: beyond it a run is a mistake.
 MAX_LEARNING_RATE = 10.0
 # The longest budget --max-minutes takes: a month.
@@ -52,36 +58,71 @@ def _add_length_flags(p, defaults):
                       'this many more minutes')
 
 
-def _add_lesson_flags(p, defaults):
-  """The levers that reshape training: the article's loss weight, the lessons, the start."""
+def _add_lesson_flags(p):
+  """The levers that reshape training: the article's loss weight, the lessons, the start.
+
+  Each defaults to its preset's (``runs.args.PRESET_LESSONS``): the quick
+  preset's are the ten-minute recipe; the others', the course's way (none).
+  """
   p.add_argument('--article-loss-weight', type=finite_float,
-                 default=defaults.article_loss_weight,
-                 help='loss weight of article tokens (course: 0)')
-  p.add_argument('--copy-fraction', type=finite_float, default=defaults.copy_fraction,
+                 help="loss weight of article tokens (course: 0; quick preset: 1)")
+  p.add_argument('--copy-fraction', type=finite_float,
                  help='share of training examples whose summary is a sentence '
                       'copied from the article (teaches copying names)')
-  p.add_argument('--extract-fraction', type=finite_float, default=defaults.extract_fraction,
+  p.add_argument('--extract-fraction', type=finite_float,
                  help="share of training examples whose summary is the article's "
                       "sentences with the highlights' facts (teaches finding and "
                       'copying them)')
-  p.add_argument('--tied-init', action='store_true', default=defaults.tied_init,
+  p.add_argument('--tied-init', action=argparse.BooleanOptionalAction,
                  help="start the output projection as the embedding's transpose "
                       '(a new run from random weights only)')
-  p.add_argument('--embedding-scale', type=finite_float, default=defaults.embedding_scale,
+  p.add_argument('--embedding-scale', type=finite_float,
                  help="start the embedding this many times Trax's initial one "
                       '(a new run from random weights only)')
-  p.add_argument('--repeat-steps', type=int, default=defaults.repeat_steps,
+  p.add_argument('--repeat-steps', type=int,
                  help='train the first N steps on repeat lessons: a story\'s names and '
                       'numbers listed twice, which teaches copying (a new run only)')
-  p.add_argument('--repeat-until-loss', type=finite_float, default=defaults.repeat_until_loss,
+  p.add_argument('--repeat-until-loss', type=finite_float,
                  help='end the repeat lessons before --repeat-steps once their loss '
                       '(mean of the last 20 steps) is below this: the model copies')
-  p.add_argument('--short-fraction', type=finite_float, default=defaults.short_fraction,
+  p.add_argument('--short-fraction', type=finite_float,
                  help='share of training articles cut down to the sentences '
                       'with their facts (teaches summarising short texts)')
-  p.add_argument('--long-fraction', type=finite_float, default=defaults.long_fraction,
+  p.add_argument('--long-fraction', type=finite_float,
                  help='share of training examples joined with the next one or '
                       'two into a longer article (teaches long articles)')
+
+
+def _resolve_preset(ns, defaults):
+  """The preset a run uses and the lessons it takes from it, where no flag gave them.
+
+  No ``--preset``: a resumed run's own; a new run with ``--max-minutes``
+  (from random weights), ``quick``, the ten-minute recipe; else ``tiny``.
+  A resumed run, or one started from a model, takes no lesson that shapes
+  new weights (``NEW_RUN_LESSONS``) unless a flag asks for it (and is refused).
+  """
+  if ns.preset is None:
+    saved = _saved_preset(ns.output_dir) if ns.resume else None
+    fresh_budget = ns.max_minutes is not None and not ns.resume and not ns.init_from
+    ns.preset = saved or ('quick' if fresh_budget else defaults.preset)
+  lessons = dict(PRESET_LESSONS.get(ns.preset, {}))
+  if ns.resume or ns.init_from:
+    lessons = {k: v for k, v in lessons.items() if k not in NEW_RUN_LESSONS}
+  unset = [name for name in LESSON_FLAGS if getattr(ns, name) is None]
+  for name in unset:
+    setattr(ns, name, lessons.get(name, getattr(defaults, name)))
+  if 'repeat_until_loss' in unset and not ns.repeat_steps:  # --repeat-steps 0: none.
+    ns.repeat_until_loss = None
+
+
+def _saved_preset(output_dir):
+  """The preset named in a run directory's config.json, or None."""
+  try:
+    with open(os.path.join(output_dir, 'config.json'), encoding='utf-8') as f:
+      preset = json.load(f).get('preset')
+  except (OSError, ValueError, AttributeError):
+    return None  # No run there, or not ours: preparing the run says so.
+  return preset if isinstance(preset, str) else None
 
 
 def parse_args(argv=None):
@@ -98,7 +139,10 @@ def parse_args(argv=None):
                  help='a .subwords vocabulary (default: that of --init-from; '
                       "the course's for --preset course; data/news.subwords "
                       'for news; else one built from the training data)')
-  p.add_argument('--preset', default=defaults.preset, help='tiny or course')
+  p.add_argument('--preset', default=None,
+                 help="tiny (the default), quick (the default of a new run with "
+                      "--max-minutes: the ten-minute recipe) or course; a resumed run "
+                      "keeps its own")
   _add_length_flags(p, defaults)
   p.add_argument('--eval-steps', type=int, default=defaults.eval_steps,
                  help='evaluate every N steps')
@@ -115,7 +159,7 @@ def parse_args(argv=None):
                  help='continue the checkpoint in --output-dir')
   p.add_argument('--overwrite-output-dir', action='store_true',
                  help="delete a previous run's files in --output-dir first")
-  _add_lesson_flags(p, defaults)
+  _add_lesson_flags(p)
   p.add_argument('--truncate', dest='truncate', action='store_true', default=None,
                  help="cut over-long articles to fit (the tiny preset's choice)")
   p.add_argument('--no-truncate', dest='truncate', action='store_false',
@@ -142,6 +186,7 @@ def parse_args(argv=None):
   ns = p.parse_args(argv)
   if ns.max_steps is None and ns.max_minutes is None:
     ns.max_steps = defaults.max_steps
+  _resolve_preset(ns, defaults)
   _check_numbers(p, ns)
   return TrainArgs(**vars(ns))
 

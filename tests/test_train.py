@@ -38,3 +38,26 @@ def test_initialisation_levers_are_refused_where_they_would_not_apply(tmp_path, 
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and message in err
   assert not (tmp_path / 'run').exists()
+
+
+def test_a_new_run_with_a_budget_takes_the_ten_minute_recipe_and_others_keep_theirs(tmp_path):
+  from summarizer.runs.args import PRESET_LESSONS
+  recipe = train_command.parse_args(['--max-minutes', '10'])
+  assert recipe.preset == 'quick'
+  assert {k: getattr(recipe, k) for k in PRESET_LESSONS['quick']} == PRESET_LESSONS['quick']
+  for argv in ([], ['--max-steps', '50'], ['--max-minutes', '10', '--preset', 'tiny']):
+    plain = train_command.parse_args(argv)  # The course's way: no lesson.
+    assert plain.preset == 'tiny' and plain.article_loss_weight == 0.0
+    assert (plain.copy_fraction, plain.tied_init, plain.repeat_steps) == (0.0, False, 0)
+  mine = train_command.parse_args(['--max-minutes', '10', '--copy-fraction', '0',
+                                   '--no-tied-init', '--repeat-steps', '0'])
+  assert (mine.copy_fraction, mine.tied_init, mine.repeat_steps) == (0.0, False, 0)
+  assert mine.repeat_until_loss is None and mine.article_loss_weight == 1.0
+  # Resumed, or started from a model: the preset's own, without what shapes new weights.
+  (tmp_path / 'config.json').write_text('{"preset": "quick"}')
+  resumed = train_command.parse_args(['--resume', '--output-dir', str(tmp_path),
+                                      '--max-minutes', '5'])
+  assert resumed.preset == 'quick' and resumed.copy_fraction == 0.3
+  assert (resumed.tied_init, resumed.embedding_scale, resumed.repeat_steps) == (False, 1.0, 0)
+  started = train_command.parse_args(['--init-from', 'data/model', '--max-minutes', '5'])
+  assert started.preset == 'tiny' and started.repeat_steps == 0

@@ -5,6 +5,21 @@ import dataclasses
 from summarizer.config import CALIBRATION_ARTICLES
 
 
+# The lessons a preset trains with unless a flag says otherwise (the others
+# train with TrainArgs' defaults: the course's way). The quick preset's are
+# the ten-minute recipe: the article's tokens weigh as much as the summary's,
+# three examples in ten copy a sentence, the output projection starts tied
+# to a larger embedding, and the run begins with repeat lessons until the
+# model copies.
+PRESET_LESSONS = {
+    'quick': dict(article_loss_weight=1.0, copy_fraction=0.3, tied_init=True,
+                  embedding_scale=11.3, repeat_steps=1000, repeat_until_loss=None),
+}
+# Levers that shape a new run's random weights or first steps: a resumed run,
+# or one started from a model, takes its preset's values of these as unset.
+NEW_RUN_LESSONS = ('tied_init', 'embedding_scale', 'repeat_steps', 'repeat_until_loss')
+
+
 @dataclasses.dataclass
 class TrainArgs:
   """What a training run is asked to do (the command line's flags)."""
