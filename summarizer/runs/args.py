@@ -13,7 +13,7 @@ from summarizer.config import CALIBRATION_ARTICLES
 # model copies.
 PRESET_LESSONS = {
     'quick': dict(article_loss_weight=1.0, copy_fraction=0.3, tied_init=True,
-                  embedding_scale=11.3, repeat_steps=1000, repeat_until_loss=None),
+                  embedding_scale=11.3, repeat_steps=2000, repeat_until_loss=0.3),
 }
 # Levers that shape a new run's random weights or first steps: a resumed run,
 # or one started from a model, takes its preset's values of these as unset.
