@@ -125,6 +125,24 @@ def _saved_preset(output_dir):
   return preset if isinstance(preset, str) else None
 
 
+def _add_ending_flags(p, defaults):
+  """What a run starts from and what it ends with: the start weights, export, calibration, verdict."""
+  p.add_argument('--export-to', default=None,
+                 help='afterwards, copy config, vocabulary and weights (no '
+                      'optimizer state) to this model directory')
+  p.add_argument('--init-from', default=None, metavar='MODEL_DIR',
+                 help='start from the weights of a model directory of the same '
+                      'architecture (e.g. data/model) instead of random ones')
+  p.add_argument('--calibration-articles', type=int,
+                 default=defaults.calibration_articles,
+                 help='validation articles whose perplexity calibrates the '
+                      "model's out-of-domain warning (default: %(default)s; 0: none)")
+  p.add_argument('--verdict-stories', type=int, default=defaults.verdict_stories,
+                 help='validation stories on which the model is scored against Lead-3 '
+                      'at the end; a model below it warns on every summary '
+                      '(default: %(default)s; 0: none)')
+
+
 def parse_args(argv=None):
   """Parses the command line into a ``TrainArgs``."""
   defaults = TrainArgs()
@@ -169,20 +187,7 @@ def parse_args(argv=None):
                  help='never download a tfds: dataset; one not prepared in '
                       '--data-dir is an error')
   p.add_argument('--no-progress', dest='progress', action='store_false')
-  p.add_argument('--export-to', default=None,
-                 help='afterwards, copy config, vocabulary and weights (no '
-                      'optimizer state) to this model directory')
-  p.add_argument('--init-from', default=None, metavar='MODEL_DIR',
-                 help='start from the weights of a model directory of the same '
-                      'architecture (e.g. data/model) instead of random ones')
-  p.add_argument('--calibration-articles', type=int,
-                 default=defaults.calibration_articles,
-                 help='validation articles whose perplexity calibrates the '
-                      "model's out-of-domain warning (default: %(default)s; 0: none)")
-  p.add_argument('--verdict-stories', type=int, default=defaults.verdict_stories,
-                 help='validation stories on which the model is scored against Lead-3 '
-                      'at the end; a model below it warns on every summary '
-                      '(default: %(default)s; 0: none)')
+  _add_ending_flags(p, defaults)
   ns = p.parse_args(argv)
   if ns.max_steps is None and ns.max_minutes is None:
     ns.max_steps = defaults.max_steps
