@@ -15,8 +15,6 @@ after the step under way and exits (130, or 143 for SIGTERM).
 """
 
 import argparse
-import json
-import os
 import signal
 import sys
 import time
@@ -24,6 +22,7 @@ import time
 # When the command started: --max-minutes counts from here.
 STARTED = time.monotonic()
 
+from summarizer.config import load_config
 from summarizer.errors import OneLineParser, SummarizerError, finite_float, run_command, seed
 from summarizer.runs.args import NEW_RUN_LESSONS, PRESET_LESSONS, TrainArgs
 from summarizer.runs.stopping import STOP_SIGNALS
@@ -118,9 +117,8 @@ def _resolve_preset(ns, defaults):
 def _saved_preset(output_dir):
   """The preset named in a run directory's config.json, or None."""
   try:
-    with open(os.path.join(output_dir, 'config.json'), encoding='utf-8') as f:
-      preset = json.load(f).get('preset')
-  except (OSError, ValueError, AttributeError):
+    preset = load_config(output_dir)[1].get('preset')
+  except SummarizerError:
     return None  # No run there, or not ours: preparing the run says so.
   return preset if isinstance(preset, str) else None
 

@@ -63,8 +63,9 @@ def bench_first_model(minutes=10.0, seed=0, limit=100, keep=None):
     done = _done_line(_run(['summarizer.train', '--output-dir', out, '--max-minutes',
                             f'{minutes:g}', '--seed', str(seed), '--no-progress']))
     wall = time.monotonic() - started
+    # Its own --output-dir: evaluate's default (runs/eval) may hold a learner's earlier one.
     scores = json.loads(_run(['summarizer.evaluate', '--model', out, '--limit', str(limit),
-                              '--json']))
+                              '--json', '--output-dir', os.path.join(scratch, 'eval')]))
   model, lead3 = scores['model'], scores['lead3']
   meets = {name: model[name] > lead3[name] for name in ROUGES}
   meets['entity_precision'] = model['entity_precision'] >= MIN_ENTITY_PRECISION

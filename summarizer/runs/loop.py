@@ -241,8 +241,7 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None):
 def _repeat_line(phase):
   """The line that says the repeat lessons are over, and why."""
   why = (f'their loss {phase.loss:.3f} is below {phase.until_loss:g}: the model copies'
-         if phase.until_loss is not None and phase.loss < phase.until_loss
-         else f'their {phase.max_steps} steps are done (loss {phase.loss:.3f})')
+         if phase.learned else f'their {phase.max_steps} steps are done (loss {phase.loss:.3f})')
   return f'step {phase.ended_at}: repeat lessons over, {why}; on to the stories'
 
 

@@ -6,6 +6,7 @@ the run's batches (``summarizer.corpus.batches``), counting tokens as they
 pass.
 """
 
+import collections
 import dataclasses
 import os
 import shutil
@@ -138,12 +139,13 @@ class RepeatPhase:
   Attributes:
     ended_at: The step the stories began at, None while the phase lasts.
     loss: The phase's mean loss over its last steps when it ended.
+    learned: Whether it ended because that loss was below ``until_loss``.
   """
 
   def __init__(self, max_steps, until_loss=None, window=20):
-    self.max_steps, self.until_loss, self.window = max_steps, until_loss, window
-    self.ended_at, self.loss = None, None
-    self._losses = []
+    self.max_steps, self.until_loss = max_steps, until_loss
+    self.ended_at, self.loss, self.learned = None, None, False
+    self._losses = collections.deque(maxlen=window)
     self._steps = 0
 
   def feed(self, step, loss):
@@ -151,11 +153,12 @@ class RepeatPhase:
     if self.ended_at is not None:
       return
     self._steps += 1
-    self._losses = (self._losses + [float(np.mean(loss))])[-self.window:]
-    learned = (self.until_loss is not None and len(self._losses) == self.window
-               and np.mean(self._losses) < self.until_loss)
-    if learned or self._steps >= self.max_steps:
-      self.ended_at, self.loss = step, float(np.mean(self._losses))
+    self._losses.append(float(np.mean(loss)))
+    mean = float(np.mean(self._losses))
+    self.learned = (self.until_loss is not None and len(self._losses) == self._losses.maxlen
+                    and mean < self.until_loss)
+    if self.learned or self._steps >= self.max_steps:
+      self.ended_at, self.loss = step, mean
 
   def batches(self, lessons, stories):
     """Yields repeat lessons while the phase lasts (at most its steps), then the stories."""
