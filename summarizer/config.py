@@ -66,6 +66,11 @@ class Config:
                                 # the example as the course's FilterByLength does.
   boundaries: tuple = BOUNDARIES            # Bucket edges by sequence length.
   batch_sizes: tuple = BATCH_SIZES          # One per bucket, plus the last.
+  adam_b2: float = 0.999        # Adam's decay of its squared-gradient average
+                                # (Trax's default): its memory is about
+                                # 1 / (1 - adam_b2) steps.
+  clip_grad_norm: float = None  # Scale each step's whole gradient down to at
+                                # most this norm (None: no clipping, Trax's default).
 
   def model_kwargs(self):
     """Returns the keyword arguments of ``TransformerLM`` for this config."""
@@ -111,12 +116,15 @@ PRESETS = {
     # 0.9M parameters) over the same vocabulary, which a 2-core CPU trains at
     # about 16,500 tokens a second; a higher peak, a short warm-up, and half
     # tiny's batches, so ten minutes make about 5,600 updates (more, smaller
-    # steps learn faster in so short a run).
+    # steps learn faster in so short a run). Adam remembers its squared
+    # gradients for about 20 steps, not 1,000, and a step's gradient norm is
+    # clipped at 1: when the repeat lessons give way to the stories, its step
+    # sizes follow the new gradients at once.
     'quick': Config(preset='quick', vocab_size=2048, d_model=128, d_ff=256,
                     n_layers=2, n_heads=4, dropout=0.0, max_len=1024,
                     learning_rate=0.005, warmup_steps=200,
                     max_joint_length=1024, truncate=True, boundaries=(256, 384, 512),
-                    batch_sizes=(8, 4, 2, 1)),
+                    batch_sizes=(8, 4, 2, 1), adam_b2=0.95, clip_grad_norm=1.0),
 }
 
 

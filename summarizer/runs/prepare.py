@@ -118,7 +118,8 @@ def tasks(run, budget=None):
   train_task = training.TrainTask(
       labeled_data=_counted(train_batches, run.counter),
       loss_layer=tl.CrossEntropyLoss(),
-      optimizer=trax.optimizers.Adam(config.learning_rate),
+      optimizer=trax.optimizers.Adam(config.learning_rate, b2=config.adam_b2,
+                                     clip_grad_norm=config.clip_grad_norm),
       lr_schedule=_schedule(run, budget),
       n_steps_per_checkpoint=args.save_steps)
   eval_task = training.EvalTask(

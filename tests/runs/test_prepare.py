@@ -98,3 +98,23 @@ def test_repeat_steps_are_recorded_and_refused_where_they_cannot_apply(tmp_path,
     assert exited.value.code == 2
     err = capsys.readouterr().err
     assert err.count('\n') == 1 and '--repeat-' in err
+
+
+def test_adam_remembers_squared_gradients_as_long_as_the_preset_says(tmp_path, monkeypatch):
+  import json
+  from summarizer import config as config_module
+  from summarizer.runs import prepare as run_prepare
+  forgetful = dataclasses.replace(config_module.PRESETS['micro'], adam_b2=0.9, clip_grad_norm=0.5)
+  monkeypatch.setitem(config_module.PRESETS, 'micro', forgetful)
+  out = tmp_path / 'run'
+  train_task, _ = run_prepare.tasks(run_prepare.prepare(micro_args(out)))
+  assert train_task.optimizer.opt_params['b2'] == pytest.approx(0.9)
+  assert train_task.optimizer._clip_grad_norm == 0.5  # pylint: disable=protected-access
+  run_loop.train(micro_args(out, max_steps=2, overwrite_output_dir=True))
+  values = json.loads((out / 'config.json').read_text())
+  assert values['adam_b2'] == pytest.approx(0.9) and values['clip_grad_norm'] == 0.5
+  # A model saved before the fields existed takes its preset's: Trax's defaults for tiny.
+  del values['adam_b2'], values['clip_grad_norm']
+  old = config_module.Config.from_dict(dict(values, preset='tiny'))
+  assert (old.adam_b2, old.clip_grad_norm) == (0.999, None)
+  assert config_module.PRESETS['quick'].adam_b2 < config_module.PRESETS['tiny'].adam_b2
