@@ -114,8 +114,8 @@ PRESETS = {
     # --max-minutes; its lessons are runs.args.PRESET_LESSONS['quick']):
     # 2 layers of width 128 with a feed-forward layer twice as wide (about
     # 0.9M parameters) over the same vocabulary, which a 2-core CPU trains at
-    # about 16,500 tokens a second; a higher peak, a short warm-up, and half
-    # tiny's batches, so ten minutes make about 5,600 updates (more, smaller
+    # 16,000 to 16,900 tokens a second; a higher peak, a short warm-up, and half
+    # tiny's batches, so ten minutes make about 5,500 updates (more, smaller
     # steps learn faster in so short a run). Adam remembers its squared
     # gradients for about 20 steps, not 1,000, and a step's gradient norm is
     # clipped at 1: when the repeat lessons give way to the stories, its step
