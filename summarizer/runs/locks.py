@@ -80,16 +80,34 @@ def _acquire(directory):
   return fd
 
 
-def _release(directory, fd):
+def _missing(directory):
+  """The folders of ``directory``'s path that do not exist yet, deepest first."""
+  missing, path = [], os.path.abspath(directory)
+  while not os.path.lexists(path):
+    missing.append(path)
+    path = os.path.dirname(path)
+  return missing
+
+
+def _release(directory, fd, made):
   # Removed while still held, so no one locks the file on its way out.
   with contextlib.suppress(FileNotFoundError):
     os.remove(os.path.join(directory, LOCK_NAME))
   os.close(fd)
+  # The folders the lock made, if still empty: a command that failed before
+  # writing anything leaves nothing behind.
+  for path in made:
+    try:
+      os.rmdir(path)
+    except OSError:
+      break
 
 
 @contextlib.contextmanager
 def locked(*directories):
   """Holds the lock of each directory (created if missing) for the ``with`` block.
+
+  The folders it created are removed again at the end where they are empty.
 
   Args:
     *directories: Directories to lock; None entries and repeats of the same
@@ -105,6 +123,7 @@ def locked(*directories):
       if directory is None or os.path.realpath(directory) in seen:
         continue
       seen.add(os.path.realpath(directory))
+      made = _missing(directory)
       fd = _acquire(directory)
-      stack.callback(_release, directory, fd)
+      stack.callback(_release, directory, fd, made)
     yield

@@ -231,6 +231,8 @@ def test_no_download_flag(command, tmp_path, capsys, connections, prepare_calls)
   argv = ['--data', 'tfds:cnn_dailymail', '--data-dir', str(data_dir), '--no-download']
   if command == 'vocab':
     argv += ['--out', str(tmp_path / 'cnn.subwords')]
+  else:  # Not the default runs/eval, which an evaluation in the checkout may have left.
+    argv += ['--output-dir', str(tmp_path / 'eval')]
   assert importlib.import_module(f'summarizer.{command}').main(argv) == 2
   assert capsys.readouterr().err == (f'error: tfds:cnn_dailymail: not prepared in {data_dir}, '
                                      f'and downloading is off (--no-download); {OFFLINE_WAYS}\n')

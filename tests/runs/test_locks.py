@@ -75,6 +75,14 @@ def test_directories_are_created_repeats_skipped_and_files_refused(tmp_path):
   new = tmp_path / 'a' / 'b'
   with locks.locked(str(new), None, str(new) + '/'):
     assert (new / locks.LOCK_NAME).exists()
+  assert not (tmp_path / 'a').exists()  # Made for the lock and left empty: removed.
+  with locks.locked(str(new)):
+    (new / 'kept').write_text('x')
+  assert (new / 'kept').exists()  # A folder something was written in stays.
+  (tmp_path / 'empty').mkdir()
+  with locks.locked(str(tmp_path / 'empty' / 'c')):
+    pass
+  assert os.listdir(tmp_path / 'empty') == []  # Only the folders the lock made go.
   (tmp_path / 'file').write_text('x')
   with pytest.raises(SummarizerError, match='exists and is not a directory'):
     with locks.locked(str(tmp_path / 'file')):
