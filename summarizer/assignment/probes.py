@@ -127,8 +127,12 @@ def jax_array():
 def probe_dot_product_self_attention(function, seed, given, env):
   del given, env
   rng, cases = rng_for(seed, 'C3'), []
-  for _ in range(2):
+  shapes = []
+  while len(shapes) < 2:  # Two different shapes (a case is known by its name, its shape).
     shape = (int(rng.integers(1, 4)), int(rng.integers(2, 7)), int(rng.integers(2, 7)))
+    if shape in shapes:
+      continue
+    shapes.append(shape)
     q, k, v = (floats(rng, shape) for _ in range(3))
     cases.append(case(f'dot_product_self_attention on q k v {shape}',
                       lambda q=q, k=k, v=v: {'output': array(function(
@@ -138,8 +142,12 @@ def probe_dot_product_self_attention(function, seed, given, env):
 
 
 def head_sizes(rng):
-  """(n_heads, d_head) pairs: two fixed shapes where heads and width differ, one drawn."""
-  return [(2, 3), (3, 2), (int(rng.integers(2, 5)), int(rng.integers(2, 6)))]
+  """(n_heads, d_head) pairs: two fixed ones where heads and width differ, a third drawn."""
+  fixed = [(2, 3), (3, 2)]
+  drawn = fixed[0]
+  while drawn in fixed:
+    drawn = (int(rng.integers(2, 5)), int(rng.integers(2, 6)))
+  return fixed + [drawn]
 
 
 def probe_compute_attention_heads_closure(function, seed, given, env):
