@@ -29,6 +29,8 @@ from summarizer.errors import SummarizerError
 SHUFFLE_QUEUE = 1024
 # Over-long examples dropped one after another before a stream gives up.
 MAX_DROPPED_IN_A_ROW = 1000
+# Batches past the last bucket boundary are padded to a multiple of this length.
+LAST_BUCKET_MULTIPLE = 128
 
 
 def joint_sequence(article_ids, summary_ids, article_loss_weight=0.0):
@@ -85,12 +87,36 @@ def device_batch_sizes(batch_sizes, n_devices):
   return [-(-size // n_devices) * n_devices for size in batch_sizes]
 
 
+def PadLastBucket(last_boundary, multiple=LAST_BUCKET_MULTIPLE):  # pylint: disable=invalid-name
+  """Returns a stream function padding batches longer than ``last_boundary``.
+
+  ``trax.data.BucketByLength`` pads a batch of its last bucket (past the last
+  boundary) only to its longest sequence, so each new length there was a new
+  shape for XLA to compile: training with long articles compiled again and
+  again, slowed, and crashed once the compiled code filled the process's
+  memory maps (``LLVM compilation error: Cannot allocate memory``, then a
+  segfault). Rounding those lengths up to a multiple of ``multiple`` leaves a
+  few shapes. The padding is zeros, as the buckets' own, with weight 0.
+  """
+  def pad(stream):
+    for batch in stream:
+      length = batch[0].shape[1]
+      if length <= last_boundary or length % multiple == 0:
+        yield batch
+        continue
+      extra = -length % multiple
+      yield tuple(np.pad(x, [(0, 0), (0, extra)] + [(0, 0)] * (x.ndim - 2))  # (B, L + extra)
+                  for x in batch)
+  return pad
+
+
 def batches_of(pairs, vocab_file=None, boundaries=BOUNDARIES, batch_sizes=BATCH_SIZES,
                max_joint_length=MAX_JOINT_LENGTH, truncate=False, article_loss_weight=0.0,
                shuffle=False, n_devices=None, seed=0, before=()):
   """Yields ``(inputs, targets, weights)`` batches of text pairs: the course's pipeline.
 
-  Tokenize, join (``PreprocessJoint``), shuffle, and bucket by length.
+  Tokenize, join (``PreprocessJoint``), shuffle, bucket by length, and pad the
+  last bucket's batches to a few lengths (``PadLastBucket``).
 
   Args:
     pairs: Iterable of ``(article, summary)`` text pairs.
@@ -127,4 +153,5 @@ def batches_of(pairs, vocab_file=None, boundaries=BOUNDARIES, batch_sizes=BATCH_
   steps.append(trax.data.BucketByLength(
       list(boundaries), device_batch_sizes(batch_sizes, n_devices),
       length_keys=[0]))
+  steps.append(PadLastBucket(boundaries[-1]))
   yield from trax.data.Serial(*steps)(pairs)

@@ -3,7 +3,7 @@
 
 import numpy as np
 
-from summarizer import data
+from summarizer import data, text
 
 COURSE_SENTENCE = ('It was a sunny day when I went to the market to buy some '
                    'flowers. But I only found roses, not tulips.')
@@ -28,3 +28,24 @@ def test_long_examples_are_dropped_or_cut():
 def test_device_batch_sizes():
   assert data.device_batch_sizes([16, 8, 4, 2, 1], 2) == [16, 8, 4, 2, 2]
   assert data.device_batch_sizes([5], 4) == [8]
+
+
+def test_the_last_buckets_batches_come_in_a_few_lengths():
+  # Trax pads a batch past the last boundary only to its longest sequence: every
+  # new length was a new XLA compilation, until a long run crashed.
+  pairs = [(' '.join(['word'] * n), 'A summary.') for n in range(40, 200, 3)]  # 80-400 tokens
+  batches = list(data.batches_of(pairs, boundaries=(16, 32), batch_sizes=(1, 1, 1)))
+  lengths = {inputs.shape[1] for inputs, _, _ in batches}
+  assert lengths and all(length % data.LAST_BUCKET_MULTIPLE == 0 for length in lengths)
+  assert len(lengths) <= 4 < len(batches)
+  for inputs, targets, weights in batches:  # The summary's weights survive; padding weighs 0.
+    assert (inputs == targets).all()
+    assert weights.sum() == len(text.tokenize('A summary.'))  # The summary and its EOS.
+    assert inputs[0, -1] == 0 and weights[0, -1] == 0
+
+
+def test_batches_within_the_boundaries_are_left_as_trax_pads_them():
+  batch = (np.ones((2, 10), np.int32), np.ones((2, 10), np.int32), np.ones((2, 10), np.float32))
+  assert data.PadLastBucket(16)(iter([batch])).__next__() is batch
+  padded = next(data.PadLastBucket(8, multiple=4)(iter([batch])))
+  assert [x.shape for x in padded] == [(2, 12)] * 3 and padded[2][:, 10:].sum() == 0
