@@ -87,7 +87,8 @@ def device_batch_sizes(batch_sizes, n_devices):
   return [-(-size // n_devices) * n_devices for size in batch_sizes]
 
 
-def PadLastBucket(last_boundary, multiple=LAST_BUCKET_MULTIPLE):  # pylint: disable=invalid-name
+def PadLastBucket(last_boundary, longest=None,  # pylint: disable=invalid-name
+                  multiple=LAST_BUCKET_MULTIPLE):
   """Returns a stream function padding batches longer than ``last_boundary``.
 
   ``trax.data.BucketByLength`` pads a batch of its last bucket (past the last
@@ -96,7 +97,9 @@ def PadLastBucket(last_boundary, multiple=LAST_BUCKET_MULTIPLE):  # pylint: disa
   again, slowed, and crashed once the compiled code filled the process's
   memory maps (``LLVM compilation error: Cannot allocate memory``, then a
   segfault). Rounding those lengths up to a multiple of ``multiple`` leaves a
-  few shapes. The padding is zeros, as the buckets' own, with weight 0.
+  few shapes, never past ``longest`` (the longest sequence kept, which the
+  model's positions cover). The padding is zeros, as the buckets' own, with
+  weight 0.
   """
   def pad(stream):
     for batch in stream:
@@ -105,6 +108,8 @@ def PadLastBucket(last_boundary, multiple=LAST_BUCKET_MULTIPLE):  # pylint: disa
         yield batch
         continue
       extra = -length % multiple
+      if longest is not None:
+        extra = max(0, min(extra, longest - length))
       yield tuple(np.pad(x, [(0, 0), (0, extra)] + [(0, 0)] * (x.ndim - 2))  # (B, L + extra)
                   for x in batch)
   return pad
@@ -153,5 +158,5 @@ def batches_of(pairs, vocab_file=None, boundaries=BOUNDARIES, batch_sizes=BATCH_
   steps.append(trax.data.BucketByLength(
       list(boundaries), device_batch_sizes(batch_sizes, n_devices),
       length_keys=[0]))
-  steps.append(PadLastBucket(boundaries[-1]))
+  steps.append(PadLastBucket(boundaries[-1], max_joint_length))
   yield from trax.data.Serial(*steps)(pairs)
