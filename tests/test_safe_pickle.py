@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from summarizer.inference import checkpoint
-from summarizer.config import DEFAULT_MODEL_DIR
+from summarizer.config import DEFAULT_MODEL_DIR, load_config
 from summarizer.errors import SummarizerError
 from summarizer import safe_pickle
 
@@ -57,7 +57,9 @@ def test_the_shipped_checkpoint_reads_with_only_allowed_names():
   assert saved['step'] > 0 and isinstance(saved['flat_weights'], int)
   assert all(isinstance(a, np.ndarray) for a in saved['flat_state'])
   (signature,) = saved['input_signature']
-  assert signature.shape == (16, 256) and signature.dtype == np.int32
+  config = load_config(DEFAULT_MODEL_DIR)[0]  # Its first bucket's batch: (B, L).
+  assert signature.shape == (config.batch_sizes[0], config.boundaries[0])
+  assert signature.dtype == np.int32
 
 
 @pytest.mark.parametrize('protocol', [2, 4, 5])

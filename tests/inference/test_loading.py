@@ -16,7 +16,7 @@ from summarizer.inference import loading
 
 def test_shipped_model_is_the_default_and_self_describing():
   config, values = load_config(DEFAULT_MODEL_DIR)
-  assert config.preset == 'tiny' and values['data'] == 'news'
+  assert config.preset == 'quick' and values['data'] == 'news'
   model, decoder, loaded, vocab = loading.load()
   assert loaded == config
   assert text.vocab_size(vocab) <= config.vocab_size
