@@ -6,7 +6,7 @@ in headless Chromium.
 
   python -m summarizer.explorer --agreement 200      # where names come from, measured
   python -m summarizer.explorer --measure page.html  # size, load time in Chromium
-  python -m summarizer.explorer --picture data/samples/business.txt data/explorer.png
+  python -m summarizer.explorer --picture data/samples/court.txt data/explorer.png
 """
 
 import os

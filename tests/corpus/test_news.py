@@ -1,6 +1,7 @@
 """The embedded news corpus: deterministic, varied, and fair to the test split."""
 
 import collections
+import os
 import re
 import subprocess
 import sys
@@ -82,3 +83,10 @@ def test_samples_are_written(tmp_path):
   indices = news.write_samples(tmp_path)
   for topic, index in indices.items():
     assert (tmp_path / f'{topic}.txt').read_text() == news.story('test', index).article + '\n'
+  assert indices == {'weather': 4, 'sport': 1, 'business': 0, 'court': 142}
+  assert news.story('test', 142).facts['topic'] == 'courts'
+  shipped = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                         'data', 'samples')
+  for name in indices:                                  # The shipped files are these.
+    with open(os.path.join(shipped, f'{name}.txt'), encoding='utf-8') as f:
+      assert f.read() == (tmp_path / f'{name}.txt').read_text()

@@ -9,7 +9,7 @@ from summarizer.config import EOS, SEP
 from summarizer.explorer.attention_weights import attention_weights
 from summarizer.inference import articles, loading
 
-from .conftest import BUSINESS, read
+from .conftest import BUSINESS, blocks_and_heads, read
 from test_model import SMALL, small_model, tokens
 
 
@@ -56,7 +56,7 @@ def test_rows_sum_to_one_over_what_the_query_sees_in_the_shipped_model():
   ids, _ = articles.article_ids(loaded, read(BUSINESS), 64)
   tokens = np.array([ids[:100] + [EOS, SEP] + ids[:20]], np.int32)  # (1, 122)
   weights = attention_weights(loaded.model, tokens, block=None, rows=slice(100, 122))[0]
-  assert weights.shape == (3, 4, 22, 122)
+  assert weights.shape == (*blocks_and_heads(), 22, 122)
   np.testing.assert_allclose(weights.sum(-1), 1.0, atol=1e-5)
   for r, position in enumerate(range(100, 122)):
     assert np.all(weights[:, :, r, position + 1:] == 0)       # Nothing from the future.

@@ -7,16 +7,17 @@ import pytest
 import summarizer
 from summarizer.__main__ import main
 
-from .conftest import BUSINESS, read
+from .conftest import BUSINESS, COURT, MADE_UP, read
 
 
 def test_explain_option_writes_the_page(capsys, tmp_path):
-  status, out, err = run_main(capsys, BUSINESS, '--explain', str(tmp_path / 'b.html'))
+  status, out, err = run_main(capsys, COURT, '--explain', str(tmp_path / 'c.html'))
   assert status == 0
-  assert out.strip() == summarizer.summarize(read(BUSINESS))
-  assert err == f'wrote {tmp_path / "b.html"} (not in the article: Ulyar Group)\n'
-  page = (tmp_path / 'b.html').read_text(encoding='utf-8')
-  assert '<title>What the model read: Ulyar Group makes a profit of $67.9 million.</title>' in page
+  assert out.strip() == summarizer.summarize(read(COURT))
+  assert err == f'wrote {tmp_path / "c.html"} (not in the article: {MADE_UP})\n'
+  page = (tmp_path / 'c.html').read_text(encoding='utf-8')
+  first_line = out.splitlines()[0]
+  assert f'<title>What the model read: {first_line}</title>' in page
 
 
 @pytest.mark.parametrize('argv, message', [

@@ -14,7 +14,7 @@ from summarizer.inference import articles
 from summarizer.inference import loading
 from summarizer.inference import reading
 
-from .conftest import BUSINESS, read
+from .conftest import COURT, blocks_and_heads, read
 
 
 # ------------------------------------------------------------ attention values
@@ -23,32 +23,32 @@ from .conftest import BUSINESS, read
 # ------------------------------------------------------------------- explain
 
 
-def test_explain_keeps_the_summary_and_its_tokens(business):
-  text = read(BUSINESS)
-  assert business.summary == summarizer.summarize(text)
+def test_explain_keeps_the_summary_and_its_tokens(court):
+  text = read(COURT)
+  assert court.summary == summarizer.summarize(text)
   loaded = loading.load()
   ids, _ = articles.article_ids(loaded, text, 64)
-  assert business.article == reading.clean_article(text)     # Read whole, not cut.
-  assert len(business.article_pieces) == len(ids)
-  assert ''.join(business.summary_pieces).strip() == business.summary
-  n, m = len(ids), len(business.summary_pieces)
-  assert business.attention.shape == (3, 4, m, n)
-  assert business.article_ids == ids
-  assert facts.token_pieces(business.summary_ids) == business.summary_pieces
+  assert court.article == reading.clean_article(text)     # Read whole, not cut.
+  assert len(court.article_pieces) == len(ids)
+  assert ''.join(court.summary_pieces).strip() == court.summary
+  n, m = len(ids), len(court.summary_pieces)
+  assert court.attention.shape == (*blocks_and_heads(), m, n)
+  assert court.article_ids == ids
+  assert facts.token_pieces(court.summary_ids) == court.summary_pieces
   # The eval-mode pass over article + [EOS, SEP] + summary writes the same summary.
-  joint = np.array([ids + [EOS, SEP] + business.summary_ids], np.int32)
+  joint = np.array([ids + [EOS, SEP] + court.summary_ids], np.int32)
   log_probs = np.asarray(loaded.model(joint))[0]               # (L, V)
-  assert log_probs[n + 2:].argmax(-1).tolist() == business.summary_ids
+  assert log_probs[n + 2:].argmax(-1).tolist() == court.summary_ids
   # On the article: at most what the query sees in all, and most of it.
-  shares = business.attention.sum(-1)
+  shares = court.attention.sum(-1)
   assert np.all(shares <= 1 + 1e-5) and shares.mean() > 0.3
 
 
-def test_view_is_the_mean_of_blocks_and_heads(business):
-  a = business.attention
-  np.testing.assert_allclose(business.view(), a.mean((0, 1)), rtol=1e-6)
-  np.testing.assert_allclose(business.view(-1), a[-1].mean(0), rtol=1e-6)
-  np.testing.assert_allclose(business.view(1, 2), a[1, 2], rtol=1e-6)
+def test_view_is_the_mean_of_blocks_and_heads(court):
+  a = court.attention
+  np.testing.assert_allclose(court.view(), a.mean((0, 1)), rtol=1e-6)
+  np.testing.assert_allclose(court.view(-1), a[-1].mean(0), rtol=1e-6)
+  np.testing.assert_allclose(court.view(1, 2), a[1, 2], rtol=1e-6)
 
 
 def test_empty_article_is_a_summarizer_error():
@@ -62,35 +62,35 @@ def test_empty_article_is_a_summarizer_error():
 # ------------------------------------------------------------------ the page
 
 
-def test_repr_html_is_the_page_in_a_frame(business):
-  shown = business._repr_html_()                                # pylint: disable=protected-access
+def test_repr_html_is_the_page_in_a_frame(court):
+  shown = court._repr_html_()                                # pylint: disable=protected-access
   assert shown.startswith('<iframe srcdoc="') and 'sandbox="allow-scripts"' in shown
   assert '&lt;script' in shown and '<script' not in shown
 
 
-def test_plot_has_words_on_its_axes(business):
+def test_plot_has_words_on_its_axes(court):
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
-  ax = business.plot()
+  ax = court.plot()
   x_labels = [t.get_text() for t in ax.get_xticklabels()]
   y_labels = [t.get_text() for t in ax.get_yticklabels()]
-  assert y_labels == [p.strip() or repr(p) for p in business.summary_pieces]
-  assert len(x_labels) == explanation.PLOT_COLUMNS and {'yar', 'Lake', 'Bel', 'kel'} <= set(x_labels)
+  assert y_labels == [p.strip() or repr(p) for p in court.summary_pieces]
+  assert len(x_labels) == explanation.PLOT_COLUMNS and {'Samo', 'Uld', 'man', 'Holm'} <= set(x_labels)
   grid = ax.images[0].get_array()
   assert grid.shape == (len(y_labels), len(x_labels))
-  assert ax.get_title() == 'block 2, mean of heads'
+  assert ax.get_title() == f'block {blocks_and_heads()[0] - 1}, mean of heads'
 
 
-def test_save_writes_html_and_png_and_refuses_other_paths(business, tmp_path):
-  business.save(tmp_path / 'page.html')
-  assert (tmp_path / 'page.html').read_text(encoding='utf-8') == business.to_html()
-  business.save(str(tmp_path / 'map.PNG'))
+def test_save_writes_html_and_png_and_refuses_other_paths(court, tmp_path):
+  court.save(tmp_path / 'page.html')
+  assert (tmp_path / 'page.html').read_text(encoding='utf-8') == court.to_html()
+  court.save(str(tmp_path / 'map.PNG'))
   assert (tmp_path / 'map.PNG').read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
   with pytest.raises(SummarizerError, match=r'\.html \(the page\) or \.png'):
-    business.save(tmp_path / 'page.pdf')
+    court.save(tmp_path / 'page.pdf')
   (tmp_path / 'a_file').write_text('x')
   with pytest.raises(SummarizerError, match='cannot write'):
-    business.save(tmp_path / 'a_file' / 'page.html')
+    court.save(tmp_path / 'a_file' / 'page.html')
   assert sorted(os.listdir(tmp_path)) == ['a_file', 'map.PNG', 'page.html']  # No leftovers.
 
 

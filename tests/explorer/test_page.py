@@ -8,17 +8,20 @@ import numpy as np
 
 from summarizer.explorer import page as page_module
 
+from .conftest import MADE_UP, blocks_and_heads
 
-def test_the_page_holds_each_rows_largest_weights(business):
-  page = business.to_html()
+
+def test_the_page_holds_each_rows_largest_weights(court):
+  page = court.to_html()
   data = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>',
                               page, re.S).group(1))
   labels = data['views']
-  assert labels[0] == 'all blocks, mean of heads' and len(labels) == 1 + 3 * (1 + 4)
-  assert labels[data['traceView']] == 'block 2, mean of heads'
-  m = len(business.summary_pieces)
+  blocks, heads = blocks_and_heads()
+  assert labels[0] == 'all blocks, mean of heads' and len(labels) == 1 + blocks * (1 + heads)
+  assert labels[data['traceView']] == f'block {blocks - 1}, mean of heads'
+  m = len(court.summary_pieces)
   rows, peaks = _unpack(data['rows'], len(labels), m)
-  for v, (label, grid) in enumerate(page_module.views(business)):
+  for v, (label, grid) in enumerate(page_module.views(court)):
     for i in range(m):
       positions, levels = rows[v * m + i]
       row = grid[i]
@@ -26,13 +29,13 @@ def test_the_page_holds_each_rows_largest_weights(business):
       assert positions[0] == row.argmax() and levels[0] == 255
       np.testing.assert_allclose(peaks[v * m + i], row.max(), rtol=1e-6)
       np.testing.assert_allclose(levels / 255 * row.max(), row[positions], atol=row.max() / 500)
-  assert data['article'] == business.article_pieces and data['summary'] == business.summary_pieces
+  assert data['article'] == court.article_pieces and data['summary'] == court.summary_pieces
   made_up = [f for f in data['facts'] if not f['inArticle']]
-  assert [f['text'] for f in made_up] == ['Ulyar Group']
+  assert [f['text'] for f in made_up] == [MADE_UP]
 
 
-def test_the_page_fetches_nothing(business):
-  page = business.to_html()
+def test_the_page_fetches_nothing(court):
+  page = court.to_html()
   assert 'Content-Security-Policy' in page and "default-src 'none'" in page
   assert not re.search(r'(?i)<(link|img|iframe)|\bsrc=|https?://|@import|url\(', page)
   assert '{{' not in page
