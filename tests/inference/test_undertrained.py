@@ -29,7 +29,7 @@ def test_a_summary_mostly_of_one_token_is_flagged():
 def test_steps_come_from_the_lineage(tmp_path):
   with open(f'{DEFAULT_MODEL_DIR}/config.json', encoding='utf-8') as f:
     lineage = json.load(f)['lineage']
-  assert undertrained.trained_steps() == sum(run['steps'] for run in lineage) == 14925
+  assert undertrained.trained_steps() == sum(run['steps'] for run in lineage) == 49492
   assert undertrained.trained_steps(str(tmp_path)) is None  # Nothing recorded.
 
 
@@ -62,14 +62,14 @@ def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, monk
   assert captured.out == '\n'
   assert [line for line in captured.err.splitlines() if 'undertrained' in line] == [
       'warning: the summary is empty: the model is likely undertrained (trained 10 steps; '
-      'the shipped model: 14,925); train it longer (--resume with a higher --max-steps)']
+      'the shipped model: 49,492); train it longer (--resume with a higher --max-steps)']
   assert __main__.main([SAMPLE, '--model', str(out), '--min-length', '64']) == 0
   captured = capsys.readouterr()
   warnings = [line for line in captured.err.splitlines() if 'undertrained' in line]
   assert len(warnings) == 1
   assert warnings[0].startswith('warning: the summary is mostly one token repeated (')
   assert warnings[0].endswith(' of 64 tokens): the model is likely undertrained (trained 10 '
-                              'steps; the shipped model: 14,925); train it longer (--resume '
+                              'steps; the shipped model: 49,492); train it longer (--resume '
                               'with a higher --max-steps)')
   with open(SAMPLE, encoding='utf-8') as f, pytest.warns(api.ArticleCutWarning):
     details = api.summarize_details(f.read(), str(out), min_length=64)
