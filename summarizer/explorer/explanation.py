@@ -24,7 +24,7 @@ import numpy as np
 from summarizer.config import EOS, SEP
 from summarizer.errors import SummarizerError
 from summarizer.explorer.attention_weights import attention_weights
-from summarizer.explorer.facts import TRACE_BLOCK, token_pieces, trace_facts
+from summarizer.explorer.facts import TRACE_BLOCK, token_pieces, trace_facts, vocabulary_words
 from summarizer.explorer.page import render_page
 from summarizer.inference import api
 from summarizer.inference import summaries
@@ -251,7 +251,8 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
       summary=details['summary_text'], summary_ids=list(run.ids), article_ids=list(kept),
       summary_pieces=summary_pieces,
       article_pieces=article_pieces, attention=attention,
-      facts=trace_facts(summary_pieces, article_pieces, trace_view),
+      facts=trace_facts(summary_pieces, article_pieces, trace_view,
+                        vocabulary_words(loaded.vocab_file)),
       article_tokens=run.article_tokens,
       model_name=('the shipped model' if model_dir is None
                   else os.path.basename(os.path.normpath(model_dir))),

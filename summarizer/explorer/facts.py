@@ -7,13 +7,14 @@ article": the model made it up).
 """
 
 import dataclasses
+import functools
 import os
 import re
 
 import numpy as np
 
 from summarizer.corpus import entities
-from summarizer.text import encoder
+from summarizer.text import encoder, vocab_path
 
 
 # The view that traces facts: the last block's mean over heads, where
@@ -107,12 +108,29 @@ def _tokens_in(spans, start, end):
   return [i for i, (a, b) in enumerate(spans) if a < end and b > start and b > a]
 
 
-def trace_facts(summary_pieces, article_pieces, view):
+def vocabulary_words(vocab_file=None):
+  """The words a vocabulary holds whole, as one subword each, in lower case.
+
+  A model's vocabulary is built from the text it read, so a word it keeps
+  whole is a word that text used often ("Delays", "Scientists"); a name the
+  model makes up by joining pieces ("Samorman") is not one.
+  """
+  return _vocabulary_words(vocab_path(vocab_file))
+
+
+@functools.lru_cache(maxsize=8)
+def _vocabulary_words(path):
+  return frozenset(s[:-1].lower() for s in encoder(path).all_subtoken_strings
+                   if s.endswith('_') and s[:-1].isalpha())
+
+
+def trace_facts(summary_pieces, article_pieces, view, common_words=frozenset()):
   """Traces every name and number of a summary to the article.
 
   The entities are ``entities.entities`` of the summary, with the article as
   context (so "Ulyar Group" opening a sentence is a name; see
-  ``_summary_entities``). The place an
+  ``_summary_entities``), less a sentence's lone first word that is in
+  ``common_words`` and not in the article. The place an
   entity was read from is the article token its summary tokens' attention
   rows, summed, weigh most (the peak); the attended words are those of each
   token's own most attended article token near that peak.
@@ -121,6 +139,9 @@ def trace_facts(summary_pieces, article_pieces, view):
     summary_pieces: Text of each summary token (m).
     article_pieces: Text of each article token (n).
     view: Array (m, n), the attention that traces (one row per summary token).
+    common_words: Lower-case words that are not names when they open a
+      sentence ("Delays expected to cost ..."): ``vocabulary_words`` of the
+      model's vocabulary.
 
   Returns:
     A list of ``Fact``, in the order the summary writes them (an entity
@@ -129,7 +150,7 @@ def trace_facts(summary_pieces, article_pieces, view):
   summary, article = ''.join(summary_pieces), ''.join(article_pieces)
   summary_spans, article_spans = spans_of(summary_pieces), spans_of(article_pieces)
   found = []
-  for entity in _summary_entities(summary, article):
+  for entity in _summary_entities(summary, article, common_words):
     occurrences = _find(entity, article)
     in_article = bool(occurrences) or entities.occurs(entity, article)
     for start, end in _find(entity, summary):
@@ -151,20 +172,26 @@ def trace_facts(summary_pieces, article_pieces, view):
   return [fact for _, fact in sorted(found, key=lambda pair: pair[0])]
 
 
-def _summary_entities(summary, article):
+def _summary_entities(summary, article, common_words=frozenset()):
   """The names and numbers of a summary, a sentence's first word counted if needed.
 
   ``entities.entities`` with the article as context counts a first word the
   article never writes in lower case ("Ulyar Group makes..."), but also a
   headline word such as "Striker": when the entity is not in the article
-  and it is without that first word, the shorter one is the fact.
+  and it is without that first word, the shorter one is the fact. A first
+  word standing alone ("Delays expected to cost ...") that is not in the
+  article is a name only if it is not one of ``common_words``.
   """
   found = set()
+  without_context = entities.entities(summary)
   for entity in entities.entities(summary, context=article):
     rest = entity.split(' ', 1)[-1]
     if (rest != entity and not entities.occurs(entity, article)
-        and entities.occurs(rest, article) and rest in entities.entities(summary)):
+        and entities.occurs(rest, article) and rest in without_context):
       entity = rest
+    elif (rest == entity and entity not in without_context
+          and entity.lower() in common_words and not entities.occurs(entity, article)):
+      continue                       # A common word opening a sentence.
     found.add(entity)
   return found
 
