@@ -8,6 +8,7 @@ import sys
 
 import pytest
 
+from summarizer.config import DATA_DIR
 from summarizer.corpus import news
 
 
@@ -85,8 +86,7 @@ def test_samples_are_written(tmp_path):
     assert (tmp_path / f'{topic}.txt').read_text() == news.story('test', index).article + '\n'
   assert indices == {'weather': 4, 'sport': 1, 'business': 0, 'court': 142}
   assert news.story('test', 142).facts['topic'] == 'courts'
-  shipped = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
-                         'data', 'samples')
+  shipped = os.path.join(DATA_DIR, 'samples')
   for name in indices:                                  # The shipped files are these.
     with open(os.path.join(shipped, f'{name}.txt'), encoding='utf-8') as f:
       assert f.read() == (tmp_path / f'{name}.txt').read_text()
