@@ -18,8 +18,8 @@ import sys
 from summarizer import __version__
 from summarizer.errors import (OneLineParser, SummarizerError, finite_float, json_text,
                                run_command, seed)
-from summarizer.inference import search as options
-from summarizer.inference.reading import cut_message, read_article
+from summarizer.inference import search_options
+from summarizer.inference.article import cut_message, read_article
 
 
 EPILOG = """examples:
@@ -61,7 +61,7 @@ def parse_args(argv=None):
   p.add_argument('--top-k', type=int, default=None,
                  help='sample among the k most likely tokens')
   p.add_argument('--seed', type=seed, default=0, help='seed of the sampling')
-  options.add_search_arguments(p, 'articles (FILEs) decoded side by side')
+  search_options.add_search_arguments(p, 'articles (FILEs) decoded side by side')
   p.add_argument('--stream', action='store_true',
                  help='print the summary as it is generated')
   p.add_argument('--json', action='store_true',
@@ -85,7 +85,7 @@ def parse_args(argv=None):
     p.error('argument --top-k: must be at least 1')
   if args.n_heads is not None and args.n_heads < 1:
     p.error('argument --n-heads: must be at least 1')
-  options.check_search_arguments(p, args)
+  search_options.check_search_arguments(p, args)
   if args.num_beams > 1 and args.temperature > 0:
     p.error('--num-beams and --temperature exclude each other (beam search does not sample)')
   if args.num_beams > 1 and args.stream:
@@ -119,15 +119,15 @@ def _warn_if_unknown(summary_run, loaded, where, err):
                                                         loaded.calibration), file=err)
 
 
-def _summary_runs(articles, args, search, err):
+def _summary_runs(articles, loaded, args, search, err):
   """Yields (name, where, SummaryRun) per article: decoded side by side, or started in turn."""
   from summarizer.inference import summaries  # pylint: disable=g-import-not-at-top
   several = len(articles) > 1
   batched = None
   if several and not args.stream and args.temperature == 0:
     batched = summaries.summarize_many(
-        [article for _, article in articles], args.model, args.max_length, args.method,
-        search, args.batch_size, vocab_file=args.vocab, n_heads=args.n_heads)
+        [article for _, article in articles], loaded, args.max_length, args.method,
+        search, args.batch_size)
   for number, (name, article) in enumerate(articles):
     where = f'{name}: ' if several else ''
 
@@ -140,67 +140,78 @@ def _summary_runs(articles, args, search, err):
         warn_cut(summary_run.kept_tokens, summary_run.article_tokens)
     else:
       summary_run = summaries.summarize_tokens(
-          article, args.model, args.max_length, args.method, args.temperature,
-          args.top_k, args.seed, on_cut=warn_cut, vocab_file=args.vocab,
-          n_heads=args.n_heads, search=search, stream=args.stream)
+          article, loaded, args.max_length, args.method, args.temperature,
+          args.top_k, args.seed, on_cut=warn_cut, search=search, stream=args.stream)
     yield name, where, summary_run
 
 
 def _generate(summary_run, loaded, stream, where, out, err):
   """Generates the summary, judging the article at its first token; prints it as it comes."""
-  from summarizer import text  # pylint: disable=g-import-not-at-top
   shown = ''
   for _ in summary_run:
     if len(summary_run.ids) == 1:  # The model has read the article: judge it first.
       _warn_if_unknown(summary_run, loaded, where, err)
     if stream:
-      so_far = text.detokenize(summary_run.ids, loaded.vocab_file)
+      so_far = loaded.detokenize(summary_run.ids)
       if so_far.startswith(shown):  # A subword may still change a word's end.
         out.write(so_far[len(shown):])
         out.flush()
         shown = so_far
 
 
-def _explain_warnings(explanation, args, err):
-  """Prints for ``--explain`` the warnings the plain command prints."""
-  from summarizer.inference import calibration, loading, undertrained  # pylint: disable=g-import-not-at-top
-  loaded = loading.load(args.model, args.vocab, args.n_heads)
-  if explanation.out_of_domain:
-    print('warning: ' + calibration.ood_warning(explanation.article_perplexity,
+def _explain(articles, args, out, err):
+  """The ``--explain PATH``: writes the page or the heatmap, prints the summary and warnings."""
+  from summarizer.explorer import explanation  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import beam, calibration, loaded_model, undertrained  # pylint: disable=g-import-not-at-top
+  if len(articles) != 1:
+    raise SummarizerError('--explain takes one article')
+  explanation.check_output_path(args.explain)
+
+  def warn_cut(kept, total):
+    print(f'warning: {cut_message(kept, total)}', file=err)
+
+  explained = explanation.explain(
+      articles[0][1], args.model, args.max_length, args.method, args.temperature, args.top_k,
+      args.seed, args.vocab, args.n_heads, on_cut=warn_cut, search=beam.Search.from_args(args))
+  explained.save(args.explain)
+  loaded = loaded_model.load(args.model, args.vocab, args.n_heads)
+  if explained.out_of_domain:
+    print('warning: ' + calibration.ood_warning(explained.article_perplexity,
                                                 loaded.calibration), file=err)
-  warning = undertrained.undertrained_warning(explanation.summary_ids, args.model,
-                                              loaded.vocab_file)
+  warning = undertrained.undertrained_warning(explained.summary_ids, loaded)
   if warning:
     print(f'warning: {warning}', file=err)
+  out.write(explained.summary + '\n')
+  made_up = [f.text for f in explained.facts if not f.in_article]
+  print(f'wrote {args.explain}' + (f' (not in the article: {", ".join(made_up)})'
+                                   if made_up else ''), file=err)
+  return 0
 
 
 def run(args, stdin=None, out=None, err=None, compilation_cache=False):
   """Summarises as ``args`` say; returns the exit status.
 
   With ``compilation_cache``, jax's compiled programs are kept on disk for
-  the next run (``_trax.use_compilation_cache``); the command turns it on.
+  the next run (``inference.disk_cache``); the command turns it on.
   """
   out = out or sys.stdout
   err = err or sys.stderr
   articles = read_articles(args, stdin)
   if args.explain is not None:
-    from summarizer.explorer import command  # pylint: disable=g-import-not-at-top
-    return command.run_explain(articles, args, out, err,
-                               warn=lambda explanation: _explain_warnings(explanation, args, err))
+    return _explain(articles, args, out, err)
   # Imported on use: reading the input needs neither Trax nor the decoder.
-  from summarizer import _trax  # pylint: disable=g-import-not-at-top
-  from summarizer.inference import beam, loading, undertrained  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import beam, disk_cache, loaded_model, undertrained  # pylint: disable=g-import-not-at-top
   if compilation_cache:
-    _trax.use_compilation_cache()
-  loaded = loading.load(args.model, args.vocab, args.n_heads)
+    disk_cache.use_compilation_cache()
+  loaded = loaded_model.load(args.model, args.vocab, args.n_heads)
   results = []
-  runs = _summary_runs(articles, args, beam.Search.from_args(args), err)
+  runs = _summary_runs(articles, loaded, args, beam.Search.from_args(args), err)
   for number, (name, where, summary_run) in enumerate(runs):
     if len(articles) > 1 and not args.json:
       out.write(f'{"" if number == 0 else chr(10)}==> {name} <==\n')
     _generate(summary_run, loaded, args.stream, where, out, err)
     details = summary_run.details()
-    warning = undertrained.undertrained_warning(summary_run.ids, args.model, loaded.vocab_file)
+    warning = undertrained.undertrained_warning(summary_run.ids, loaded)
     if warning:
       print(f'warning: {where}{warning}', file=err)
     if not summary_run.ids:  # An empty summary: the article was read all the same.

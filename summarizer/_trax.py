@@ -27,16 +27,19 @@ Why this module exists:
   - ``fastmath.tree_unflatten``: Trax 1.4.1 tests ``tree in [None, ()]``,
     which compares a jax array with a tuple and raises, so ``Loop`` could
     not resume a checkpoint.
-  - ``quiet_loop_log``: Trax's ``Loop`` prints its progress through
-    ``training._log`` to standard output; a run sends it to its log file.
-  - ``jax_threefry_partitionable`` set to False, jax's default when Trax
-    1.4.1 and the course were written (jax 0.5 turned it on): a random
-    initialisation with a given key draws the course's numbers (the course's
-    test of ``next_symbol`` expects token 23317 from ``TransformerLM()``
-    initialised with ``PRNGKey(1234)``; jax 0.10's default gives 17592).
-  - ``HookedLoop``: Trax's ``Loop`` has no hook after a step (for a progress
-    bar and a clean stop on Ctrl-C) or around saving (for checkpoints that
-    a kill cannot leave half written).
+  - Trax's random numbers drawn as jax drew them when Trax 1.4.1 and the
+    course were written (``jax_threefry_partitionable`` off, for Trax's own
+    random functions only): a random initialisation with a given key draws
+    the course's numbers (the course's test of ``next_symbol`` expects token
+    23317 from ``TransformerLM()`` initialised with ``PRNGKey(1234)``; jax
+    0.10's default gives 17592). jax's own setting is left as it is: a
+    learner's ``jax.random`` draws what it draws without the package.
+  - Trax's checkpoint readers (``init_from_file``, ``Loop``'s resume) read
+    with ``safe_pickle``: only a checkpoint's types, never code.
+
+What a training run adds to Trax's ``Loop`` (hooks, its log) is the run's:
+``summarizer.runs.hooked_loop``; jax's compilation cache is the summarize
+command's: ``summarizer.inference.disk_cache``.
 """
 
 import ast
@@ -47,13 +50,14 @@ import importlib.util
 import inspect
 import io
 import os
-import pickle
 import re
 import sys
 import tempfile
 import types
 import unicodedata
 import warnings
+
+from summarizer import safe_pickle
 
 # Read by TensorFlow's C++ runtime when it loads: 3 keeps only fatal messages.
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
@@ -231,8 +235,39 @@ def _adjust_for_jax_0_10(trax):
   ORIGINAL['tree_unflatten'] = fastmath_numpy.tree_unflatten
   trax.fastmath.tree_unflatten = _tree_unflatten
   fastmath_numpy.tree_unflatten = _tree_unflatten
-  ORIGINAL['jax_threefry_partitionable'] = jax.config.jax_threefry_partitionable
-  jax.config.update('jax_threefry_partitionable', False)
+  _draw_as_the_course_did(trax.fastmath.jax.JAX_BACKEND)
+
+
+# Trax's random functions (its backend's entries): every draw of Trax's goes
+# through them (initialisers, dropout, a layer's keys), none of the user's.
+_RANDOM_FUNCTIONS = ('random_split', 'random_fold_in', 'random_uniform', 'random_randint',
+                     'random_normal', 'random_bernoulli')
+
+
+def _draw_as_the_course_did(backend):
+  """Makes Trax's random functions draw as jax did when Trax 1.4.1 and the course were written.
+
+  jax 0.5 turned ``jax_threefry_partitionable`` on, which changes the numbers
+  a key draws: the course's test of ``next_symbol`` expects token 23317 from
+  ``TransformerLM()`` initialised with ``PRNGKey(1234)``, and jax 0.10's
+  default gives 17592. Only Trax's own draws are turned back (each call runs
+  under ``jax.threefry_partitionable(False)``); jax's setting stays as it
+  is, so a learner's own ``jax.random`` in the same notebook draws what jax
+  draws anywhere else.
+  """
+  import jax  # pylint: disable=g-import-not-at-top
+  ORIGINAL['random'] = {name: backend[name] for name in _RANDOM_FUNCTIONS}
+
+  def as_the_course_did(function):
+    def draw(*args, **kwargs):
+      with jax.threefry_partitionable(False):
+        return function(*args, **kwargs)
+    draw.__name__ = draw.__qualname__ = function.__name__
+    draw.__doc__ = function.__doc__
+    return draw
+
+  for name in _RANDOM_FUNCTIONS:
+    backend[name] = as_the_course_did(backend[name])
 
 
 # --------------------------------------------------------------------------
@@ -548,80 +583,8 @@ def _import_trax():
   _after_imports()
   trax_package = sys.modules['trax']
   _adjust_for_jax_0_10(trax_package)
-  _read_layer_checkpoints_safely(trax_package)
+  safe_pickle.guard_layer_readers(trax_package)
   return trax_package
-def _checkpoint_signature(trax, value):
-  """Turns the ``safe_pickle.Signature``s in ``value`` back into Trax ``ShapeDtype``s."""
-  from summarizer import safe_pickle  # pylint: disable=g-import-not-at-top
-  if isinstance(value, safe_pickle.Signature):
-    return trax.shapes.ShapeDtype(value.shape, value.dtype)
-  if isinstance(value, (tuple, list)):
-    return type(value)(_checkpoint_signature(trax, v) for v in value)
-  return value
-
-
-def _read_layer_checkpoints_safely(trax):
-  """Makes ``Layer.init_from_file`` read checkpoints with ``safe_pickle``.
-
-  The course's way to load a model reads ``model.pkl.gz`` with
-  ``pickle.load`` and the arrays beside it with ``np_from_file``; both now
-  admit only a checkpoint's types, and a truncated array file raises instead
-  of giving fewer arrays. The training loop's readers are made safe when it
-  is first imported (``_read_training_checkpoints_safely``).
-  """
-  from summarizer import safe_pickle  # pylint: disable=g-import-not-at-top
-  base = sys.modules['trax.layers.base']
-
-  def np_from_file(file_path, compresslevel):
-    del compresslevel  # Only for writing.
-    return safe_pickle.load_arrays(file_path)
-
-  ORIGINAL['np_from_file'] = base.np_from_file
-  ORIGINAL['base_pickle'] = base.pickle
-  base.np_from_file = np_from_file
-  trax.layers.np_from_file = np_from_file
-  base.pickle = types.SimpleNamespace(load=_safe_pickle_load, dump=pickle.dump,
-                                      HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL)
-
-
-def _safe_pickle_load(file):
-  """``pickle.load`` for Trax's readers: only a checkpoint's types."""
-  from summarizer import safe_pickle  # pylint: disable=g-import-not-at-top
-  saved = safe_pickle.CheckpointUnpickler(file, getattr(file, 'name', 'a pickle')).load()
-  if isinstance(saved, dict) and 'input_signature' in saved:
-    saved['input_signature'] = _checkpoint_signature(sys.modules['trax'], saved['input_signature'])
-  return saved
-
-
-def _read_training_checkpoints_safely(trax):
-  """Makes Trax's training loop read checkpoints with ``safe_pickle``.
-
-  ``Loop.load_checkpoint`` (a resumed run, the course's ``training_loop``)
-  reads ``model.pkl.gz`` with ``training.unpickle_from_file``, and a ``Loop``
-  reads ``data_counters0.pkl`` from its output directory with
-  ``trax.data.inputs``' ``pickle``: both now admit only a checkpoint's
-  types. Done the first time ``training`` is asked for (it imports
-  TensorFlow, so not with the layers).
-  """
-  if 'unpickle_from_file' in ORIGINAL:
-    return
-  from summarizer import safe_pickle  # pylint: disable=g-import-not-at-top
-  training = trax.supervised.training
-
-  def unpickle_from_file(file_path, gzip=False):
-    saved = safe_pickle.load(file_path, compressed=gzip)
-    if isinstance(saved, dict) and 'input_signature' in saved:
-      saved['input_signature'] = _checkpoint_signature(trax, saved['input_signature'])
-    return saved
-
-  ORIGINAL['unpickle_from_file'] = training.unpickle_from_file
-  training.unpickle_from_file = unpickle_from_file
-  inputs = importlib.import_module('trax.data.inputs')
-  ORIGINAL['inputs_pickle'] = inputs.pickle
-  inputs.pickle = types.SimpleNamespace(load=_safe_pickle_load, dump=pickle.dump,
-                                        HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL)
-
-
 
 
 trax = _import_trax()
@@ -632,152 +595,13 @@ from trax.fastmath import numpy as jnp  # pylint: disable=g-import-not-at-top,wr
 
 
 def __getattr__(name):
-  """``training`` and ``HookedLoop`` (which import TensorFlow), and ``tfds``."""
+  """``training`` (Trax's training loop, which imports TensorFlow), and ``tfds``."""
   if name == 'training':
-    _read_training_checkpoints_safely(trax)
+    safe_pickle.guard_training_readers(trax)
     return trax.supervised.training
-  if name == 'HookedLoop':
-    _read_training_checkpoints_safely(trax)
-    loop = globals().get('_hooked_loop')
-    if loop is None:
-      loop = globals()['_hooked_loop'] = type(
-          'HookedLoop', (_LoopHooks, trax.supervised.training.Loop),
-          {'__module__': __name__, '__doc__': _LoopHooks.__doc__})
-    return loop
   if name == 'tfds':
     return _import_real('tensorflow_datasets')
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
-# --------------------------------------------------------------------------
-# jax's persistent compilation cache, for the summarize command.
-#
-# A summarize command compiles the same few programs at every start (the
-# article's prefill, the token loop), about a second of its time. With
-# jax's compilation cache they are read from disk instead, after the first
-# run of each shape. It holds ~100-200 KB per article length (in 64-token
-# blocks) and model; it is trimmed to the most recently used files when it
-# passes COMPILATION_CACHE_MAX_MB. Tracing and lowering (jax's Python work
-# before the cache is asked) are not cached.
-
-COMPILATION_CACHE_ENV = 'SUMMARIZER_COMPILATION_CACHE'
-COMPILATION_CACHE_MAX_MB = 200
-
-
-def compilation_cache_dir():
-  """Where the summarize command keeps compiled programs; None when turned off.
-
-  ``$SUMMARIZER_COMPILATION_CACHE`` names the folder, or turns the cache
-  off when set to ``0`` or ``off``; unset, it is
-  ``$XDG_CACHE_HOME/summarizer/jax`` (``~/.cache/summarizer/jax``).
-  """
-  setting = os.environ.get(COMPILATION_CACHE_ENV)
-  if setting is not None and setting.strip().lower() in ('0', 'off', 'no', 'false', ''):
-    return None
-  if setting:
-    return os.path.abspath(os.path.expanduser(setting))
-  base = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
-  return os.path.join(base, 'summarizer', 'jax')
-
-
-def _trim(directory, max_bytes):
-  """Deletes the least recently used files of ``directory`` beyond ``max_bytes``."""
-  entries = []
-  with os.scandir(directory) as found:
-    for entry in found:
-      if entry.is_file(follow_symlinks=False):
-        stat = entry.stat(follow_symlinks=False)
-        entries.append((max(stat.st_atime, stat.st_mtime), stat.st_size, entry.path))
-  total = sum(size for _, size, _ in entries)
-  for _, size, path in sorted(entries):
-    if total <= max_bytes:
-      break
-    with contextlib.suppress(OSError):  # Another process may have taken it.
-      os.remove(path)
-      total -= size
-
-
-def use_compilation_cache():
-  """Turns jax's persistent compilation cache on, unless the user said otherwise.
-
-  Returns:
-    The cache's folder, or None if it stays off: turned off by
-    ``$SUMMARIZER_COMPILATION_CACHE``, already set through jax's own
-    ``$JAX_COMPILATION_CACHE_DIR``, or the folder cannot be made.
-  """
-  import jax  # pylint: disable=g-import-not-at-top
-  directory = compilation_cache_dir()
-  if directory is None or jax.config.jax_compilation_cache_dir:
-    return None
-  try:
-    os.makedirs(directory, exist_ok=True)
-    _trim(directory, COMPILATION_CACHE_MAX_MB * 2**20)
-  except OSError:
-    return None
-  jax.config.update('jax_compilation_cache_dir', directory)
-  # Each of the command's programs compiles in well under jax's default 1 s.
-  jax.config.update('jax_persistent_cache_min_compile_time_secs', 0.0)
-  return directory
-
-
-@contextlib.contextmanager
-def quiet_loop_log(log_path=None):
-  """Sends Trax Loop's own progress prints to a log file instead of stdout.
-
-  Args:
-    log_path: The file to append them to (``train.log``); None drops them.
-
-  Yields:
-    The open log file, for lines of one's own.
-  """
-  training = trax.supervised.training  # (Which imports TensorFlow.)
-  log = open(log_path or os.devnull, 'a', encoding='utf-8')  # pylint: disable=consider-using-with
-  original = training._log  # pylint: disable=protected-access
-
-  def to_file(message, stdout=True):
-    del stdout
-    log.write(f'{message}\n')
-    log.flush()
-
-  training._log = to_file  # pylint: disable=protected-access
-  try:
-    yield log
-  finally:
-    training._log = original  # pylint: disable=protected-access
-    log.close()
-
-
-class _LoopHooks:
-  """Trax's ``Loop`` with a hook after each step and one around saving.
-
-  ``HookedLoop``, read from this module, is this before ``Loop`` (which is
-  only imported then, and TensorFlow with it).
-
-  Args:
-    *args: ``Loop``'s.
-    on_step: Called as ``on_step(step, loss)`` after every training step; it
-      may raise to stop the loop between two steps.
-    save: Called as ``save(write, directory)`` to save the checkpoint named
-      ``model``, where ``write(basename)`` is Loop's own save (e.g.
-      ``checkpoint.save_atomically``).
-    **kwargs: ``Loop``'s.
-  """
-
-  def __init__(self, *args, on_step=None, save=None, **kwargs):
-    self._on_step = on_step
-    self._save = save
-    super().__init__(*args, **kwargs)
-
-  def save_checkpoint(self, basename):
-    if self._save is None or basename != 'model':
-      return super().save_checkpoint(basename)
-    return self._save(super().save_checkpoint, self._output_dir)
-
-  def _run_one_step(self, task_index, task_changed):
-    loss, metrics = super()._run_one_step(task_index, task_changed)
-    if self._on_step is not None:
-      self._on_step(self.step, loss)
-    return loss, metrics
-
-
-__all__ = ['trax', 'tl', 'fastmath', 'jnp', 'training', 'quiet_loop_log', 'HookedLoop']
+__all__ = ['trax', 'tl', 'fastmath', 'jnp', 'training']

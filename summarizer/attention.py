@@ -156,7 +156,7 @@ def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
     return tl.Fn('AttnHeads', compute_attention_heads_closure(n_heads, d_head))
 
   attention_core = tl.Fn('DotProductAttn', dot_product_self_attention)
-  # Beyond the course: in predict mode, a key/value cache for fast decoding.
+  # Not in the exercise (beyond the course): in predict mode, a key/value cache.
   if mode == 'predict':
     attention_core = CachedDotProductAttention(max_len)
 

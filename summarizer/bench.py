@@ -38,7 +38,7 @@ import os
 import sys
 
 from summarizer.errors import OneLineParser, finite_float, run_command, seed
-from summarizer.evaluation.bench import DEFAULT_SECTIONS, SECTIONS, run, table
+from summarizer.evaluation.benchmarks import DEFAULT_SECTIONS, SECTIONS, run, table
 
 
 def main(argv=None):

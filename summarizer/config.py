@@ -12,6 +12,8 @@ import os
 
 from summarizer.errors import SummarizerError
 
+# The course's vocabulary: its 33,021 subwords, rounded up to a size of ids.
+VOCAB_SIZE = 33300
 # Special token ids of the course's subword vocabularies.
 PAD = 0          # Padding; also the separator between article and summary.
 SEP = 0          # The course writes ``article + [EOS, SEP] + summary + [EOS]``.
@@ -52,7 +54,7 @@ class Config:
   Defaults are the course's assignment (the ``course`` preset).
   """
   preset: str = 'course'
-  vocab_size: int = 33300       # The course's 33,021 subwords, rounded up.
+  vocab_size: int = VOCAB_SIZE  # The course's 33,021 subwords, rounded up.
   d_model: int = 512            # Width of embeddings and residual stream.
   d_ff: int = 2048              # Width of the feed-forward layer (4 x d_model).
   n_layers: int = 6             # Decoder blocks.

@@ -19,19 +19,11 @@ import sys
 
 from summarizer.errors import OneLineParser, json_text, run_command
 from summarizer.evaluation import METHODS, PREDICTIONS_FILE, RESULTS_FILE
-from summarizer.inference import search as options
+from summarizer.inference import search_options
 
 # decoding.MAX_SUMMARY_TOKENS, written here so that parsing loads no jax (a test
 # checks they agree).
 MAX_SUMMARY_TOKENS = 64
-
-
-def __getattr__(name):
-  """``evaluate`` and ``table``, imported on first use: a bad flag is refused before jax loads."""
-  if name in ('evaluate', 'table'):
-    from summarizer.evaluation import evaluate as evaluation  # pylint: disable=g-import-not-at-top
-    return getattr(evaluation, name)
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 def parse_args(argv=None):
@@ -55,7 +47,7 @@ def parse_args(argv=None):
                  help='most summary tokens (default: %(default)s)')
   p.add_argument('--method', choices=METHODS, default='fast',
                  help="decoder: fast (cached) or greedy (the course's loop)")
-  options.add_search_arguments(p)
+  search_options.add_search_arguments(p)
   p.add_argument('--retrieval-pool', type=int, default=5000,
                  help='training articles the retrieval baseline indexes '
                       '(default: %(default)s)')
@@ -76,13 +68,13 @@ def parse_args(argv=None):
   p.add_argument('--json', action='store_true',
                  help='print the scores as one JSON object instead of a table')
   args = p.parse_args(argv)
-  options.check_search_arguments(p, args)
+  search_options.check_search_arguments(p, args)
   return args
 
 
 def command(args):
   """Evaluates as the command line says, prints the scores; returns 0."""
-  from summarizer.evaluation.evaluate import evaluate, table  # pylint: disable=g-import-not-at-top
+  from summarizer.evaluation.scorecard import evaluate, table  # pylint: disable=g-import-not-at-top
   from summarizer.inference import beam  # pylint: disable=g-import-not-at-top
   results = evaluate(args.model, args.data, args.split, args.limit,
                      args.max_length, args.method, args.data_dir,

@@ -6,10 +6,9 @@ It is trained on ``article + [EOS, SEP] + summary + [EOS]`` and summarises by
 continuing a text after the separator.
 """
 
-import numpy as np
-
 from summarizer._trax import tl
 from summarizer.attention import CausalAttention
+from summarizer.config import VOCAB_SIZE
 
 
 def PositionalEncoder(vocab_size, d_model, dropout, max_len, mode):
@@ -77,10 +76,8 @@ def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation,
   Returns:
     A list of two residual layers mapping (B, L, d_model) to (B, L, d_model).
   """
-  causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode)  # (B, L, d_model)
-  # Beyond the course: in predict mode, a cache of max_len positions.
-  if mode == 'predict':
-    causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode, max_len=max_len)
+  causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode,
+                                     max_len=max_len)  # (B, L, d_model)
   # The layers of FeedForward, written out as the course's exercise asks.
   feed_forward = [
       tl.LayerNorm(),
@@ -97,7 +94,7 @@ def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation,
   ]
 
 
-def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6,
+def TransformerLM(vocab_size=VOCAB_SIZE, d_model=512, d_ff=2048, n_layers=6,
                   n_heads=8, dropout=0.1, max_len=4096, mode='train',
                   ff_activation=tl.Relu):
   """A Transformer language model that returns log-probabilities.
@@ -125,13 +122,8 @@ def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6,
   ]
   # n_layers blocks, each built anew: each has weights of its own.
   decoder_blocks = [
-      DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+      DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation, max_len)
       for _ in range(n_layers)]
-  # Beyond the course: in predict mode, caches of max_len positions.
-  if mode == 'predict':
-    decoder_blocks = [
-        DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation, max_len=max_len)
-        for _ in range(n_layers)]
   return tl.Serial(
       tl.ShiftRight(mode=mode),  # Position i predicts token i from tokens < i.
       positional_encoder,
@@ -140,72 +132,3 @@ def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6,
       tl.Dense(vocab_size),      # (B, L, vocab_size)
       tl.LogSoftmax(),
   )
-
-
-# Where the layers sit inside a TransformerLM: the one place that knows. The
-# fast decoder, the explorer and the reader of the course's checkpoint ask
-# here.
-#
-# Its layers: ShiftRight, Embedding, Dropout, PositionalEncoding, two
-# residuals a block, LayerNorm, Dense, LogSoftmax.
-LAYERS_BEFORE_BLOCKS = 4
-LAYERS_AFTER_BLOCKS = 3
-POSITIONAL_ENCODING = 3  # Its weights: the encodings (max_len, d_model).
-# Its weights, flattened (a checkpoint's order): the embedding (V, d) and
-# positions (max_len, d); 16 arrays a block (layer norm, q, k, v and output,
-# layer norm, two dense layers, the first (d, d_ff)); a final layer norm and
-# the projection to the vocabulary.
-WEIGHTS_BEFORE_BLOCKS, WEIGHTS_PER_BLOCK, WEIGHTS_AFTER_BLOCKS = 2, 16, 4
-FIRST_FF_KERNEL = WEIGHTS_BEFORE_BLOCKS + 12
-FLAT_POSITIONS = 1  # The positional encodings (max_len, d_model) in the flat list.
-
-
-def scaled_embedding(weights, scale):
-  """Returns a TransformerLM's weights with the embedding multiplied by ``scale``.
-
-  Trax initialises embeddings at a norm about 1, under positional encodings
-  of norm about sqrt(d_model / 2): scaled up, a token's identity is not
-  drowned by its position at the start of training (the original
-  Transformer multiplies its embeddings by sqrt(d_model) for this).
-  """
-  weights = list(weights)
-  weights[1] = weights[1] * scale                  # (V, d_model)
-  return tuple(weights)
-
-
-def tied_output(weights):
-  """Returns a TransformerLM's weights with the output projection set to the embedding's transpose.
-
-  An initialisation, not a tie: the two train apart afterwards. A model
-  that starts so scores a token by how alike its embedding is to the
-  residual stream, so attention that moves a token's embedding along
-  (copying it) raises that token at once, for every token alike.
-
-  Args:
-    weights: The weights of a ``TransformerLM`` (one entry a sublayer).
-  """
-  weights = list(weights)
-  embedding = weights[1]                           # (V, d_model)
-  kernel, bias = weights[-2]                       # Dense: kernel (d_model, V), bias (V,)
-  # At the kernel's own scale, so the first logits are as spread as Trax's.
-  scale = float(np.std(kernel) / max(float(np.std(embedding)), 1e-12))
-  weights[-2] = (embedding.T * scale, bias)        # (d_model, V)
-  return tuple(weights)
-
-
-def decoder_blocks(model):
-  """Returns a TransformerLM's blocks: [(attention residual, feed-forward residual)]."""
-  layers = model.sublayers[LAYERS_BEFORE_BLOCKS:len(model.sublayers) - LAYERS_AFTER_BLOCKS]
-  return list(zip(layers[0::2], layers[1::2]))
-
-
-def attention_of(attention_residual):
-  """Returns (LayerNorm, CausalAttention) of a block's attention residual.
-
-  Residual = Serial[Branch[Select, Parallel[None, Serial[LayerNorm,
-  CausalAttention, Dropout]]], Add]: the attention's own path is the
-  Parallel's second branch.
-  """
-  residual_path = attention_residual.sublayers[0].sublayers[1].sublayers[1]
-  norm, attention = residual_path.sublayers[:2]
-  return norm, attention

@@ -11,14 +11,20 @@ unpickler below admits exactly those names and refuses any other with a
 ``SummarizerError`` that names the file and what it named.
 
 This module imports neither Trax nor jax: reading a checkpoint needs
-numpy only. It belongs to the base (beside ``_trax``, which makes Trax's own
-readers use it), so that every checkpoint Trax reads goes through it.
+numpy only. It belongs to the base: ``_trax`` hands it Trax as Trax imports
+(``guard_layer_readers``), and again when Trax's training loop is first
+asked for (``guard_training_readers``), so that every checkpoint Trax reads
+goes through it.
 """
 
 import _compat_pickle
 import collections
 import gzip
+import importlib
+import io
 import pickle
+import sys
+import types
 
 import numpy as np
 
@@ -149,7 +155,7 @@ class CheckpointUnpickler(pickle.Unpickler):
       raise UnsafePickleError(
           f'{self._where}: refused: it names {module}.{name}, which a checkpoint '
           'never holds (a model directory\'s pickle may hold only numbers, '
-          'strings, containers and numpy arrays; see the README, "What a model '
+          'strings, containers and numpy arrays; see data/model/README.md, "What a model '
           'directory may contain")') from None
 
   def persistent_load(self, pid):
@@ -159,7 +165,6 @@ class CheckpointUnpickler(pickle.Unpickler):
 
 def loads(data, where='the pickle'):
   """Unpickles ``data`` (bytes) admitting only a checkpoint's types."""
-  import io  # pylint: disable=g-import-not-at-top
   return CheckpointUnpickler(io.BytesIO(data), where).load()
 
 
@@ -202,3 +207,76 @@ def load_arrays(path):
     while f.peek(1):
       arrays.append(np.load(f, allow_pickle=False))
   return arrays
+
+
+# --------------------------------------------------------------------------
+# Trax's own checkpoint readers, guarded.
+
+def _trax_signature(trax, value):
+  """Turns the ``Signature``s in ``value`` back into Trax ``ShapeDtype``s."""
+  if isinstance(value, Signature):
+    return trax.shapes.ShapeDtype(value.shape, value.dtype)
+  if isinstance(value, (tuple, list)):
+    return type(value)(_trax_signature(trax, v) for v in value)
+  return value
+
+
+def _load_for_trax(file):
+  """``pickle.load`` for Trax's readers: only a checkpoint's types."""
+  saved = CheckpointUnpickler(file, getattr(file, 'name', 'a pickle')).load()
+  if isinstance(saved, dict) and 'input_signature' in saved:
+    saved['input_signature'] = _trax_signature(sys.modules['trax'], saved['input_signature'])
+  return saved
+
+
+# What Trax's modules see as ``pickle``: this module's loading, pickle's saving.
+_PICKLE_FOR_TRAX = types.SimpleNamespace(load=_load_for_trax, dump=pickle.dump,
+                                         HIGHEST_PROTOCOL=pickle.HIGHEST_PROTOCOL)
+
+
+def guard_layer_readers(trax):
+  """Makes ``Layer.init_from_file`` read checkpoints with this module.
+
+  The course's way to load a model reads ``model.pkl.gz`` with
+  ``pickle.load`` and the arrays beside it with ``np_from_file``; both then
+  admit only a checkpoint's types, and a truncated array file raises instead
+  of giving fewer arrays.
+
+  Args:
+    trax: The ``trax`` package, its layers imported.
+  """
+  base = sys.modules['trax.layers.base']
+
+  def np_from_file(file_path, compresslevel):
+    del compresslevel  # Only for writing.
+    return load_arrays(file_path)
+
+  base.np_from_file = trax.layers.np_from_file = np_from_file
+  base.pickle = _PICKLE_FOR_TRAX
+
+
+def guard_training_readers(trax):
+  """Makes Trax's training loop read checkpoints with this module (once).
+
+  ``Loop.load_checkpoint`` (a resumed run, the course's ``training_loop``)
+  reads ``model.pkl.gz`` with ``training.unpickle_from_file``, and a ``Loop``
+  reads ``data_counters0.pkl`` from its output directory with
+  ``trax.data.inputs``' ``pickle``: both then admit only a checkpoint's types.
+
+  Args:
+    trax: The ``trax`` package; its training loop (and TensorFlow) is
+      imported here.
+  """
+  training = trax.supervised.training
+  if getattr(training.unpickle_from_file, 'guarded', False):
+    return
+
+  def unpickle_from_file(file_path, gzip=False):  # pylint: disable=redefined-outer-name
+    saved = load(file_path, compressed=gzip)
+    if isinstance(saved, dict) and 'input_signature' in saved:
+      saved['input_signature'] = _trax_signature(trax, saved['input_signature'])
+    return saved
+
+  unpickle_from_file.guarded = True
+  training.unpickle_from_file = unpickle_from_file
+  importlib.import_module('trax.data.inputs').pickle = _PICKLE_FOR_TRAX

@@ -37,14 +37,6 @@ MAX_LEARNING_RATE = 10.0
 MAX_MINUTES = 60.0 * 24 * 31
 
 
-def __getattr__(name):
-  """``train``, the run itself, imported on first use: a bad flag is refused before jax loads."""
-  if name == 'train':
-    from summarizer.runs.loop import train  # pylint: disable=g-import-not-at-top
-    return train
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
-
-
 def _add_length_flags(p, defaults):
   """How long a run trains: a step count, a time budget, or both."""
   p.add_argument('--max-steps', type=int, default=None,
@@ -237,7 +229,8 @@ def main(argv=None):
   args = parse_args(argv)
 
   def command():
-    from summarizer.runs.loop import train  # pylint: disable=g-import-not-at-top,redefined-outer-name
+    # Imported now, not at the top: a bad flag is refused before jax loads.
+    from summarizer.runs.loop import train  # pylint: disable=g-import-not-at-top
     from summarizer.evaluation.verdict import judge  # pylint: disable=g-import-not-at-top
     try:
       summary = train(args, started=STARTED, judge=judge)

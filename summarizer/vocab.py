@@ -10,7 +10,7 @@ import argparse
 import os
 import sys
 
-from summarizer.corpus.vocab import build_vocab  # The builder; this is its command.
+from summarizer.corpus.subwords import build_vocab  # The builder; this is its command.
 from summarizer.errors import OneLineParser, run_command
 
 

@@ -12,7 +12,7 @@ import pytest
 from summarizer import config as config_module
 from summarizer._trax import tl, trax
 from summarizer.config import COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, Config, save_config
-from summarizer.inference import checkpoint
+from summarizer.inference import model_directory
 from summarizer.model import TransformerLM
 from summarizer.runs import args as run_args
 
@@ -28,8 +28,8 @@ SMALL_CONFIG = Config(preset='test', vocab_size=8192, d_model=32, d_ff=64,
 def write_model_dir(directory, config=SMALL_CONFIG, seed=0):
   """Writes config, vocabulary and a randomly initialised Loop checkpoint."""
   os.makedirs(directory, exist_ok=True)
-  shutil.copyfile(DEFAULT_VOCAB_FILE, os.path.join(directory, checkpoint.VOCAB_NAME))
-  save_config(config, directory, vocab_file=checkpoint.VOCAB_NAME, data='news')
+  shutil.copyfile(DEFAULT_VOCAB_FILE, os.path.join(directory, model_directory.VOCAB_NAME))
+  save_config(config, directory, vocab_file=model_directory.VOCAB_NAME, data='news')
   x = np.ones((1, 8), np.int32)
   task = trax.supervised.training.TrainTask(
       labeled_data=iter(lambda: (x, x, np.ones_like(x, np.float32)), None),
@@ -37,7 +37,7 @@ def write_model_dir(directory, config=SMALL_CONFIG, seed=0):
   loop = trax.supervised.training.Loop(
       TransformerLM(**config.model_kwargs(), mode='train'), [task],
       output_dir=str(directory), random_seed=seed)
-  loop.save_checkpoint(checkpoint.BASENAME)
+  loop.save_checkpoint(model_directory.BASENAME)
   return str(directory)
 
 
@@ -66,7 +66,7 @@ def write_course_dir(directory, seed=1):
   loop = trax.supervised.training.Loop(
       TransformerLM(**COURSE_SHAPED, mode='train'), [task], output_dir=model_dir,
       random_seed=seed)
-  loop.save_checkpoint(checkpoint.BASENAME)
+  loop.save_checkpoint(model_directory.BASENAME)
   for name in os.listdir(model_dir):  # The lab keeps the weights only.
     if name not in ('model.pkl.gz', 'model.weights.npy.gz'):
       path = os.path.join(model_dir, name)

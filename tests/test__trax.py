@@ -81,24 +81,24 @@ def test_model_directory_course_layers_and_decoding_import_no_tensorflow(random_
       from summarizer import TransformerLM, greedy_decode, tokenize, detokenize
       steps['import TransformerLM'] = loaded()
       from summarizer import _trax
-      from summarizer.inference import checkpoint, loading, summaries
-      model = checkpoint.read_model_dir({random_model_dir!r}, mode='eval')[0]
+      from summarizer.inference import loaded_model, model_directory, summaries
+      model = model_directory.read({random_model_dir!r}).model('eval')
       steps['read a model directory'] = loaded()
-      loaded_model = loading.load({random_model_dir!r})
-      steps['loading.load'] = loaded()
+      loaded_model.load({random_model_dir!r})
+      steps['loaded_model.load'] = loaded()
       course = TransformerLM(vocab_size=64, d_model=8, d_ff=16, n_layers=1, n_heads=2,
                              max_len=32, mode='train')
       ids = np.ones((1, 8), np.int32)
       course.init(_trax.trax.shapes.signature(ids), rng=jax.random.PRNGKey(0))
       course(ids)
       steps['a course TransformerLM, initialised and run'] = loaded()
-      shipped = checkpoint.read_model_dir(None, mode='eval')[0]
+      shipped = model_directory.read().model('eval')
       greedy_decode('Rain fell on Monday.', shipped, tokenize=tokenize,
                     detokenize=detokenize, max_length=3)
       steps['the course greedy_decode'] = loaded()
       from summarizer.inference import beam
-      summaries.summarize_tokens('Rain fell on Monday.', None, 4,
-                                search=beam.Search(num_beams=2)).details()
+      summaries.summarize_tokens('Rain fell on Monday.', loaded_model.load(), 4,
+                                 search=beam.Search(num_beams=2)).details()
       steps['beam search'] = loaded()
   ''')
   _assert_no_tensorflow(steps)
@@ -128,15 +128,14 @@ def test_training_and_tfds_import_tensorflow_when_used_quietly():
   steps, done = _fresh('''
       from summarizer import _trax
       steps['_trax'] = loaded()
-      loop = _trax.HookedLoop
-      assert issubclass(loop, _trax.trax.supervised.training.Loop)
-      steps['HookedLoop'] = loaded()[:1]
+      assert _trax.training is _trax.trax.supervised.training
+      steps['training'] = loaded()[:1]
       assert _trax.tfds is sys.modules['tensorflow_datasets']
       steps['tfds'] = sorted({m.split('.')[0] for m in loaded()})
       assert _trax.trax.data.Serial.__module__ == 'trax.data.inputs'
       assert _trax.trax.lr is _trax.trax.supervised.lr_schedules
   ''')
-  assert steps == {'_trax': [], 'HookedLoop': ['tensorflow'],
+  assert steps == {'_trax': [], 'training': ['tensorflow'],
                    'tfds': ['tensorflow', 'tensorflow_datasets']}
   assert done.stderr == ''
 
@@ -234,37 +233,3 @@ def test_the_tokenizer_table_answers_as_trax_set_does():
   text = 'Kaev Darviski scored 3 goals — «très bien», 東京 ٣ ½ x²!'
   assert tokenizer.encode(text) == whole.encode(text)
   assert tokenizer.decode(whole.encode(text)) == whole.decode(whole.encode(text)) == text
-
-
-def test_compilation_cache_place_and_switch(monkeypatch, tmp_path):
-  monkeypatch.delenv(_trax.COMPILATION_CACHE_ENV, raising=False)
-  monkeypatch.setenv('XDG_CACHE_HOME', str(tmp_path))
-  assert _trax.compilation_cache_dir() == str(tmp_path / 'summarizer' / 'jax')
-  for off in ('0', 'off', 'OFF', ''):
-    monkeypatch.setenv(_trax.COMPILATION_CACHE_ENV, off)
-    assert _trax.compilation_cache_dir() is None
-  monkeypatch.setenv(_trax.COMPILATION_CACHE_ENV, str(tmp_path / 'here'))
-  assert _trax.compilation_cache_dir() == str(tmp_path / 'here')
-
-
-def test_trim_keeps_the_most_recently_used(tmp_path):
-  for i, name in enumerate(['old', 'mid', 'new']):
-    path = tmp_path / name
-    path.write_bytes(b'x' * 100)
-    os.utime(path, (1000 + i, 1000 + i))
-  _trax._trim(str(tmp_path), 250)  # pylint: disable=protected-access
-  assert sorted(p.name for p in tmp_path.iterdir()) == ['mid', 'new']
-
-
-def test_the_command_gives_the_same_summary_with_the_cache_cold_warm_and_off(tmp_path):
-  def command(cache):
-    return subprocess.run([sys.executable, '-m', 'summarizer', SAMPLE, '--max-length', '16'],
-                          capture_output=True, text=True, check=True,
-                          env=dict(os.environ, SUMMARIZER_COMPILATION_CACHE=cache))
-  cache = tmp_path / 'jax'
-  cold = command(str(cache))
-  assert any(cache.iterdir())  # Compiled programs were written.
-  warm = command(str(cache))
-  off = command('off')
-  assert cold.stdout == warm.stdout == off.stdout and cold.stdout.strip()
-  assert cold.stderr == warm.stderr == off.stderr == ''

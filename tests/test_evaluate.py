@@ -5,7 +5,7 @@ import json
 import pytest
 
 from summarizer import evaluate as evaluate_command
-from summarizer.evaluation import evaluate
+from summarizer.evaluation import scorecard
 
 
 def run(random_model_dir, out, limit, *extra):
@@ -29,7 +29,7 @@ def test_main_prints_the_table(random_model_dir, tmp_path, capsys):
                                 '--limit', '1', '--max-length', '2', '--retrieval-pool',
                                 '5', '--output-dir', str(tmp_path)]) == 0
   lines = capsys.readouterr().out.splitlines()
-  assert lines[0].split() == ['system', *evaluate.METRICS]
+  assert lines[0].split() == ['system', *scorecard.METRICS]
   assert lines[-1].startswith('1 articles;')
 
 
@@ -44,7 +44,7 @@ def test_bad_arguments_exit_2_with_one_line(argv, capsys):
 def test_earlier_results_are_kept_unless_overwrite_is_asked(random_model_dir, tmp_path, capsys):
   out = tmp_path / 'eval'
   assert run(random_model_dir, out, 1) == 0
-  before = {name: (out / name).read_bytes() for name in evaluate.OUTPUT_FILES}
+  before = {name: (out / name).read_bytes() for name in scorecard.OUTPUT_FILES}
   capsys.readouterr()
   assert run(random_model_dir, out, 2) == 2
   captured = capsys.readouterr()
@@ -53,7 +53,7 @@ def test_earlier_results_are_kept_unless_overwrite_is_asked(random_model_dir, tm
                           '(eval_results.json, generated_predictions.txt): pass '
                           '--overwrite-output-dir to replace it, or choose another '
                           '--output-dir\n')
-  assert {name: (out / name).read_bytes() for name in evaluate.OUTPUT_FILES} == before
+  assert {name: (out / name).read_bytes() for name in scorecard.OUTPUT_FILES} == before
   assert run(random_model_dir, out, 2, '--overwrite-output-dir') == 0
-  assert json.loads((out / evaluate.RESULTS_FILE).read_text())['n'] == 2
-  assert len((out / evaluate.PREDICTIONS_FILE).read_text().splitlines()) == 2
+  assert json.loads((out / scorecard.RESULTS_FILE).read_text())['n'] == 2
+  assert len((out / scorecard.PREDICTIONS_FILE).read_text().splitlines()) == 2

@@ -110,9 +110,16 @@ def test_find_cycle_finds_one_and_only_one():
 
 def test_imports_are_read_at_the_top_and_inside_functions():
   # __main__ imports the decoder's modules inside functions, to answer --help at once.
-  assert 'summarizer.inference.loading' in GRAPH['summarizer.__main__']
-  assert 'summarizer.explorer.command' in GRAPH['summarizer.__main__']
+  assert 'summarizer.inference.loaded_model' in GRAPH['summarizer.__main__']
+  assert 'summarizer.explorer.explanation' in GRAPH['summarizer.__main__']
   assert 'summarizer.corpus.news' in GRAPH['summarizer.corpus.sources']  # Inside _news.
+
+
+def test_no_two_modules_share_a_name():
+  # One name, one job: `bench` is the command, `evaluation.benchmarks` its work.
+  names = collections.Counter(module.rpartition('.')[2] for module in MODULES
+                              if not MODULES[module].endswith(('__init__.py', '__main__.py')))
+  assert not [name for name, count in names.items() if count > 1], names.most_common(3)
 
 
 def test_no_module_imports_in_a_circle():

@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import pytest
 
-from summarizer.inference import checkpoint
+from summarizer.inference import model_directory
 from summarizer.config import DEFAULT_MODEL_DIR, load_config
 from summarizer.errors import SummarizerError
 from summarizer import safe_pickle
@@ -97,9 +97,9 @@ def test_a_hostile_model_directory_is_refused_and_nothing_runs(tmp_path, layout)
   marker = tmp_path / 'ran'
   hostile_pickle(model_dir / 'model.pkl.gz', marker, shipped_checkpoint())
   with pytest.raises(SummarizerError, match=r'model\.pkl\.gz: refused: it names posix\.system'):
-    checkpoint.read_model_dir(str(model_dir))
+    model_directory.read(str(model_dir))
   with pytest.raises(SummarizerError, match='refused'):
-    checkpoint.saved_step(str(model_dir))
+    model_directory.saved_step(str(model_dir))
   assert not marker.exists()
 
 

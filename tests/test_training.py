@@ -1,9 +1,10 @@
 """Part 3: the course's training_loop."""
 
-from summarizer._trax import quiet_loop_log, training
+from summarizer._trax import training
 from summarizer.corpus import streams
-from summarizer.inference import checkpoint
+from summarizer.inference import model_directory
 from summarizer.model import TransformerLM
+from summarizer.runs.hooked_loop import quiet_loop_log
 from summarizer.training import training_loop
 
 
@@ -19,6 +20,6 @@ def test_the_courses_training_loop_trains_on_the_courses_streams(tmp_path):
   with quiet_loop_log():
     loop.run(10)
   assert loop.step == 10
-  assert checkpoint.saved_step(str(tmp_path / 'model')) == 10  # A checkpoint every 10 steps.
+  assert model_directory.saved_step(str(tmp_path / 'model')) == 10  # A checkpoint every 10 steps.
   (step, loss), = loop.history.get('eval', 'metrics/CrossEntropyLoss')[-1:]
   assert step == 10 and 0 < loss < 20

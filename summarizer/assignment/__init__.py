@@ -1,6 +1,7 @@
 """The assignment room: the course's ten graded functions as a notebook, and their grading.
 
-- ``exercises``: writes the assignment notebook (and nbgrader's source version).
+- ``handout``: writes the assignment notebook (and nbgrader's source version); its
+  command is ``python -m summarizer.exercises``.
 - ``checks``: the checks a learner runs in the notebook, feedback while working.
 - ``coursework``: the data the notebook reads (stories, the shipped model).
 - ``grader``: the teacher's verdict, computed outside the learner's kernel: the

@@ -56,9 +56,10 @@ import numpy as np
 from summarizer import attention as _attention
 from summarizer import model as _model
 from summarizer._trax import fastmath, jnp, tl, trax
-from summarizer.config import EOS, PACKAGE_DIR, SEP
+from summarizer.config import EOS, PACKAGE_DIR, SEP, VOCAB_SIZE
 from summarizer.model import TransformerLM as _package_transformer_lm
 from summarizer.assignment import coursework
+from summarizer.assignment import probes
 
 # Exceptions a learner's function may raise that count as a failed case.
 # (KeyboardInterrupt is left alone, so a check can still be stopped.)
@@ -930,7 +931,7 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
 
 
 # The exercise's model: the one training_loop trains.
-_EXERCISE_MODEL = dict(vocab_size=33300, d_model=4, d_ff=16, n_layers=1, n_heads=2)
+_EXERCISE_MODEL = probes.EXERCISE_MODEL
 _EXERCISE_WEIGHTS = 316_336
 
 
@@ -971,7 +972,7 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
                'Serial', 'Serial', 'LayerNorm', 'Dense', 'PureLayer']
   cases = []
   for vocab_size, d_model, d_ff, n_heads, dropout, max_len in (
-      (33300, 512, 2048, 8, 0.1, 4096), (100, 16, 32, 4, 0.05, 256)):
+      (VOCAB_SIZE, 512, 2048, 8, 0.1, 4096), (100, 16, 32, 4, 0.05, 256)):
     expected = _tree('Serial', _tree('Serial', 'ShiftRight(1)'),
                      f'Embedding_{vocab_size}_{d_model}', 'Dropout',
                      'PositionalEncoding', *_block_trees(d_model, d_ff),
@@ -991,7 +992,7 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
       functools.partial(_exercise_model_signatures, TransformerLM),
       [_Expect('number of weights', _EXERCISE_WEIGHTS,
                lambda traced: _count_weights(traced[0])),
-       _Expect('output shape', (2, 8, 33300), lambda traced: traced[1])]))
+       _Expect('output shape', (2, 8, VOCAB_SIZE), lambda traced: traced[1])]))
   # Two blocks, each with weights of its own; 3 heads of 4 features.
   arguments = dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, dropout=0.3)
   ids = np.random.default_rng(0).integers(2, 40, size=(2, 7)).astype(np.int32)
@@ -1102,20 +1103,6 @@ _ADAM_PARAMETERS = {'learning_rate': 0.01, 'weight_decay_rate': 1e-5,
                     'b1': 0.9, 'b2': 0.999, 'eps': 1e-5}
 
 
-def _batches(seed, length=16):
-  """Yields (inputs, targets, weights) batches of one short joint sequence.
-
-  As in the course's data, the loss weights are 0 over the article (the
-  first half here) and 1 over the summary.
-  """
-  rng = np.random.default_rng(seed)
-  weights = np.zeros((1, length), np.float32)
-  weights[:, length // 2:] = 1
-  while True:
-    ids = rng.integers(2, 33300, size=(1, length)).astype(np.int32)
-    yield ids, ids, weights
-
-
 @contextlib.contextmanager
 def _home(directory):
   """Points '~' at ``directory``: a loop that writes to '~/model' writes there."""
@@ -1162,7 +1149,7 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
     int: the number of failed cases.
   """
   TransformerLM = TransformerLM or _package_transformer_lm
-  ids = next(_batches(2))[0]  # (1, 16)
+  ids = next(probes.batches(2))[0]  # (1, 16)
   with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
     output_dir = os.path.join(home, 'output')  # Not '~/model', which is here too.
 
@@ -1172,7 +1159,7 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
       # folder too.
       options = {'output_dir': '~/output'} if _accepts(training_loop, 'output_dir') else {}
       with _home(home), _working_directory(home):  # Even a loop that ignores output_dir.
-        return training_loop(TransformerLM, _batches(0), _batches(1), **options)
+        return training_loop(TransformerLM, probes.batches(0), probes.batches(1), **options)
 
     output = _Expect("the model's output on a batch, beside the package's TransformerLM("
                      "d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train') with the "
@@ -1288,8 +1275,8 @@ def test_next_symbol(next_symbol, model=None):
   Then the course's own case, when given the model function (its call form
   ``test_next_symbol(next_symbol, TransformerLM)``): ``TransformerLM()`` in
   eval mode, initialised with ``PRNGKey(1234)``, gives token 23317 after
-  the course's 10 tokens (with jax's random numbers as the course drew them,
-  ``jax_threefry_partitionable`` off).
+  the course's 10 tokens (Trax's random numbers are drawn as the course's jax
+  drew them: ``summarizer._trax``).
 
   Args:
     next_symbol: The function to check.
@@ -1337,9 +1324,7 @@ _COURSE_NEXT_TOKEN = 23317
 def _course_next_symbol(next_symbol, TransformerLM):  # pylint: disable=invalid-name,redefined-outer-name
   """Builds the course's model as its test does and asks for the next token."""
   model = TransformerLM(mode='eval')
-  with jax.threefry_partitionable(False):  # The course's jax drew so.
-    model.init(trax.shapes.ShapeDtype((1, 1), np.int32),
-               rng=fastmath.random.get_prng(1234))
+  model.init(trax.shapes.ShapeDtype((1, 1), np.int32), rng=fastmath.random.get_prng(1234))
   return next_symbol(list(_COURSE_TOKENS), model)
 
 
@@ -1532,9 +1517,9 @@ def test_trained_model(model):
   Returns:
     int: the number of failed cases.
   """
-  from summarizer.inference import checkpoint  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import model_directory  # pylint: disable=g-import-not-at-top
   ids = _article_ids()
-  package_model = checkpoint.load_model(coursework.MODEL_DIR, mode='eval')[0]
+  package_model = model_directory.read(coursework.MODEL_DIR).model('eval')
   expected = np.asarray(package_model(ids))
   output = _Expect("log-probabilities, beside the package's model", expected,
                    _as_array, lambda got, wanted: got.shape == wanted.shape
@@ -1566,9 +1551,9 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
     int: the number of failed cases.
   """
   from summarizer.decoding import MAX_SUMMARY_TOKENS  # pylint: disable=g-import-not-at-top
-  from summarizer.inference import summaries  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import loaded_model, summaries  # pylint: disable=g-import-not-at-top
   article = coursework.sample_article()
-  run = summaries.summarize_tokens(article)
+  run = summaries.summarize_tokens(article, loaded_model.load(coursework.MODEL_DIR))
   expected = list(run) + ([EOS] if len(run.ids) < MAX_SUMMARY_TOKENS else [])
 
   def summarise():

@@ -21,13 +21,13 @@ import time
 import nbformat
 import numpy as np
 
-from summarizer.assignment import coursework, exercises, sandbox
+from summarizer.assignment import coursework, handout, sandbox
 from summarizer.assignment.judge import judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 
-GRADED = exercises.GRADED
-POINTS = exercises.POINTS
+GRADED = handout.GRADED
+POINTS = handout.POINTS
 # Functions whose check runs the learner's earlier ones too (the note's run).
 USES_EARLIER = ('dot_product_self_attention', 'CausalAttention', 'DecoderBlock',
                 'TransformerLM', 'training_loop')
@@ -91,7 +91,7 @@ def read_cells(path_or_notebook):
 
 def trusted_setup():
   """The notebook's setup cell without the checks and the data (hidden in the sandbox)."""
-  lines = [line for line in exercises.setup_source().splitlines()
+  lines = [line for line in handout.setup_source().splitlines()
            if not line.startswith('from summarizer.assignment import')]
   return '\n'.join(lines)
 
@@ -140,7 +140,7 @@ def run_items(submissions, items, seed, mode):
   job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
          'model_size': coursework.model_size(), 'model_file': coursework.MODEL_FILE,
          'given': json_given}
-  solutions = [{name: exercises.solution_source(name) for name in item['package']}
+  solutions = [{name: handout.solution_source(name) for name in item['package']}
                for item in items]
   return sandbox.run(job, given, solutions, mode=mode, read_only_dirs=[coursework.MODEL_DIR])
 
@@ -349,8 +349,8 @@ def _text_lines(source):
 
 def _copied_text(name, source):
   """The package's comments in the learner's cell that the blank scaffold does not show."""
-  package = _text_lines(exercises.solution_source(name))
-  scaffold = _text_lines(exercises.exercise_source(name, False))
+  package = _text_lines(handout.solution_source(name))
+  scaffold = _text_lines(handout.exercise_source(name, False))
   learner = ' '.join(source.split())
   return sorted(line for line in package - scaffold if line in learner)
 
@@ -365,7 +365,7 @@ def near_copy(name, source):
   """
   if not source:
     return None
-  mine, package = normalised(source, name), normalised(exercises.solution_source(name), name)
+  mine, package = normalised(source, name), normalised(handout.solution_source(name), name)
   if not mine or not package:
     return None
   ratio = difflib.SequenceMatcher(a=mine, b=package, autojunk=False).ratio()

@@ -13,12 +13,12 @@ import numpy as np
 
 from summarizer import text
 from summarizer._trax import fastmath, trax
-from summarizer.assignment import coursework, exercises, probes
+from summarizer.assignment import coursework, handout, probes
 from summarizer.config import SEP
 
 
 def package(name):
-  return exercises.graded_function(name)
+  return handout.graded_function(name)
 
 
 def _layer_weights(given, runs, build):
@@ -31,8 +31,8 @@ def _layer_weights(given, runs, build):
 
 
 def _shipped_model():
-  from summarizer.inference import checkpoint  # pylint: disable=g-import-not-at-top
-  return checkpoint.load_model(coursework.MODEL_DIR, mode='eval')[0]
+  from summarizer.inference import model_directory  # pylint: disable=g-import-not-at-top
+  return model_directory.read(coursework.MODEL_DIR).model('eval')
 
 
 def _part_5_article(seed):

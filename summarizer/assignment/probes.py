@@ -8,7 +8,8 @@ comes out, case by case, as ``{'name', 'measures', 'error'}``. Measures are
 JSON values or numpy arrays.
 
 Inside the sandbox this file is loaded on its own, as ``probes``: it may
-import only the standard library, numpy and ``summarizer._trax`` (what the
+import only the standard library, numpy, ``summarizer._trax`` and
+``summarizer.config`` (what the
 sandbox shows of the package).
 """
 
@@ -22,6 +23,7 @@ import traceback
 import numpy as np
 
 from summarizer._trax import fastmath, jnp, tl, trax
+from summarizer.config import VOCAB_SIZE
 
 EOS, SEP = 1, 0
 RUN_SEED = 7  # The random key of every layer run (dropout masks).
@@ -308,7 +310,7 @@ def probe_DecoderBlock(function, seed, given, env):  # pylint: disable=invalid-n
   return layer_cases(decoder_block_runs(seed, function), function, given, trees)
 
 
-EXERCISE_MODEL = dict(vocab_size=33300, d_model=4, d_ff=16, n_layers=1, n_heads=2)
+EXERCISE_MODEL = dict(vocab_size=VOCAB_SIZE, d_model=4, d_ff=16, n_layers=1, n_heads=2)
 
 
 def transformer_runs(seed, function=None):
@@ -347,7 +349,7 @@ def probe_TransformerLM(function, seed, given, env):  # pylint: disable=invalid-
   trees = [(f'TransformerLM(vocab_size={v}, d_model={d}, d_ff={f}, n_layers={n}, '
             f'n_heads={h})', dict(vocab_size=v, d_model=d, d_ff=f, n_layers=n, n_heads=h,
                                   dropout=0.1, max_len=256, ff_activation=tl.Relu))
-           for v, d, f, n, h in ((33300, 512, 2048, 1, 8), (100, 16, 32, 1, 4),
+           for v, d, f, n, h in ((VOCAB_SIZE, 512, 2048, 1, 8), (100, 16, 32, 1, 4),
                                  (100, 16, 32, 3, 4))]
   cases = layer_cases(transformer_runs(seed, function), function, given, trees)
   cases.append(case('TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
@@ -384,12 +386,16 @@ SCHEDULE_STEPS = (1, 500, 1000, 1001, 4000)
 
 
 def batches(seed, length=16):
-  """(inputs, targets, weights) batches of one sequence: weights 0 over its first half."""
+  """(inputs, targets, weights) batches of one sequence: weights 0 over its first half.
+
+  As in the course's data, the loss weights are 0 over the article (the
+  first half here) and 1 over the summary.
+  """
   rng = np.random.default_rng(seed)
   weights = np.zeros((1, length), np.float32)
   weights[:, length // 2:] = 1
   while True:
-    ids = rng.integers(2, 33300, size=(1, length)).astype(np.int32)
+    ids = rng.integers(2, VOCAB_SIZE, size=(1, length)).astype(np.int32)
     yield ids, ids, weights
 
 

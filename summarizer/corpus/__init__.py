@@ -6,5 +6,5 @@
   entities    the names and numbers of a text, by rules
   lessons     training lessons: copying, short texts, long texts
   streams     a source's batches: its pairs, the lessons, the course's pipeline
-  vocab       a subword vocabulary built from a source
+  subwords    a subword vocabulary built from a source (python -m summarizer.vocab)
 """

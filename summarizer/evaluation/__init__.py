@@ -2,8 +2,10 @@
 
   scoring     ROUGE and the names-and-numbers scores
   baselines   Lead-3 and retrieval
-  evaluate    a model's summaries scored beside the baselines
-  bench       our speed claims, measured side by side
+  scorecard   a model's summaries scored beside the baselines (python -m summarizer.evaluate)
+  benchmarks  our speed claims, measured side by side (python -m summarizer.bench)
+  first_model the bench's first-model section: a learner's ten-minute model against Lead-3
+  verdict     a run's model against Lead-3 on validation stories, kept in its config.json
 """
 
 # What the evaluate command's arguments name: here, so that parsing them loads no jax.

@@ -1,6 +1,6 @@
 """The bench's first-model section: a learner's own model, from random weights, against Lead-3.
 
-It runs the README's headline commands as a learner would, in fresh
+It runs the learner's commands (README, steps 5 and 6) as a learner would, in fresh
 processes: ``python -m summarizer.train --output-dir DIR --max-minutes N``
 (the default recipe), then ``python -m summarizer.evaluate --model DIR
 --limit 100``, and sets the model's scores beside Lead-3's with the bar the

@@ -18,14 +18,11 @@ import itertools
 import time
 
 from summarizer import progress
-from summarizer.config import DEFAULT_MODEL_DIR
 from summarizer.corpus import sources
 from summarizer.decoding import MAX_SUMMARY_TOKENS
 from summarizer.evaluation import baselines
 from summarizer.evaluation import scoring
 from summarizer.inference import summaries
-from summarizer.inference.checkpoint import saved_step
-from summarizer.inference.loading import LoadedModel
 
 # Validation stories a verdict reads (the first ones of the split).
 VERDICT_STORIES = 100
@@ -33,13 +30,13 @@ VERDICT_STORIES = 100
 BATCH_SIZE = 16
 
 
-def judge(model_dir, source='news', data_dir=None, limit=VERDICT_STORIES, deadline=None,
+def judge(loaded, source='news', data_dir=None, limit=VERDICT_STORIES, deadline=None,
           show_progress=False):
   """Scores a model and Lead-3 on the first validation stories.
 
   Args:
-    model_dir: A model directory (read afresh: a run's weights change as it
-      trains); default: the shipped model.
+    loaded: The ``LoadedModel`` to judge (of a run's model directory, read
+      when the run has saved it).
     source: The data source the model was trained on.
     data_dir: TFDS data directory (``tfds:`` sources).
     limit: Read at most this many stories.
@@ -51,10 +48,8 @@ def judge(model_dir, source='news', data_dir=None, limit=VERDICT_STORIES, deadli
     The verdict record (see the module docstring), or None if no story
     was read.
   """
-  model_dir = model_dir or DEFAULT_MODEL_DIR
   pairs = list(itertools.islice(sources.examples(source, 'validation', data_dir,
                                                  download=False), limit))
-  loaded = LoadedModel(model_dir)
   bar = progress.bar(total=len(pairs), desc='judging against Lead-3', unit='story',
                      disable=not show_progress)
   read = []
@@ -63,8 +58,8 @@ def judge(model_dir, source='news', data_dir=None, limit=VERDICT_STORIES, deadli
       if deadline is not None and time.monotonic() > deadline and read:
         break
       batch = pairs[first:first + BATCH_SIZE]
-      runs = summaries.summarize_many([article for article, _ in batch],
-                                      max_length=MAX_SUMMARY_TOKENS, loaded=loaded)
+      runs = summaries.summarize_many([article for article, _ in batch], loaded,
+                                      MAX_SUMMARY_TOKENS)
       read += [(article, reference, run.details()['summary_text'])
                for (article, reference), run in zip(batch, runs)]
       bar.update(len(batch))
@@ -74,7 +69,7 @@ def judge(model_dir, source='news', data_dir=None, limit=VERDICT_STORIES, deadli
     return None
   articles, references, predictions = zip(*read)
   lead3 = [baselines.lead3(article) for article in articles]
-  return {'split': 'validation', 'n': len(read), 'step': saved_step(model_dir),
+  return {'split': 'validation', 'n': len(read), 'step': loaded.source.step,
           'model': _rounded(scoring.score_system(predictions, articles, references)),
           'lead3': _rounded(scoring.score_system(lead3, articles, references))}
 

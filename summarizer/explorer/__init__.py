@@ -25,20 +25,7 @@ largest, quantised to 0..255), so it stays small and quick at 2,048 tokens.
   python -m summarizer.explorer --agreement 200      # where names come from, measured
   python -m summarizer.explorer --measure page.html  # size, load time in Chromium
   python -m summarizer.explorer --picture data/samples/court.txt data/explorer.png
+
+``summarizer.explain`` is ``explanation.explain``; the page is ``page``, the
+traced facts ``facts``, the attention ``attention_weights``.
 """
-
-import importlib
-
-# The room's public names, each loaded from its module on first use (the
-# command's --help needs none of them).
-_LAZY = {
-    'explain': 'summarizer.explorer.explanation',
-    'Explanation': 'summarizer.explorer.explanation',
-    'Fact': 'summarizer.explorer.facts',
-}
-
-
-def __getattr__(name):
-  if name in _LAZY:
-    return getattr(importlib.import_module(_LAZY[name]), name)
-  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

@@ -13,7 +13,7 @@ import os
 import sys
 
 from summarizer.errors import OneLineParser, SummarizerError, run_command
-from summarizer.inference.reading import read_article
+from summarizer.inference.article import read_article
 
 
 def parse_args(argv=None):

@@ -4,15 +4,15 @@ The explorer's view into the model: the layers before a block run as they do
 in the model; the block's queries and keys then go through the course's
 ``DotProductAttention`` with the identity matrix as values, which returns
 the softmax weights themselves. Where each layer sits is
-``summarizer.model``'s to say.
+``summarizer.inference.layout``'s to say.
 """
 
 from jax import numpy as jnp
 import numpy as np
 
-from summarizer import model as model_layout
 from summarizer._trax import fastmath
 from summarizer.attention import DotProductAttention, causal_mask
+from summarizer.inference import layout
 
 # attention_weights rounds lengths up to a multiple of this (as decoding does).
 _SHAPE_STEP = 64
@@ -39,7 +39,7 @@ def attention_weights(model, tokens, block=-1, rows=None):
     R, L) for every block: row r is what query position ``rows[r]`` attends
     to (R = L when ``rows`` is None).
   """
-  blocks = model_layout.decoder_blocks(model)
+  blocks = layout.decoder_blocks(model)
   n_blocks = len(blocks)
   if block is not None and not -n_blocks <= block < n_blocks:
     raise IndexError(f'block {block} of a model with {n_blocks} blocks')
@@ -47,18 +47,18 @@ def attention_weights(model, tokens, block=-1, rows=None):
   # An explicit rng: a layer's own may be left over from a jitted call.
   rng = fastmath.random.get_prng(0)
   batch, length = np.shape(tokens)
-  positions = model.sublayers[model_layout.POSITIONAL_ENCODING]
+  positions = model.sublayers[layout.POSITIONAL_ENCODING]
   x, query_rows, padded_length = _padded(tokens, rows, getattr(positions, '_max_len', length))
   n_rows = len(np.arange(length)[slice(None) if rows is None else rows])
   identity = jnp.eye(padded_length, dtype=jnp.float32)[None]  # (1, P, P)
   mask = causal_mask(padded_length)[:, query_rows]        # (1, R', P)
-  for layer in model.sublayers[:model_layout.LAYERS_BEFORE_BLOCKS]:
+  for layer in model.sublayers[:layout.LAYERS_BEFORE_BLOCKS]:
     x = layer(x, rng=rng)                                 # (B, P, d_model)
   found = []
   for index in range(max(wanted) + 1):
     attention_residual, feed_forward_residual = blocks[index]
     if index in wanted:
-      norm, attention = model_layout.attention_of(attention_residual)
+      norm, attention = layout.attention_of(attention_residual)
       queries, keys, _ = attention.sublayers[0](norm(x, rng=rng), rng=rng)  # each (B*H, P, Dh)
       weights = DotProductAttention(queries[:, query_rows], keys, identity, mask)  # (B*H, R', P)
       weights = np.asarray(weights).reshape(batch, -1, len(query_rows), padded_length)  # (B, H, R', P)

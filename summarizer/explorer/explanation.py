@@ -28,6 +28,7 @@ from summarizer.explorer.facts import TRACE_BLOCK, token_pieces, trace_facts, vo
 from summarizer.explorer.page import render_page
 from summarizer.inference import api
 from summarizer.inference import summaries
+from summarizer.inference.loaded_model import load
 
 # Suffixes ``save`` writes, and what each writes.
 FORMATS = {'.html': 'the page', '.png': 'the heatmap'}
@@ -230,12 +231,13 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
   Returns:
     An ``Explanation``.
   """
+  summaries.check_article(text)
+  loaded = load(model_dir, vocab_file, n_heads)
   run = summaries.summarize_tokens(
-      text, model_dir, max_length, method, temperature, top_k, seed,
-      on_cut=api.warn_cut if on_cut == 'warn' else on_cut,
-      vocab_file=vocab_file, n_heads=n_heads, search=search)
+      text, loaded, max_length, method, temperature, top_k, seed,
+      on_cut=api.warn_cut if on_cut == 'warn' else on_cut, search=search)
   details = run.details()
-  loaded, kept = run.loaded, run.article_ids  # What the summary was written from.
+  kept = run.article_ids  # What the summary was written from.
   n, m = len(kept), len(run.ids)
   joint = np.array([kept + [EOS, SEP] + run.ids], np.int32)   # (1, n + 2 + m)
   if m:
@@ -254,7 +256,7 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
       facts=trace_facts(summary_pieces, article_pieces, trace_view,
                         vocabulary_words(loaded.vocab_file)),
       article_tokens=run.article_tokens,
-      model_name=('the shipped model' if model_dir is None
-                  else os.path.basename(os.path.normpath(model_dir))),
+      model_name=('the shipped model' if loaded.source.shipped
+                  else os.path.basename(os.path.normpath(loaded.source.path))),
       article_perplexity=details['article_perplexity'], out_of_domain=details['out_of_domain'])
 

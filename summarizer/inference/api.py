@@ -1,23 +1,28 @@
 """The Python API: ``summarize(text)`` and ``summarize_details(text)``."""
 
+import functools
 import warnings
 
 from summarizer.decoding import MAX_SUMMARY_TOKENS
 from summarizer.inference import beam
-from summarizer.inference import search as search_options
+from summarizer.inference import search_options
 from summarizer.inference import undertrained
-from summarizer.inference.reading import cut_message
-from summarizer.inference.summaries import summarize_tokens
+from summarizer.inference.article import cut_message
+from summarizer.inference.loaded_model import load
+from summarizer.inference.summaries import check_article, summarize_tokens
 
 
 class ArticleCutWarning(UserWarning):
   """An article was longer than the model reads, and its end was left out."""
 
 
-def warn_cut(kept, total):
-  """Raises an ``ArticleCutWarning`` for an article cut to ``kept`` of its ``total`` tokens."""
-  warnings.warn(cut_message(kept, total),
-                ArticleCutWarning, stacklevel=4)
+def warn_cut(kept, total, stacklevel=4):
+  """Raises an ``ArticleCutWarning`` for an article cut to ``kept`` of its ``total`` tokens.
+
+  ``stacklevel`` 4 names the line that called the function that called
+  ``summarize_tokens``: the user's call of ``summarize`` or ``explain``.
+  """
+  warnings.warn(cut_message(kept, total), ArticleCutWarning, stacklevel=stacklevel)
 
 
 def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
@@ -50,10 +55,9 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
     (``summarizer.inference.undertrained``), else None.
     An article cut to fit the model also raises an ``ArticleCutWarning``.
   """
-  search = beam.Search(num_beams, length_penalty, no_repeat_ngram_size, min_length)
-  run = summarize_tokens(text, model_dir, max_length, method, temperature,
-                         on_cut=warn_cut, search=search, stream=False)
-  return dict(run.details(), undertrained=undertrained.undertrained_warning(run.ids, model_dir))
+  run = _summary_run(text, model_dir, max_length, method, temperature, num_beams,
+                     length_penalty, no_repeat_ngram_size, min_length)
+  return dict(run.details(), undertrained=undertrained.undertrained_warning(run.ids, run.loaded))
 
 
 def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
@@ -66,7 +70,16 @@ def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
   the article was to the model. An article cut to fit the model raises an
   ``ArticleCutWarning``.
   """
-  search = beam.Search(num_beams, length_penalty, no_repeat_ngram_size, min_length)
-  run = summarize_tokens(text, model_dir, max_length, method, temperature,
-                         on_cut=warn_cut, search=search, stream=False)
+  run = _summary_run(text, model_dir, max_length, method, temperature, num_beams,
+                     length_penalty, no_repeat_ngram_size, min_length)
   return run.details()['summary_text']
+
+
+def _summary_run(text, model_dir, max_length, method, temperature, num_beams,
+                 length_penalty, no_repeat_ngram_size, min_length):
+  """The article's ``SummaryRun``; a text that is no article is refused before the model loads."""
+  check_article(text)
+  search = beam.Search(num_beams, length_penalty, no_repeat_ngram_size, min_length)
+  return summarize_tokens(text, load(model_dir), max_length, method, temperature,
+                          on_cut=functools.partial(warn_cut, stacklevel=5), search=search,
+                          stream=False)

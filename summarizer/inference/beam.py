@@ -28,8 +28,8 @@ from jax import numpy as jnp
 
 from summarizer.config import EOS
 from summarizer.errors import SummarizerError
-from summarizer.inference import search as options
-from summarizer.inference.search import LENGTH_PENALTY
+from summarizer.inference import search_options
+from summarizer.inference.search_options import LENGTH_PENALTY
 
 # When Hugging Face's beam search stops, by default.
 EARLY_STOPPING = False
@@ -66,8 +66,8 @@ class Search:
 
   def check(self, max_length):
     """Raises ``SummarizerError`` naming the first setting that cannot be used."""
-    if not 1 <= self.num_beams <= options.MAX_BEAMS:
-      raise SummarizerError(f'num_beams must be between 1 and {options.MAX_BEAMS}, '
+    if not 1 <= self.num_beams <= search_options.MAX_BEAMS:
+      raise SummarizerError(f'num_beams must be between 1 and {search_options.MAX_BEAMS}, '
                             f'not {self.num_beams}')
     if self.no_repeat_ngram_size < 0:
       raise SummarizerError('no_repeat_ngram_size must not be negative, not '

@@ -27,8 +27,7 @@ import numpy as np
 from summarizer import progress
 from summarizer.corpus import sources
 from summarizer.decoding import MAX_SUMMARY_TOKENS
-from summarizer.inference.articles import article_ids
-from summarizer.inference.loading import LoadedModel
+from summarizer.inference.article import article_ids
 from summarizer.config import CALIBRATION_ARTICLES, CALIBRATION_KEY, EOS, SEP, update_config
 
 # How far above the largest validation perplexity "out of domain" starts.
@@ -60,13 +59,13 @@ def summarize_perplexities(perplexities, split):
           'max': round(largest, 3), 'threshold': round(THRESHOLD_FACTOR * largest, 3)}
 
 
-def calibrate(model_dir, source='news', split='validation', limit=CALIBRATION_ARTICLES,
+def calibrate(loaded, source='news', split='validation', limit=CALIBRATION_ARTICLES,
               data_dir=None, show_progress=False, deadline=None):
   """Measures the perplexities of a model's validation articles.
 
   Args:
-    model_dir: A model directory (read afresh, not from the decoding cache:
-      a run directory's weights change while it trains).
+    loaded: The ``LoadedModel`` (of a run's model directory, read when the
+      run has saved it).
     source: The data source the model was trained on.
     split: The split to read.
     limit: Read at most this many articles.
@@ -78,7 +77,6 @@ def calibrate(model_dir, source='news', split='validation', limit=CALIBRATION_AR
   Returns:
     The calibration record (see the module docstring).
   """
-  loaded = LoadedModel(model_dir)
   pairs = itertools.islice(sources.examples(source, split, data_dir, download=False), limit)
   pairs = progress.bar(pairs, total=limit, desc='calibrating perplexity', unit='article',
                        disable=not show_progress)
@@ -102,5 +100,5 @@ def ood_warning(perplexity, calibration):
   return (f'perplexity {perplexity:,.1f}, where the model\'s own validation articles '
           f'have at most {calibration["max"]:.1f} (median {calibration["p50"]:.1f}): '
           'the text is unlike anything it was trained on, so its summary is likely '
-          "wrong. Train on your kind of text (README: 'Train on your own text') or "
-          "use the course's model (README: 'Use the course's model')")
+          "wrong. Train on your kind of text (data/README.md: 'Train on your own text') or "
+          "use the course's model (data/model/README.md: 'Use the course's model')")

@@ -11,10 +11,8 @@ from summarizer.config import EOS, SEP
 from summarizer.decoding import MAX_SUMMARY_TOKENS, greedy_tokens
 from summarizer.errors import SummarizerError
 from summarizer.inference import beam
-from summarizer.inference import search as search_options
-from summarizer.inference.articles import article_ids
-from summarizer.inference.loading import load
-from summarizer.text import detokenize
+from summarizer.inference import search_options
+from summarizer.inference.article import article_ids
 
 
 class SummaryRun:
@@ -112,7 +110,7 @@ class SummaryRun:
     for _ in self:
       pass
     return {
-        'summary_text': detokenize(self.ids, self._loaded.vocab_file).strip(),
+        'summary_text': self._loaded.detokenize(self.ids).strip(),
         'article_perplexity': self.article_perplexity,
         'out_of_domain': self.out_of_domain,
         'article_tokens': self.article_tokens,
@@ -164,38 +162,33 @@ def _check_arguments(text, max_length, method, temperature, search=beam.Search()
     raise SummarizerError('sampling (temperature > 0) and beam search exclude each other')
 
 
-def summarize_tokens(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
+def summarize_tokens(text, loaded, max_length=MAX_SUMMARY_TOKENS,
                      method='fast', temperature=0.0, top_k=None, seed=0,
-                     on_cut=None, vocab_file=None, n_heads=None, search=None,
-                     stream=True):
+                     on_cut=None, search=None, stream=True):
   """Returns a ``SummaryRun``: the summary's token ids as they are generated.
 
   Args:
     text: The article.
-    model_dir: A model directory; default: the shipped model.
+    loaded: The ``LoadedModel`` that writes the summary (``loaded_model.load``).
     max_length: Most summary tokens.
     method: 'fast' (cached) or 'greedy' (the course's decoder).
     temperature: 0 for greedy; above 0 samples (fast method only).
     top_k: Sample among the k most likely tokens.
     seed: Seed of the sampling.
     on_cut: Called with (kept, total) token counts if the article is cut.
-    vocab_file: A vocabulary to use instead of the model's own.
-    n_heads: Attention heads of a checkpoint without ``config.json``.
     search: A ``beam.Search``: beams and constraints (default: greedy).
     stream: Generate one token a call (True), or the whole summary in one
       compiled call when it is first asked for (faster; beams always do).
   """
-  check_article(text)
-  run = SummaryRun(load(model_dir, vocab_file, n_heads), text, max_length, method,
-                   temperature, top_k, seed, search, stream)
+  run = SummaryRun(loaded, text, max_length, method, temperature, top_k, seed, search, stream)
   if run.cut and on_cut is not None:
     on_cut(run.kept_tokens, run.article_tokens)
   return run
 
 
-def summarize_many(texts, model_dir=None, max_length=MAX_SUMMARY_TOKENS, method='fast',
-                   search=None, batch_size=search_options.BATCH_SIZE, on_cut=None, vocab_file=None,
-                   n_heads=None, on_batch=None, loaded=None):
+def summarize_many(texts, loaded, max_length=MAX_SUMMARY_TOKENS, method='fast',
+                   search=None, batch_size=search_options.BATCH_SIZE, on_cut=None,
+                   on_batch=None):
   """Summarises several articles, decoding up to ``batch_size`` side by side.
 
   Each article gets exactly the summary it gets alone: the rows of a batch
@@ -207,12 +200,10 @@ def summarize_many(texts, model_dir=None, max_length=MAX_SUMMARY_TOKENS, method=
 
   Args:
     texts: The articles.
-    model_dir, max_length, method, search, vocab_file, n_heads: As for
-      ``summarize_tokens``.
+    loaded, max_length, method, search: As for ``summarize_tokens``.
     batch_size: Most articles decoded side by side.
     on_cut: Called with (index, kept, total) for each article cut to fit.
     on_batch: Called with the number of articles of each batch decoded.
-    loaded: A ``LoadedModel`` to use instead of loading ``model_dir``.
 
   Returns:
     A list of finished ``SummaryRun``s, in the order of ``texts``.
@@ -221,7 +212,6 @@ def summarize_many(texts, model_dir=None, max_length=MAX_SUMMARY_TOKENS, method=
     raise SummarizerError(f'batch_size must be at least 1, not {batch_size}')
   texts = check_articles(texts)
   search = search or beam.Search()
-  loaded = loaded or load(model_dir, vocab_file, n_heads)
   runs = [SummaryRun(loaded, text, max_length, method, search=search, stream=False)
           for text in texts]
   for index, run in enumerate(runs):

@@ -17,9 +17,7 @@ Two signs, each worth a one-line warning:
 
 import collections
 
-from summarizer.inference import checkpoint
-from summarizer.config import DEFAULT_MODEL_DIR, VERDICT_KEY
-from summarizer.text import detokenize
+from summarizer.inference import model_directory
 
 # A summary at least this long, one token of which makes up at least this
 # share of it: no summary of a trained model looks like that.
@@ -48,20 +46,7 @@ def repeated_token(ids):
   return (token, count) if count >= REPEATED_SHARE * len(ids) else None
 
 
-def trained_steps(model_dir=None):
-  """Returns the training steps behind a model directory's weights (None: not recorded).
-
-  All runs of its lineage count (``total_steps`` in ``config.json``); the
-  course's checkpoint has no ``config.json`` and so no count.
-  """
-  values = checkpoint.model_values(model_dir)
-  steps = values.get('total_steps') or values.get('trained_steps')
-  if not steps and values.get('lineage'):
-    steps = sum(run.get('steps') or 0 for run in values['lineage'])
-  return steps or None
-
-
-def undertrained_warning(ids, model_dir=None, vocab_file=None):
+def undertrained_warning(ids, loaded):
   """Returns a one-line warning if the summary is empty or mostly one token, else None.
 
   A model that has trained a few steps either ends at once (EOS is among the
@@ -71,27 +56,24 @@ def undertrained_warning(ids, model_dir=None, vocab_file=None):
 
   Args:
     ids: The summary's token ids.
-    model_dir: The model directory that wrote it (default: the shipped model).
-    vocab_file: Its vocabulary (default: the model's own).
+    loaded: The ``LoadedModel`` that wrote it.
   """
   if not ids:
     seen = 'the summary is empty'
   else:
     repeated = repeated_token(ids)
     if repeated is None:
-      return verdict_warning(checkpoint.model_values(model_dir).get(VERDICT_KEY))
+      return verdict_warning(loaded.source.verdict)
     token, count = repeated
-    shown = detokenize([token],
-                       vocab_file or checkpoint.model_vocab(model_dir or DEFAULT_MODEL_DIR))
-    seen = f'the summary is mostly one token repeated ({shown!r}, {count} of {len(ids)} tokens)'
-  steps = trained_steps(model_dir)
-  shipped = trained_steps(DEFAULT_MODEL_DIR)
+    seen = (f'the summary is mostly one token repeated ({loaded.detokenize([token])!r}, '
+            f'{count} of {len(ids)} tokens)')
+  steps = loaded.source.trained_steps
   if steps is None:
     trained = ''
-  elif model_dir is None:
+  elif loaded.source.shipped:
     trained = f' (trained {steps:,} steps)'
   else:
-    trained = f' (trained {steps:,} steps; the shipped model: {shipped:,})'
+    trained = f' (trained {steps:,} steps; the shipped model: {model_directory.shipped_steps():,})'
   return (f'{seen}: the model is likely undertrained{trained}; train it longer '
           '(--resume with a higher --max-steps)')
 

@@ -10,7 +10,9 @@ import shutil
 import tempfile
 
 from summarizer.inference import calibration
-from summarizer.inference import checkpoint
+from summarizer.inference import model_directory
+from summarizer.inference.loaded_model import LoadedModel
+from summarizer.inference.model_directory import BASENAME, VOCAB_NAME
 from summarizer.runs import locks
 from summarizer.runs import manifest
 from summarizer.config import CALIBRATION_KEY, load_config, save_config
@@ -18,8 +20,7 @@ from summarizer.errors import SummarizerError
 
 
 # What an export writes, and what else a directory may hold to be replaced by one.
-EXPORT_FILES = ('config.json', checkpoint.VOCAB_NAME, checkpoint.BASENAME + '.pkl.gz',
-                checkpoint.BASENAME + '.weights.npy.gz')
+EXPORT_FILES = ('config.json', VOCAB_NAME, BASENAME + '.pkl.gz', BASENAME + '.weights.npy.gz')
 # renameat2's flag that swaps two paths in one step (Linux 3.15).
 _RENAME_EXCHANGE = 2
 _AT_FDCWD = -100
@@ -38,7 +39,7 @@ def export(run_dir, model_dir, calibration_articles=None):
   none) as it was, never a mix. ``model_dir`` must be new, empty or an
   earlier export with nothing else in it (``check_export_target``).
   """
-  if not checkpoint.has_checkpoint(run_dir):
+  if not model_directory.has_checkpoint(run_dir):
     raise SummarizerError(f'{run_dir}: no checkpoint to export')
   check_export_target(model_dir)
   parent = os.path.dirname(os.path.abspath(model_dir))
@@ -86,12 +87,11 @@ def check_export_target(model_dir):
 
 def _write_export(run_dir, model_dir, calibration_articles):
   """Writes the export into the empty directory ``model_dir``."""
-  base = checkpoint.BASENAME
-  for name in (checkpoint.VOCAB_NAME, base + '.pkl.gz', base + '.weights.npy.gz'):
+  for name in (VOCAB_NAME, BASENAME + '.pkl.gz', BASENAME + '.weights.npy.gz'):
     shutil.copyfile(os.path.join(run_dir, name), os.path.join(model_dir, name))
   config, values = load_config(run_dir)
   extra = {k: v for k, v in values.items() if k not in config.to_dict()}
-  extra['trained_steps'] = checkpoint.saved_step(run_dir)
+  extra['trained_steps'] = model_directory.saved_step(run_dir)
   # The lineage says where each run started; a top-level init_from naming a
   # directory would name the exported model itself once it is overwritten.
   extra.pop('init_from', None)
@@ -101,8 +101,9 @@ def _write_export(run_dir, model_dir, calibration_articles):
   save_config(config, model_dir, **extra)
   if CALIBRATION_KEY not in extra:  # A run stopped early was not calibrated.
     limit = calibration_articles or calibration.CALIBRATION_ARTICLES
+    exported = LoadedModel(model_directory.read(model_dir))
     calibration.save_calibration(model_dir, calibration.calibrate(
-        model_dir, values.get('data', 'news'), limit=limit))
+        exported, values.get('data', 'news'), limit=limit))
   manifest.write(model_dir, EXPORT_FILES, manifest.EXPORT_MANIFEST)
   os.chmod(model_dir, 0o755 & ~_umask())
 

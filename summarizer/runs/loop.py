@@ -16,20 +16,23 @@ import time
 import jax
 import numpy as np
 
-from summarizer._trax import HookedLoop, quiet_loop_log, trax
+from summarizer._trax import trax
 from summarizer.config import VERDICT_KEY, update_config
-from summarizer.inference import calibration
 from summarizer.errors import SummarizerError
-from summarizer.inference import checkpoint
+from summarizer.inference import calibration
+from summarizer.inference import model_directory
 from summarizer.inference import undertrained
-from summarizer.inference.checkpoint import BASENAME
-from summarizer.model import TransformerLM, scaled_embedding, tied_output
+from summarizer.inference.loaded_model import LoadedModel
+from summarizer.inference.model_directory import BASENAME
+from summarizer.model import TransformerLM
 from summarizer.runs import export
+from summarizer.runs import initialisation
 from summarizer.runs import locks
 from summarizer.runs import manifest
 from summarizer.runs import run_dir
 from summarizer.runs import saving
 from summarizer.runs.budget import Budget
+from summarizer.runs.hooked_loop import HookedLoop, quiet_loop_log
 from summarizer.runs.prepare import prepare, tasks
 from summarizer.runs.preview import preview_of
 from summarizer.runs.report import Report, plot_losses
@@ -152,16 +155,16 @@ def _train_locked(args, budget, started, judge):
 def _initial_weights(args, weights):
   """A new run's random weights, with the initialisation levers applied."""
   if args.tied_init:  # Before the scaling: the projection keeps Trax's scale.
-    weights = tied_output(weights)
+    weights = initialisation.tied_output(weights)
   if args.embedding_scale != 1.0:
-    weights = scaled_embedding(weights, args.embedding_scale)
+    weights = initialisation.scaled_embedding(weights, args.embedding_scale)
   return weights
 
 
 def _diverged_error(run, step):
   """The one line for a run stopped by a loss that turned NaN; records the kept step."""
   out = run.args.output_dir
-  kept = checkpoint.saved_step(out) if checkpoint.has_checkpoint(out) else None
+  kept = model_directory.saved_step(out) if model_directory.has_checkpoint(out) else None
   if kept is not None:
     run_dir.save_run_config(run.args, run.config, run.earlier_runs, kept,
                             run.counter['longest_article'])
@@ -195,8 +198,11 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None):
   plot_losses(report.train_losses, eval_losses, os.path.join(out, 'loss.png'))
   manifest.record_run(out)
   judging = time.monotonic()
+  # The model as saved, read once for the verdict and the calibration.
+  saved = (LoadedModel(model_directory.read(out))
+           if stopped_by is None and (judge is not None or args.calibration_articles) else None)
   if judge is not None and stopped_by is None:
-    verdict = judge(out, args.data, args.data_dir, args.verdict_stories,
+    verdict = judge(saved, args.data, args.data_dir, args.verdict_stories,
                     deadline=budget.verdict_deadline() if budget is not None else None,
                     show_progress=args.progress)
     if verdict is not None:
@@ -205,7 +211,7 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None):
   calibrating = time.monotonic()
   if args.calibration_articles and stopped_by is None:
     calibration.save_calibration(out, calibration.calibrate(
-        out, args.data, 'validation', args.calibration_articles, args.data_dir,
+        saved, args.data, 'validation', args.calibration_articles, args.data_dir,
         show_progress=args.progress,
         deadline=budget.calibration_deadline() if budget is not None else None))
   ended = time.monotonic()

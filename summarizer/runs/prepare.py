@@ -17,7 +17,7 @@ from summarizer.corpus import streams
 from summarizer._trax import tl, training, trax
 from summarizer.config import EOS, load_config
 from summarizer.errors import SummarizerError
-from summarizer.inference import checkpoint
+from summarizer.inference.model_directory import VOCAB_NAME
 from summarizer.runs import manifest
 from summarizer.runs import run_dir
 from summarizer.runs.args import TrainArgs
@@ -64,22 +64,23 @@ def prepare(args):
     raise SummarizerError('--init-from starts a new run; it cannot be '
                           'combined with --resume')
   run_dir.refuse_init_from_output(args)
-  vocab_src = run_dir.chosen_vocab(args)
-  config = run_dir.resolve_config(args, vocab_src)
-  # Loaded before the output directory is prepared: --overwrite-output-dir
+  # Read before the output directory is prepared: --overwrite-output-dir
   # must not delete the weights a run was asked to start from.
-  start_weights = run_dir.initial_weights(args.init_from, config) if args.init_from else None
+  start = run_dir.start_model(args)
+  vocab_src = run_dir.chosen_vocab(args, start)
+  config = run_dir.resolve_config(args, vocab_src)
+  start_weights = run_dir.initial_weights(start, config) if start else None
   resuming = run_dir.prepare_output_dir(args, config)
   # From now on the directory holds a run of ours, and the checkpoint it will write.
   manifest.record_run(args.output_dir, planned=manifest.CHECKPOINT_FILES)
-  vocab_file = os.path.join(args.output_dir, checkpoint.VOCAB_NAME)
+  vocab_file = os.path.join(args.output_dir, VOCAB_NAME)
   if vocab_src is None:
     run_dir.build_run_vocab(args, config, vocab_file)
     config = run_dir.resolve_config(args, vocab_file)
   elif not resuming:
     shutil.copyfile(vocab_src, vocab_file)
   manifest.record_run(args.output_dir)
-  earlier_runs, longest_article = run_dir.earlier_runs(args, resuming)
+  earlier_runs, longest_article = run_dir.earlier_runs(args, resuming, start)
   if resuming:  # A resumed run keeps the record of the weights it first started from.
     args = dataclasses.replace(args, init_from=load_config(args.output_dir)[1].get('init_from'))
   return Run(args, config, vocab_file, resuming, start_weights, earlier_runs,

@@ -12,7 +12,7 @@ from summarizer._trax import tl
 from summarizer.corpus import sources
 from summarizer.errors import SummarizerError
 from summarizer.inference import summaries
-from summarizer.inference.loading import LoadedModel
+from summarizer.inference.loaded_model import LoadedModel
 
 # Summary tokens a preview writes at most: a line or two while the model rambles.
 PREVIEW_TOKENS = 48

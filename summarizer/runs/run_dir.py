@@ -15,8 +15,10 @@ import os
 import numpy as np
 
 from summarizer import text
-from summarizer.corpus import vocab
-from summarizer.inference import checkpoint
+from summarizer.corpus import subwords
+from summarizer.inference import layout
+from summarizer.inference import model_directory
+from summarizer.inference.model_directory import BASENAME, VOCAB_NAME
 from summarizer import safe_pickle
 from summarizer.runs import locks
 from summarizer.runs import manifest
@@ -54,7 +56,18 @@ def resolve_config(args, vocab_file=None):
   return dataclasses.replace(config, **overrides)
 
 
-def chosen_vocab(args):
+def start_model(args):
+  """Reads the model directory a run starts from (``--init-from``); None for random weights.
+
+  The course's checkpoint (no config.json) is read with the preset's heads.
+  """
+  if not args.init_from:
+    return None
+  n_heads = None if model_directory.has_config(args.init_from) else get_preset(args.preset).n_heads
+  return model_directory.read(args.init_from, n_heads=n_heads)
+
+
+def chosen_vocab(args, start=None):
   """Returns the vocabulary a run uses, or None if one must be built for it.
 
   In order: ``--vocab``; the one a resumed run already has; the one of the
@@ -65,11 +78,11 @@ def chosen_vocab(args):
   """
   if args.vocab:
     return text.vocab_path(args.vocab)
-  own = os.path.join(args.output_dir, checkpoint.VOCAB_NAME)
+  own = os.path.join(args.output_dir, VOCAB_NAME)
   if args.resume and os.path.isfile(own):
     return own
-  if args.init_from:
-    return checkpoint.model_vocab(args.init_from)
+  if start is not None:
+    return start.vocab_file
   if args.preset == 'course':
     return COURSE_VOCAB_FILE
   if args.data == 'news':
@@ -81,7 +94,7 @@ def build_run_vocab(args, config, path):
   """Builds a vocabulary of the preset's size from the run's training data."""
   print(f'no --vocab: building a {config.vocab_size}-subword vocabulary from the '
         f'training split of {args.data} into {path}', flush=True)
-  vocab.build_vocab(args.data, config.vocab_size, path, args.data_dir,
+  subwords.build_vocab(args.data, config.vocab_size, path, args.data_dir,
                     limit=VOCAB_EXAMPLES, progress=args.progress, download=args.download)
   return path
 
@@ -93,20 +106,21 @@ def architecture_differences(saved, config, where):
                    for key in ARCHITECTURE if getattr(saved, key) != getattr(config, key))
 
 
-def initial_weights(model_dir, config):
-  """Returns the weights of a model directory, checked to fit ``config``.
+def initial_weights(start, config):
+  """Returns the weights of the model a run starts from, checked to fit ``config``.
 
   A fresh run may start from a trained model (fine-tuning) instead of a
   random one; the optimizer and the learning-rate schedule start afresh.
-  The course's checkpoint (no config.json) is read with the preset's heads.
+
+  Args:
+    start: The ``ModelDirectory`` of ``--init-from`` (``start_model``).
+    config: The run's ``Config``.
   """
-  n_heads = None if checkpoint.has_config(model_dir) else config.n_heads
-  model, saved, _ = checkpoint.load_model(model_dir, mode='eval', n_heads=n_heads)
-  differences = architecture_differences(saved, config, model_dir)
+  differences = architecture_differences(start.config, config, start.path)
   if differences:
-    raise SummarizerError(f'--init-from {model_dir}: the model does not match '
+    raise SummarizerError(f'--init-from {start.path}: the model does not match '
                           'the requested one: ' + differences)
-  return model.weights
+  return start.model('eval').weights
 
 
 def own_files(directory, patterns):
@@ -139,7 +153,7 @@ def prepare_output_dir(args, config):
     manifest.remove_run(out)  # What the earlier run wrote; anything else stays.
     return False
   if args.resume:
-    if not checkpoint.has_checkpoint(out):
+    if not model_directory.has_checkpoint(out):
       raise SummarizerError(f'--resume: no checkpoint in {out}')
     saved, _ = load_config(out)
     differences = architecture_differences(saved, config, 'the checkpoint')
@@ -163,8 +177,8 @@ def _clear_run_that_never_saved(out):
   Such a run (bad data, a crash at start) has nothing to resume, and its
   files would only block the run that is to replace it.
   """
-  if manifest.read(out) is not None and not checkpoint.has_checkpoint(out) and not (
-      checkpoint.checkpoint_files(out, saving.STAGED)):
+  if manifest.read(out) is not None and not model_directory.has_checkpoint(out) and not (
+      model_directory.checkpoint_files(out, saving.STAGED)):
     manifest.remove_run(out)
     print(f'note: {out} held a run that stopped before its first checkpoint; its files '
           'were removed', flush=True)
@@ -199,24 +213,24 @@ def check_resumable(out, config):
     SummarizerError: a file is missing, truncated, unsafe or of the wrong
       shapes (naming it), e.g. the optimizer state of an exported model.
   """
-  pkl = os.path.join(out, checkpoint.BASENAME + '.pkl.gz')
-  saved = checkpoint.read_checked(out, pkl, safe_pickle.load)
+  pkl = os.path.join(out, BASENAME + '.pkl.gz')
+  saved = model_directory.read_checked(out, pkl, safe_pickle.load)
   if not isinstance(saved, dict) or not isinstance(saved.get('step'), int):
     raise SummarizerError(f'{pkl}: not a Trax checkpoint (no step)')
-  weights = checkpoint.read_checked(out, pkl)
+  weights = model_directory.read_checked(out, pkl)
   try:
-    expected = checkpoint.weight_shapes(config)
-    checkpoint.check_shapes(weights, expected)
+    expected = layout.weight_shapes(config)
+    layout.check_shapes(weights, expected)
   except ValueError as e:
     raise SummarizerError(f'--resume: {out}: the weights do not read whole ({e}); '
                           'the checkpoint is left as it was') from None
   if isinstance(saved.get('slots_per_task'), int):
-    slots_file = os.path.join(out, checkpoint.BASENAME + '.opt_slots0.npy.gz')
+    slots_file = os.path.join(out, BASENAME + '.opt_slots0.npy.gz')
     if not os.path.exists(slots_file):
       raise SummarizerError(f'--resume: {slots_file} missing: no optimizer state to '
                             'continue (an exported model has none); start a new run '
                             f'from its weights with --init-from {out}')
-    slots = checkpoint.read_checked(out, slots_file, safe_pickle.load_arrays)
+    slots = model_directory.read_checked(out, slots_file, safe_pickle.load_arrays)
     # Adam keeps two moments per weight, each of the weight's shape.
     if [tuple(np.shape(s)) for s in slots] != [shape for shape in expected for _ in (0, 1)]:
       raise SummarizerError(f'--resume: {slots_file}: {len(slots)} arrays that are not '
@@ -225,19 +239,18 @@ def check_resumable(out, config):
   return saved['step']
 
 
-def earlier_runs(args, resuming):
+def earlier_runs(args, resuming, start=None):
   """Returns the earlier runs behind this one, and the longest article they read.
 
-  A run started ``--init-from`` a model directory inherits that model's
-  runs; a resumed run keeps the record it wrote when it started.
+  A run started ``--init-from`` a model directory (``start``) inherits that
+  model's runs; a resumed run keeps the record it wrote when it started.
   """
   if resuming:
     values = load_config(args.output_dir)[1]
     return values.get('lineage', [])[:-1], values.get('max_article_tokens', 0)
-  if not args.init_from:
+  if start is None:
     return [], 0
-  values = (checkpoint.model_values(args.init_from)
-            or {'trained_steps': checkpoint.saved_step(args.init_from)})
+  values = start.values or {'trained_steps': start.step}
   runs = values.get('lineage') or [{'init_from': None, 'steps': values.get('trained_steps'),
                                     'note': 'trained elsewhere'}]
   return list(runs), values.get('max_article_tokens', 0)
@@ -255,9 +268,9 @@ def save_run_config(args, config, earlier, steps, longest_article):
                 max_minutes=args.max_minutes)
   this_run = dict(levers, init_from=args.init_from, steps=steps)
   lineage = list(earlier) + [this_run]
-  save_config(config, args.output_dir, vocab_file=checkpoint.VOCAB_NAME,
+  save_config(config, args.output_dir, vocab_file=VOCAB_NAME,
               vocab_fingerprint=text.vocab_fingerprint(
-                  os.path.join(args.output_dir, checkpoint.VOCAB_NAME)),
+                  os.path.join(args.output_dir, VOCAB_NAME)),
               max_steps=args.max_steps, init_from=args.init_from,
               max_article_tokens=longest_article, lineage=lineage,
               total_steps=sum(run.get('steps') or 0 for run in lineage), **levers)

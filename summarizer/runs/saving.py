@@ -11,7 +11,8 @@ import glob
 import os
 
 from summarizer.errors import SummarizerError
-from summarizer.inference.checkpoint import BASENAME, checkpoint_files
+from summarizer.inference.model_directory import (BASENAME, checkpoint_files, has_checkpoint,
+                                                   saved_step)
 
 STAGED = 'model.staged'         # Where a checkpoint is written first.
 
@@ -52,7 +53,6 @@ def save_or_explain(write, directory):
   Raises:
     SummarizerError: naming the directory, the reason and the checkpoint kept.
   """
-  from summarizer.inference import checkpoint  # pylint: disable=g-import-not-at-top
   try:
     save_atomically(write, directory)
   except Exception as e:  # pylint: disable=broad-except
@@ -63,8 +63,8 @@ def save_or_explain(write, directory):
       recover(directory)  # Drops the partial files (and frees their space).
     except OSError:
       pass
-    kept = (f'the previous checkpoint (step {checkpoint.saved_step(directory)}) is kept'
-            if checkpoint.has_checkpoint(directory) else 'no earlier checkpoint existed')
+    kept = (f'the previous checkpoint (step {saved_step(directory)}) is kept'
+            if has_checkpoint(directory) else 'no earlier checkpoint existed')
     full = 'space' in reason.lower() or 'exhausted' in type(e).__name__.lower()
     what = 'the disk is full' if full else f'cannot write ({reason.splitlines()[0][:200]})'
     raise SummarizerError(f'{directory}: saving the checkpoint failed: {what}; {kept}') from None

@@ -24,7 +24,7 @@ import sys
 import textwrap
 
 from summarizer import text
-from summarizer.assignment import exercises
+from summarizer.assignment import handout
 
 # Exercise checks built on each function (the numbers of every later layer
 # change when an earlier function is wrong).
@@ -574,15 +574,15 @@ VARIANTS = [
 ]
 
 # The extra arguments of each check, as the notebook calls it.
-CHECK_ARGUMENTS = exercises.CHECK_ARGUMENTS
+CHECK_ARGUMENTS = handout.CHECK_ARGUMENTS
 
 
 def namespace(variant=None):
   """The notebook's namespace: the setup, the package's solutions, then the variant."""
   names = {'tokenize': text.course_tokenize, 'detokenize': text.course_detokenize}
-  exec(exercises.setup_source(), names)  # pylint: disable=exec-used
-  for name in exercises.GRADED:
-    exec(compile(exercises.solution_source(name), f'<solution {name}>', 'exec'), names)  # pylint: disable=exec-used
+  exec(handout.setup_source(), names)  # pylint: disable=exec-used
+  for name in handout.GRADED:
+    exec(compile(handout.solution_source(name), f'<solution {name}>', 'exec'), names)  # pylint: disable=exec-used
   if variant is not None:
     # Kept where tracebacks find source lines, as Jupyter keeps its cells.
     filename = f'<learner {variant.function}>'
@@ -831,7 +831,7 @@ COURSE_ANSWERS = {name: textwrap.dedent(source) for name, source in {
 
 def notebook_with(answers):
   """The learner's notebook with these answers (name -> code) in their cells."""
-  notebook = exercises.exercise_notebook()
+  notebook = handout.exercise_notebook()
   for cell in notebook.cells:
     grade_id = cell.metadata.get('nbgrader', {}).get('grade_id')
     if grade_id in answers:
@@ -1024,6 +1024,6 @@ def cheat_notebook(cheat, directory):
     os.makedirs(os.path.dirname(full), exist_ok=True)
     with open(full, 'w', encoding='utf-8') as f:
       f.write(content)
-  path = os.path.join(directory, exercises.ASSIGNMENT + '.ipynb')
+  path = os.path.join(directory, handout.ASSIGNMENT + '.ipynb')
   nbformat.write(notebook_with({cheat.function: cheat.source}), path)
   return path

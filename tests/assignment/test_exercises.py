@@ -16,7 +16,8 @@ import nbformat
 import pytest
 
 import summarizer
-from summarizer.assignment import command, exercises
+from summarizer import exercises
+from summarizer.assignment import handout
 from summarizer.errors import SummarizerError
 
 # The course's graded functions, UNQ_C1 to UNQ_C10, in its order.
@@ -32,7 +33,7 @@ N_CODE_CELLS = 1 + 3 + 2 * 10 + 4
 
 @pytest.fixture(scope='module')
 def notebook():
-  return exercises.exercise_notebook()
+  return handout.exercise_notebook()
 
 
 def cell_index(notebook, tag):
@@ -55,7 +56,7 @@ def execute(notebook, directory):
 def explained_in_notebook_03():
   """name -> the text of notebook 03's cell tagged explains:<name>."""
   explained = {}
-  for cell in nbformat.read(exercises.NOTEBOOK_03, as_version=4).cells:
+  for cell in nbformat.read(handout.NOTEBOOK_03, as_version=4).cells:
     for tag in cell.metadata.get('tags', []):
       if tag.startswith('explains:'):
         assert tag[len('explains:'):] not in explained, tag
@@ -147,7 +148,7 @@ def test_ten_exercises_in_course_order_each_after_its_explanation(notebook):
     function = blanked_function(cell.source, name)
     package_tree = ast.parse(textwrap.dedent(inspect.getsource(getattr(summarizer, name))))
     package_arguments = ast.unparse(package_tree.body[0].args)
-    for package_name, notebook_name in exercises.NOTEBOOK_NAMES.items():
+    for package_name, notebook_name in handout.NOTEBOOK_NAMES.items():
       package_arguments = package_arguments.replace(package_name, notebook_name)
     assert ast.unparse(function.args) == package_arguments
     assert ast.get_docstring(function) == ast.get_docstring(package_tree.body[0])
@@ -230,10 +231,10 @@ def test_no_cell_names_a_package_function_that_does_an_exercise(notebook):
 
 def test_each_step_names_what_the_solution_assigns():
   for name in COURSE_ORDER:
-    assigned = exercises._assigned(exercises.cut(name).tree)  # pylint: disable=protected-access
-    targets = [target for target, _ in exercises.STEPS[name] if target]
+    assigned = handout._assigned(handout.cut(name).tree)  # pylint: disable=protected-access
+    targets = [target for target, _ in handout.STEPS[name] if target]
     assert set(targets) <= set(assigned), name
-    source = exercises.exercise_source(name)
+    source = handout.exercise_source(name)
     assert all(f'. {target}: ' in source for target in targets), name
 
 
@@ -251,7 +252,7 @@ def test_every_cell_has_nbgrader_metadata(notebook):
       name = tag[len('check:'):]
       assert metadata['grade'] and metadata['locked'] and not metadata['solution']
       assert metadata['grade_id'] == f'test_{name}'
-      assert metadata['points'] == exercises.POINTS[name]
+      assert metadata['points'] == handout.POINTS[name]
     else:
       assert metadata['locked'] and not metadata['solution'] and not metadata['grade']
   assert len(ids) == len(set(ids))
@@ -278,11 +279,11 @@ def test_no_outputs_python3_kernel_and_the_same_notebook_each_time(notebook):
   code = [cell for cell in notebook.cells if cell.cell_type == 'code']
   assert len(code) == N_CODE_CELLS
   assert all(not cell.outputs and cell.execution_count is None for cell in code)
-  assert nbformat.writes(exercises.exercise_notebook()) == nbformat.writes(notebook)
+  assert nbformat.writes(handout.exercise_notebook()) == nbformat.writes(notebook)
 
 
 def test_notebook_03_runs_every_check_with_its_output_stored(notebook):
-  notebook_03 = nbformat.read(exercises.NOTEBOOK_03, as_version=4)
+  notebook_03 = nbformat.read(handout.NOTEBOOK_03, as_version=4)
   for name in COURSE_ORDER:
     ours = notebook.cells[cell_index(notebook, f'check:{name}')].source
     runs = [cell for cell in notebook_03.cells if cell.cell_type == 'code'
@@ -292,14 +293,14 @@ def test_notebook_03_runs_every_check_with_its_output_stored(notebook):
 
 
 def test_a_function_without_its_explanation_is_an_error(tmp_path):
-  notebook_03 = nbformat.read(exercises.NOTEBOOK_03, as_version=4)
+  notebook_03 = nbformat.read(handout.NOTEBOOK_03, as_version=4)
   for cell in notebook_03.cells:
     if 'explains:CausalAttention' in cell.metadata.get('tags', []):
       cell.metadata['tags'] = []
   path = tmp_path / '03.ipynb'
   nbformat.write(notebook_03, str(path))
   with pytest.raises(SummarizerError, match='explains:CausalAttention'):
-    exercises.exercise_notebook(explained_by=str(path))
+    handout.exercise_notebook(explained_by=str(path))
 
 
 # --------------------------------------------------------------------------
@@ -313,32 +314,32 @@ def one_line(text):
 def test_command_writes_refuses_to_overwrite_and_overwrites_with_force(
     notebook, tmp_path, capsys):
   path = tmp_path / 'mine.ipynb'
-  assert command.main(['--out', str(path)]) == 0
+  assert exercises.main(['--out', str(path)]) == 0
   assert nbformat.reads(path.read_text(), as_version=4) == notebook
   capsys.readouterr()
   path.write_text('my answers')
-  assert command.main(['--out', str(path)]) == 2
+  assert exercises.main(['--out', str(path)]) == 2
   captured = capsys.readouterr()
   assert '--force' in one_line(captured.err) and not captured.out
   assert path.read_text() == 'my answers'
-  assert command.main(['--out', str(path), '--force']) == 0
+  assert exercises.main(['--out', str(path), '--force']) == 0
   assert path.read_text() == nbformat.writes(notebook)
 
 
 def test_command_writes_the_default_file_in_the_current_directory(
     tmp_path, monkeypatch):
   monkeypatch.chdir(tmp_path)
-  assert command.main([]) == 0
+  assert exercises.main([]) == 0
   assert (tmp_path / 'transformer_summarizer_exercises.ipynb').is_file()
 
 
 def test_command_errors_are_one_line(tmp_path, capsys):
-  assert command.main(['--out', str(tmp_path / 'missing' / 'x.ipynb')]) == 2
+  assert exercises.main(['--out', str(tmp_path / 'missing' / 'x.ipynb')]) == 2
   assert 'cannot write' in one_line(capsys.readouterr().err)
-  assert command.main(['--out', str(tmp_path), '--force']) == 2
+  assert exercises.main(['--out', str(tmp_path), '--force']) == 2
   one_line(capsys.readouterr().err)
   with pytest.raises(SystemExit) as exited:
-    command.main(['--outt', 'x.ipynb'])
+    exercises.main(['--outt', 'x.ipynb'])
   assert exited.value.code == 2
   one_line(capsys.readouterr().err)
 

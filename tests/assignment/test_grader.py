@@ -16,11 +16,11 @@ import pytest
 
 import learner_variants
 from summarizer import attention
-from summarizer.assignment import exercises, grader, judge, probes, sandbox
+from summarizer.assignment import handout, grader, judge, probes, sandbox
 from summarizer.errors import SummarizerError
 
 SEED = 11
-GRADED = exercises.GRADED
+GRADED = handout.GRADED
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
 
 
@@ -233,7 +233,7 @@ def test_bytes_that_are_not_the_workers_are_ignored():
 
 def test_a_copy_of_the_packages_code_is_flagged_not_the_courses_answers():
   for name in GRADED:
-    assert grader.near_copy(name, exercises.solution_source(name)), name
+    assert grader.near_copy(name, handout.solution_source(name)), name
     assert grader.near_copy(name, learner_variants.COURSE_ANSWERS[name]) is None, name
 
 

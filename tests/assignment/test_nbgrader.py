@@ -1,4 +1,4 @@
-"""Autograding with nbgrader itself, as the README runs a course: the config that
+"""Autograding with nbgrader itself, as notebooks/README.md runs a course: the config that
 ``python -m summarizer.exercises --nbgrader`` writes grades in the sandbox.
 
 One course directory for the module (nbgrader's database in it, under tmp):
@@ -19,9 +19,10 @@ import nbformat
 import pytest
 
 import learner_variants
-from summarizer.assignment import command, exercises
+from summarizer import exercises
+from summarizer.assignment import handout
 
-ASSIGNMENT = exercises.ASSIGNMENT
+ASSIGNMENT = handout.ASSIGNMENT
 NOTEBOOK = ASSIGNMENT + '.ipynb'
 pytestmark = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
 
@@ -75,7 +76,7 @@ def cheats():
 @pytest.fixture(scope='module')
 def course(tmp_path_factory):
   course = str(tmp_path_factory.mktemp('course'))
-  assert command.main(['--nbgrader', course]) == 0
+  assert exercises.main(['--nbgrader', course]) == 0
   nbgrader(course, 'generate_assignment', ASSIGNMENT)
   wrong = dict(learner_variants.COURSE_ANSWERS, next_symbol=CRASH,
                CausalAttention=variant('no last Dense').source,
@@ -115,7 +116,7 @@ def test_the_written_config_replaces_execute_by_the_sandbox(course):
 def test_the_courses_answers_get_full_marks_and_a_blank_nothing(course):
   course_dir, _ = course
   graded = scores(course_dir, 'course')
-  assert set(graded) == {f'test_{name}' for name in exercises.POINTS}
+  assert set(graded) == {f'test_{name}' for name in handout.POINTS}
   assert total(course_dir, 'course') == 20
   assert total(course_dir, 'blank') == 0
 

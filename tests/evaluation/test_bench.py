@@ -3,17 +3,17 @@
 import pytest
 
 from summarizer import bench as bench_command
-from summarizer.evaluation import bench
+from summarizer.evaluation import benchmarks
 
 
 def test_decode_benchmark_checks_identical_output(random_model_dir):
-  result = bench.bench_decode(random_model_dir, article_tokens=128, summary_tokens=8)
+  result = benchmarks.bench_decode(random_model_dir, article_tokens=128, summary_tokens=8)
   assert result['identical'] and result['greedy_s'] > 0 and result['fast_s'] > 0
-  assert 'decoding 128+8 tokens' in bench.table({'decode': result})
+  assert 'decoding 128+8 tokens' in benchmarks.table({'decode': result})
 
 
 def test_table_states_each_goal():
-  text = bench.table({'import': {'summarizer_s': 5.0, 'trax_s': 20.0, 'ratio': 0.25},
+  text = benchmarks.table({'import': {'summarizer_s': 5.0, 'trax_s': 20.0, 'ratio': 0.25},
                       'cli': {'memory_mb': 1300, 'seconds': 9.0}})
   assert 'meets goal ≤ 0.3' in text and 'MISSES goal ≤ 1200' in text
   assert 'meets goal ≤ 10' in text
@@ -35,9 +35,9 @@ def test_training_benchmark_keeps_trax_loop_quiet(capfd):
   x = np.ones((2, 8), np.int32)
   model = TransformerLM(vocab_size=16, d_model=8, d_ff=16, n_layers=1, n_heads=2,
                         dropout=0.0, max_len=16, mode='train')
-  loop = bench._warm_loop(model, tl.CrossEntropyLoss(),
+  loop = benchmarks._warm_loop(model, tl.CrossEntropyLoss(),
                           [(x, x, np.ones_like(x, np.float32))])
-  (seconds,) = bench._seconds_per_pass([loop], 1, rounds=1)
+  (seconds,) = benchmarks._seconds_per_pass([loop], 1, rounds=1)
   assert seconds > 0 and loop.step == 2  # One warm step, one timed.
   out, err = capfd.readouterr()
   assert out == '' and 'output_dir' not in err
@@ -47,36 +47,36 @@ def test_stages_of_the_summarize_command_are_timed(random_model_dir, tmp_path):
   sample = tmp_path / 'story.txt'
   sample.write_text('Heavy rain closed the coast road on Monday, officials said.\n',
                     encoding='utf-8')
-  stages = bench.bench_stages(str(sample), random_model_dir)
+  stages = benchmarks.bench_stages(str(sample), random_model_dir)
   assert set(stages) == {'import_s', 'load_s', 'first_token_s', 'other_tokens_s',
                          'other_tokens'}
   assert all(stages[k] >= 0 for k in stages) and stages['import_s'] > 0
   assert 0 <= stages['other_tokens'] < 64  # The first token is counted apart.
-  row = bench.table({'cli': {'memory_mb': 900, 'seconds': 7.0, 'stages': stages}})
+  row = benchmarks.table({'cli': {'memory_mb': 900, 'seconds': 7.0, 'stages': stages}})
   assert f'import {stages["import_s"]} s' in row
 
 
 def test_batch_and_beam_benchmarks_report_side_by_side(random_model_dir):
-  batch = bench.bench_batch(random_model_dir, n_articles=5, batch_size=4, max_length=6)
+  batch = benchmarks.bench_batch(random_model_dir, n_articles=5, batch_size=4, max_length=6)
   assert batch['identical'] and batch['articles'] == 5 and batch['ratio'] > 0
-  searches = bench.BEAM_SEARCHES[:1] + bench.BEAM_SEARCHES[-1:]
-  rows = bench.bench_beam(random_model_dir, n_articles=3, joined=2, max_length=6,
+  searches = benchmarks.BEAM_SEARCHES[:1] + benchmarks.BEAM_SEARCHES[-1:]
+  rows = benchmarks.bench_beam(random_model_dir, n_articles=3, joined=2, max_length=6,
                           batch_size=2, searches=searches)
   assert [(r['search'], r['join'], r['articles']) for r in rows] == [
       ('greedy', 1, 3), (searches[1][0], 1, 3), ('greedy', 2, 2), (searches[1][0], 2, 2)]
   assert all(0 <= r['trigram_repeats'] <= 1 and r['ms_per_article'] > 0 for r in rows)
-  text = bench.table({'batch': batch, 'beam': rows})
+  text = benchmarks.table({'batch': batch, 'beam': rows})
   assert 'batch 1 vs 4' in text and ('meets goal ≥ 4' in text or 'MISSES goal ≥ 4' in text)
   assert '3 test stories' in text and '2 joined test stories' in text
 
 
 def test_a_trigram_repeat_is_three_words_twice():
-  assert bench.repeats_a_trigram('the cat sat . The cat sat down')
-  assert not bench.repeats_a_trigram('the cat sat on the cat')
+  assert benchmarks.repeats_a_trigram('the cat sat . The cat sat down')
+  assert not benchmarks.repeats_a_trigram('the cat sat on the cat')
 
 
 def test_start_rows_state_the_goals_and_the_cache_saving():
-  text = bench.table({'start': {'sample': 'data/samples/sport.txt', 'command_s': 3.0,
+  text = benchmarks.table({'start': {'sample': 'data/samples/sport.txt', 'command_s': 3.0,
                                 'command_mb': 600, 'jax_s': 1.5, 'jax_mb': 200, 'ratio': 2.0,
                                 'no_cache_s': 6.0, 'import_s': 1.2, 'repeats': 3}})
   assert 'meets goal ≤ 2.5' in text and 'MISSES goal ≤ 2' in text

@@ -6,7 +6,7 @@ import pytest
 
 from summarizer import evaluate as evaluate_command
 from summarizer.errors import SummarizerError
-from summarizer.evaluation import evaluate
+from summarizer.evaluation import scorecard
 
 
 ARTICLE = ('Mayor Tavin Orsell of Dunsworth opened 3 bridges on Monday. '
@@ -17,23 +17,23 @@ REFERENCE = 'Tavin Orsell opens 3 bridges in Dunsworth.\nThey cost $4.7 million.
 def test_table_is_aligned():
   scores = {'rouge1': 0.25, 'rouge2': 0.1, 'rougeL': 0.2,
             'entity_precision': None, 'entity_recall': 0.5}
-  text = evaluate.table({'model': scores, 'lead3': scores, 'retrieval': scores, 'n': 2})
+  text = scorecard.table({'model': scores, 'lead3': scores, 'retrieval': scores, 'n': 2})
   lines = text.splitlines()
-  assert lines[0].split() == ['system', *evaluate.METRICS]
-  assert [line.split()[0] for line in lines[1:]] == list(evaluate.SYSTEMS)
+  assert lines[0].split() == ['system', *scorecard.METRICS]
+  assert [line.split()[0] for line in lines[1:]] == list(scorecard.SYSTEMS)
   assert lines[1].split()[1:] == ['0.250', '0.100', '0.200', '-', '0.500']
   assert len({len(line) for line in lines}) == 1
 
 
 def test_evaluate_end_to_end(random_model_dir, tmp_path):
   out = tmp_path / 'eval'
-  results = evaluate.evaluate(random_model_dir, 'news', 'test', limit=3,
+  results = scorecard.evaluate(random_model_dir, 'news', 'test', limit=3,
                               max_length=8, retrieval_pool=40,
                               output_dir=str(out))
   assert set(results) == {'model', 'lead3', 'retrieval', 'n'}
   assert results['n'] == 3
-  for system in evaluate.SYSTEMS:
-    assert set(results[system]) == set(evaluate.METRICS)
+  for system in scorecard.SYSTEMS:
+    assert set(results[system]) == set(scorecard.METRICS)
   assert results['lead3']['entity_precision'] == 1.0  # Copied from the article.
   predictions = (out / 'generated_predictions.txt').read_text().split('\n')
   assert len(predictions) == 4 and predictions[-1] == ''  # 3 lines.
@@ -48,13 +48,13 @@ def test_facts_only_scores_the_articles_cut_to_their_facts(random_model_dir, tmp
   from summarizer.corpus import news
   from summarizer.corpus import sentences
   summarised = []
-  summarize_articles = evaluate.summarize_articles
+  summarize_articles = scorecard.summarize_articles
 
   def recording(articles, *args):
     summarised.extend(articles)
     return summarize_articles(articles, *args)
 
-  monkeypatch.setattr(evaluate, 'summarize_articles', recording)
+  monkeypatch.setattr(scorecard, 'summarize_articles', recording)
   assert evaluate_command.main(['--model', random_model_dir, '--limit', '2', '--max-length', '4',
                                 '--retrieval-pool', '20', '--output-dir', str(tmp_path),
                                 '--facts-only', '--json']) == 0
@@ -86,12 +86,12 @@ def test_bad_input_is_one_line_and_status_2(random_model_dir, tmp_path, capsys,
 
 def test_other_files_and_a_new_directory_are_fine(random_model_dir, tmp_path):
   (tmp_path / 'notes.txt').write_text('mine')
-  evaluate.check_output_dir(str(tmp_path))
-  evaluate.check_output_dir(str(tmp_path / 'new'))
-  (tmp_path / evaluate.PREDICTIONS_FILE).write_text('old\n')
+  scorecard.check_output_dir(str(tmp_path))
+  scorecard.check_output_dir(str(tmp_path / 'new'))
+  (tmp_path / scorecard.PREDICTIONS_FILE).write_text('old\n')
   with pytest.raises(SummarizerError, match=r'earlier evaluation \(generated_predictions.txt\)'):
-    evaluate.check_output_dir(str(tmp_path))
-  evaluate.check_output_dir(str(tmp_path), overwrite_output_dir=True)
+    scorecard.check_output_dir(str(tmp_path))
+  scorecard.check_output_dir(str(tmp_path), overwrite_output_dir=True)
 
 
 def test_a_second_evaluation_into_the_same_directory_stops_at_once(random_model_dir, tmp_path,
@@ -104,18 +104,18 @@ def test_a_second_evaluation_into_the_same_directory_stops_at_once(random_model_
                                   '--output-dir', str(out)]) == 2
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and 'is in use by process' in err
-  assert not any((out / name).exists() for name in evaluate.OUTPUT_FILES)
+  assert not any((out / name).exists() for name in scorecard.OUTPUT_FILES)
 
 
 def test_results_are_replaced_only_once_the_new_ones_are_whole(tmp_path, monkeypatch):
   # A full disk (or any failed write) part-way keeps the earlier results, whole.
-  evaluate.write_outputs(str(tmp_path), {'n': 1}, ['old summary'], {})
-  before = {name: (tmp_path / name).read_bytes() for name in evaluate.OUTPUT_FILES}
+  scorecard.write_outputs(str(tmp_path), {'n': 1}, ['old summary'], {})
+  before = {name: (tmp_path / name).read_bytes() for name in scorecard.OUTPUT_FILES}
   real_open = open
 
   def full_disk_open(path, *args, **kwargs):
     f = real_open(path, *args, **kwargs)
-    if str(path).endswith(evaluate.PREDICTIONS_FILE + '.tmp'):
+    if str(path).endswith(scorecard.PREDICTIONS_FILE + '.tmp'):
       f.close()
       raise OSError(28, 'No space left on device')
     return f
@@ -123,13 +123,13 @@ def test_results_are_replaced_only_once_the_new_ones_are_whole(tmp_path, monkeyp
   monkeypatch.setattr('builtins.open', full_disk_open)
   with pytest.raises(SummarizerError, match='No space left on device.*earlier results there '
                      'are kept'):
-    evaluate.write_outputs(str(tmp_path), {'n': 2}, ['new summary'] * 2, {})
+    scorecard.write_outputs(str(tmp_path), {'n': 2}, ['new summary'] * 2, {})
   monkeypatch.undo()
-  assert {name: (tmp_path / name).read_bytes() for name in evaluate.OUTPUT_FILES} == before
-  assert sorted(p.name for p in tmp_path.iterdir()) == sorted(evaluate.OUTPUT_FILES)
+  assert {name: (tmp_path / name).read_bytes() for name in scorecard.OUTPUT_FILES} == before
+  assert sorted(p.name for p in tmp_path.iterdir()) == sorted(scorecard.OUTPUT_FILES)
 
 
 def test_results_json_is_valid_json_when_a_score_is_not_a_number(tmp_path):
-  evaluate.write_outputs(str(tmp_path), {'model': {'rouge1': float('nan')}, 'n': 1}, ['x'], {})
-  saved = json.loads((tmp_path / evaluate.RESULTS_FILE).read_text())
+  scorecard.write_outputs(str(tmp_path), {'model': {'rouge1': float('nan')}, 'n': 1}, ['x'], {})
+  saved = json.loads((tmp_path / scorecard.RESULTS_FILE).read_text())
   assert saved['model'] == {'rouge1': None}

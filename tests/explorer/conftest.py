@@ -5,7 +5,7 @@ import os
 import pytest
 
 from summarizer.explorer import explanation
-from summarizer.inference import loading
+from summarizer.inference import loaded_model
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUSINESS = os.path.join(ROOT, 'data', 'samples', 'business.txt')
@@ -21,7 +21,7 @@ def read(path):
 
 def blocks_and_heads():
   """The shipped model's (layers, heads): the attention's leading axes."""
-  config = loading.load().config
+  config = loaded_model.load().config
   return config.n_layers, config.n_heads
 
 

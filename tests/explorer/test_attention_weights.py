@@ -7,7 +7,7 @@ from summarizer import TransformerLM
 from summarizer._trax import trax
 from summarizer.config import EOS, SEP
 from summarizer.explorer.attention_weights import attention_weights
-from summarizer.inference import articles, loading
+from summarizer.inference import article, loaded_model
 
 from .conftest import BUSINESS, blocks_and_heads, read
 from test_model import SMALL, small_model, tokens
@@ -52,8 +52,8 @@ def test_every_block_and_head_equals_a_numpy_computation():
 
 
 def test_rows_sum_to_one_over_what_the_query_sees_in_the_shipped_model():
-  loaded = loading.load()
-  ids, _ = articles.article_ids(loaded, read(BUSINESS), 64)
+  loaded = loaded_model.load()
+  ids, _ = article.article_ids(loaded, read(BUSINESS), 64)
   tokens = np.array([ids[:100] + [EOS, SEP] + ids[:20]], np.int32)  # (1, 122)
   weights = attention_weights(loaded.model, tokens, block=None, rows=slice(100, 122))[0]
   assert weights.shape == (*blocks_and_heads(), 22, 122)

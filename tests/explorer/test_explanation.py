@@ -10,9 +10,8 @@ from summarizer.config import EOS, SEP
 from summarizer.errors import SummarizerError
 from summarizer.explorer import explanation
 from summarizer.explorer import facts
-from summarizer.inference import articles
-from summarizer.inference import loading
-from summarizer.inference import reading
+from summarizer.inference import article
+from summarizer.inference import loaded_model
 
 from .conftest import COURT, blocks_and_heads, read
 
@@ -26,9 +25,9 @@ from .conftest import COURT, blocks_and_heads, read
 def test_explain_keeps_the_summary_and_its_tokens(court):
   text = read(COURT)
   assert court.summary == summarizer.summarize(text)
-  loaded = loading.load()
-  ids, _ = articles.article_ids(loaded, text, 64)
-  assert court.article == reading.clean_article(text)     # Read whole, not cut.
+  loaded = loaded_model.load()
+  ids, _ = article.article_ids(loaded, text, 64)
+  assert court.article == article.clean_article(text)     # Read whole, not cut.
   assert len(court.article_pieces) == len(ids)
   assert ''.join(court.summary_pieces).strip() == court.summary
   n, m = len(ids), len(court.summary_pieces)

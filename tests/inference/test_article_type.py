@@ -14,7 +14,7 @@ def test_a_non_string_article_is_a_type_error(article, named):
   with pytest.raises(TypeError, match=f'the article must be a str, not {named}'):
     api.summarize(article, MISSING_MODEL)
   with pytest.raises(TypeError, match=f'not {named}'):
-    summaries.summarize_many(['Fine.', article], MISSING_MODEL)
+    summaries.summarize_many(['Fine.', article], None)
 
 
 def test_hints_say_what_to_do_instead():
@@ -23,7 +23,7 @@ def test_hints_say_what_to_do_instead():
   with pytest.raises(TypeError, match='summarize_many'):
     api.summarize(['Rain fell.'], MISSING_MODEL)
   with pytest.raises(TypeError, match='a list of articles, not one str'):
-    summaries.summarize_many('Rain fell.', MISSING_MODEL)
+    summaries.summarize_many('Rain fell.', None)
 
 
 def test_an_empty_string_is_still_the_empty_article():

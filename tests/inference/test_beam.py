@@ -11,7 +11,8 @@ from summarizer.config import EOS
 from summarizer.errors import SummarizerError
 from summarizer.inference import api
 from summarizer.inference import beam
-from summarizer.inference import checkpoint
+from summarizer.inference import layout
+from summarizer.inference import loaded_model
 from summarizer.inference import fast_decoder
 from summarizer.inference import summaries
 from summarizer.model import TransformerLM
@@ -29,9 +30,9 @@ def tiny():
   # Sharper than a fresh init's near-uniform outputs, so scores differ clearly.
   weights = [np.asarray(w) * 4.0 for w in tl.flatten_weights_and_state(
       model.weights, ())[0]]
-  checkpoint.set_weights(model, weights)
+  layout.set_weights(model, weights)
   predict = TransformerLM(**TINY, mode='predict')
-  checkpoint.set_weights(predict, weights)
+  layout.set_weights(predict, weights)
   return model, fast_decoder.FastDecoder(predict, TINY['max_len'])
 
 
@@ -178,11 +179,12 @@ ARTICLES = [
 
 @pytest.mark.parametrize('search', [beam.Search(), beam.Search(3, 2.0, 2, 4)], ids=str)
 def test_a_batch_gives_each_article_its_summary_alone(random_model_dir, search):
-  alone = [summaries.summarize_tokens(article, random_model_dir, 10, search=search,
+  loaded = loaded_model.load(random_model_dir)
+  alone = [summaries.summarize_tokens(article, loaded, 10, search=search,
                                       stream=False) for article in ARTICLES]
   alone_ids = [list(run) for run in alone]
   batches = []
-  batched = summaries.summarize_many(ARTICLES, random_model_dir, 10, search=search,
+  batched = summaries.summarize_many(ARTICLES, loaded, 10, search=search,
                                      batch_size=4, on_batch=batches.append)
   assert batches == [4, 1]
   assert [list(run) for run in batched] == alone_ids
@@ -190,26 +192,27 @@ def test_a_batch_gives_each_article_its_summary_alone(random_model_dir, search):
   for one, many in zip(alone, batched):
     assert many.article_perplexity == pytest.approx(one.article_perplexity, rel=1e-5)
   if search.num_beams == 1:  # And the same as one token a call.
-    assert alone_ids == [list(summaries.summarize_tokens(a, random_model_dir, 10))
+    assert alone_ids == [list(summaries.summarize_tokens(a, loaded, 10))
                          for a in ARTICLES]
 
 
 def test_beam_search_on_the_course_checkpoint(course_model_dir):
   from conftest import COURSE_SHAPED  # pylint: disable=import-outside-toplevel
   article = 'It was a sunny day when I went to the market to buy some flowers.'
-  greedy = list(summaries.summarize_tokens(article, course_model_dir, 12))
-  one_beam = summaries.summarize_tokens(article, course_model_dir, 12,
+  loaded = loaded_model.load(course_model_dir)
+  greedy = list(summaries.summarize_tokens(article, loaded, 12))
+  one_beam = summaries.summarize_tokens(article, loaded, 12,
                                         search=beam.Search(1, 0.0), stream=False)
   assert list(one_beam) == greedy
   search = beam.Search(4, 2.0, no_repeat_ngram_size=2, min_length=10)
   runs = summaries.summarize_many([article, article + ' But only roses.'],
-                                  course_model_dir, 12, search=search)
+                                  loaded, 12, search=search)
   for run in runs:
     ids = run.details() and run.ids
     assert len(ids) >= 10 and max(ids) < COURSE_SHAPED['vocab_size']
     bigrams = list(zip(ids, ids[1:]))
     assert len(set(bigrams)) == len(bigrams)
-  assert runs[0].ids == list(summaries.summarize_tokens(article, course_model_dir, 12,
+  assert runs[0].ids == list(summaries.summarize_tokens(article, loaded, 12,
                                                         search=search))
 
 
@@ -246,19 +249,19 @@ def test_bad_search_options_are_one_line(argv, fragment, capsys):
 
 
 def test_evaluate_records_its_search(random_model_dir, tmp_path):
-  from summarizer.evaluation import evaluate  # pylint: disable=import-outside-toplevel
-  results = evaluate.evaluate(random_model_dir, limit=3, max_length=6, retrieval_pool=5,
+  from summarizer.evaluation import scorecard  # pylint: disable=import-outside-toplevel
+  results = scorecard.evaluate(random_model_dir, limit=3, max_length=6, retrieval_pool=5,
                               output_dir=str(tmp_path), batch_size=2,
                               search=beam.Search(2, 2.0, 3, 1))
   assert results['n'] == 3
-  saved = json.loads((tmp_path / evaluate.RESULTS_FILE).read_text())
+  saved = json.loads((tmp_path / scorecard.RESULTS_FILE).read_text())
   assert {k: saved['settings'][k] for k in ('num_beams', 'length_penalty',
                                             'no_repeat_ngram_size', 'min_length',
                                             'batch_size')} == {
       'num_beams': 2, 'length_penalty': 2.0, 'no_repeat_ngram_size': 3,
       'min_length': 1, 'batch_size': 2}
   with pytest.raises(SummarizerError, match='batch-size must be at least 1'):
-    evaluate.evaluate(random_model_dir, limit=1, batch_size=0)
+    scorecard.evaluate(random_model_dir, limit=1, batch_size=0)
 
 
 @pytest.mark.parametrize('argv,fragment', [

@@ -16,7 +16,8 @@ from summarizer.corpus import news
 from summarizer.errors import SummarizerError
 from summarizer.inference import api
 from summarizer.inference import calibration
-from summarizer.inference import loading
+from summarizer.inference import loaded_model
+from summarizer.inference import model_directory
 from summarizer.inference import summaries
 
 from conftest import write_model_dir
@@ -26,14 +27,14 @@ REAL_TEXTS = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(__fil
 
 
 def test_perplexity_is_that_of_the_article_tokens_under_the_eval_model(random_model_dir):
-  loaded = loading.load(random_model_dir)
+  loaded = loaded_model.load(random_model_dir)
   article = 'The council voted 7 to 2 to build a new bridge over the river.'
   ids = text.tokenize(article, loaded.vocab_file)[:-1]
   joint = np.array([ids + [EOS, SEP]], np.int32)               # (1, L)
   log_probs = np.asarray(loaded.model(joint))[0]               # (L, V); shifted inside
   expected = np.exp(-np.mean([log_probs[i, t] for i, t in enumerate(ids)]))
   assert calibration.article_perplexity(loaded, article) == pytest.approx(expected, rel=1e-4)
-  run = summaries.summarize_tokens(article, random_model_dir, 3)
+  run = summaries.summarize_tokens(article, loaded, 3)
   assert run.article_perplexity is None  # Known once the model has read it.
   list(run)
   assert run.article_perplexity == pytest.approx(expected, rel=1e-4)
@@ -47,9 +48,10 @@ def test_calibration_record_from_perplexities():
 
 def test_a_calibrated_model_judges_articles(tmp_path):
   model_dir = write_model_dir(tmp_path / 'model')
-  record = calibration.calibrate(model_dir, 'news', limit=4)
+  loaded = loaded_model.LoadedModel(model_directory.read(model_dir))
+  record = calibration.calibrate(loaded, 'news', limit=4)
   assert record['n'] == 4 and record['split'] == 'validation'
-  perplexities = [calibration.article_perplexity(loading.LoadedModel(model_dir), s.article)
+  perplexities = [calibration.article_perplexity(loaded, s.article)
                   for s in news.stories('validation', 4)]
   assert record['max'] == pytest.approx(max(perplexities), abs=1e-3)
   calibration.save_calibration(model_dir, record)
@@ -58,14 +60,14 @@ def test_a_calibrated_model_judges_articles(tmp_path):
   # Judged against the threshold the record holds.
   record['threshold'] = 0.0
   calibration.save_calibration(model_dir, record)
-  details = loading.LoadedModel(model_dir)
+  details = loaded_model.LoadedModel(model_directory.read(model_dir))
   run = summaries.SummaryRun(details, 'Heavy rain closed the coast road.', 2)
   list(run)
   assert run.out_of_domain is True
 
 
 def test_shipped_model_flags_real_text_not_its_own_news():
-  loaded = loading.load()
+  loaded = loaded_model.load()
   assert loaded.calibration and loaded.calibration['n'] == 500
   assert len(REAL_TEXTS) >= 4
   for path in REAL_TEXTS:

@@ -4,6 +4,7 @@ import pytest
 
 from summarizer import summarize
 from summarizer.errors import SummarizerError
+from summarizer.inference import loaded_model
 from summarizer.inference import summaries
 
 from conftest import ARTICLES
@@ -28,7 +29,7 @@ def test_summarize_rejects_bad_arguments(random_model_dir):
 def test_long_article_is_cut_to_fit(random_model_dir):
   cuts = []
   ids = list(summaries.summarize_tokens(
-      'word ' * 2000, random_model_dir, max_length=5,
+      'word ' * 2000, loaded_model.load(random_model_dir), max_length=5,
       on_cut=lambda kept, total: cuts.append((kept, total))))
   assert len(ids) <= 5
   (kept, total), = cuts

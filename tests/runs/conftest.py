@@ -1,4 +1,4 @@
-"""The runs' tests share a micro preset and a training run in a process of its own."""
+"""The runs' tests share the micro preset (tests/conftest.py) and a training run in a process of its own."""
 
 import os
 import subprocess
@@ -10,17 +10,26 @@ import pytest
 
 
 RUNNER = textwrap.dedent('''
-    import sys
+    import os, sys, time
     sys.path.insert(0, {tests!r})
-    from conftest import SMALL_CONFIG
-    import dataclasses
+    from conftest import MICRO
     from summarizer import config
     from summarizer import train as train_command
-    config.PRESETS['micro'] = dataclasses.replace(
-        SMALL_CONFIG, preset='micro', max_len=256, max_joint_length=256,
-        truncate=True, boundaries=(256,), batch_sizes=(2, 1))
+    from summarizer.runs import saving
+    config.PRESETS['micro'] = MICRO
+    pause = os.environ.get(PAUSE_MID_SAVE)
+    if pause:  # The second save stops between its files and its mark of completion.
+      whole = saving.save_atomically
+      def save_atomically(write, directory):
+        def write_then_pause(basename):
+          write(basename)
+          if os.path.exists(os.path.join(directory, 'model.pkl.gz')):
+            open(pause, 'w').close()
+            time.sleep(600)
+        whole(write_then_pause, directory)
+      saving.save_atomically = save_atomically
     sys.exit(train_command.main(sys.argv[1:]))
-''')
+''').replace('PAUSE_MID_SAVE', repr('SUMMARIZER_TEST_PAUSE_MID_SAVE'))
 
 
 @pytest.fixture(autouse=True)
@@ -39,8 +48,21 @@ def start_training(out, *extra, env=None):
 
 
 def wait_for(path, process, timeout=120):
+  """Waits until ``path`` exists (the training process still running)."""
   deadline = time.time() + timeout
   while not os.path.exists(path):
     assert process.poll() is None, process.communicate()
     assert time.time() < deadline, 'timed out'
     time.sleep(0.05)
+
+
+def wait_for_line(process, start, timeout=120):
+  """Reads the process's standard output until a line starts with ``start``; returns the lines."""
+  lines, deadline = [], time.time() + timeout
+  while time.time() < deadline:
+    line = process.stdout.readline()
+    assert line, ('the process ended', process.communicate())
+    lines.append(line)
+    if line.startswith(start):
+      return lines
+  raise AssertionError(f'no line starting {start!r} in {timeout} s')

@@ -3,14 +3,13 @@
 import json
 import os
 import signal
-import time
 
 import pytest
 
-from summarizer.inference import checkpoint
+from summarizer.inference import model_directory
 from summarizer.runs import loop as run_loop
 
-from .conftest import start_training, wait_for
+from .conftest import start_training, wait_for_line
 from conftest import MICRO, micro_args
 
 
@@ -27,7 +26,8 @@ def test_train_writes_a_self_describing_run(tmp_path):
   assert values['preset'] == 'micro' and values['d_model'] == 32
   assert values['data'] == 'news' and values['vocab_file'] == 'vocab.subwords'
   assert 'step 4: train loss' in (out / 'train.log').read_text()
-  model, config, _ = checkpoint.load_model(str(out))
+  saved = model_directory.read(str(out))
+  model, config = saved.model(), saved.config
   assert config == MICRO
   resumed = run_loop.train(micro_args(out, resume=True, max_steps=4,
                                       export_to=str(tmp_path / 'shipped')))
@@ -37,7 +37,7 @@ def test_train_writes_a_self_describing_run(tmp_path):
       'vocab.subwords']
   exported = json.loads((tmp_path / 'shipped' / 'config.json').read_text())
   assert exported['trained_steps'] == 4 and exported['d_model'] == 32
-  assert checkpoint.load_model(str(tmp_path / 'shipped'))[1] == MICRO
+  assert model_directory.read(str(tmp_path / 'shipped')).config == MICRO
 
 
 @pytest.mark.parametrize('stop,status', [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
@@ -46,14 +46,14 @@ def test_a_stop_signal_saves_and_exits_then_the_run_resumes(tmp_path, stop, stat
   out = tmp_path / 'run'
   process = start_training(out, '--max-steps', '100000', '--save-steps', '100000',
                            '--eval-steps', '100000')
-  wait_for(out / 'train.log', process)
-  time.sleep(3)
+  before = wait_for_line(process, 'config: ')  # Training is under way: the signal is heard.
   process.send_signal(stop)
   stdout, err = process.communicate(timeout=120)
+  stdout = ''.join(before) + stdout
   assert process.returncode == status, err
   assert f'{stop.name}: stopping after this step' in err
   assert 'interrupted: checkpoint of step' in err and f'stopped_by={stop.name}' in stdout
-  checkpoint.load_model(str(out))
+  model_directory.read(str(out)).model()
   step = _saved_step(out)
   assert step > 0
   resumed = start_training(out, '--resume', '--max-steps', str(step + 2),
@@ -64,7 +64,7 @@ def test_a_stop_signal_saves_and_exits_then_the_run_resumes(tmp_path, stop, stat
 
 
 def _saved_step(out):
-  return checkpoint.saved_step(str(out))
+  return model_directory.saved_step(str(out))
 
 
 def test_data_parallel_over_two_cpu_devices(tmp_path):

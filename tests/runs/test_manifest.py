@@ -1,30 +1,22 @@
 """--overwrite-output-dir removes only what a run of ours recorded; --init-from is never the output."""
 
-import dataclasses
 import json
 import os
 
 import pytest
 
 from summarizer import config as config_module, train
+from summarizer.runs import loop as run_loop
 from summarizer.runs import manifest
 from summarizer.errors import SummarizerError
-from conftest import SMALL_CONFIG
-
-MICRO = dataclasses.replace(SMALL_CONFIG, preset='micro', max_len=256, max_joint_length=256,
-                            truncate=True, boundaries=(256,), batch_sizes=(2, 1))
-
-
-@pytest.fixture(autouse=True)
-def micro_preset(monkeypatch):
-  monkeypatch.setitem(config_module.PRESETS, 'micro', MICRO)
+from conftest import MICRO
+from conftest import micro_args as run_args
 
 
 def micro_args(output_dir, **changes):
-  base = train.TrainArgs(preset='micro', max_steps=1, eval_steps=1, save_steps=1,
-                         eval_batches=1, output_dir=str(output_dir), progress=False,
-                         calibration_articles=0)
-  return dataclasses.replace(base, **changes)
+  """One step, saved."""
+  return run_args(output_dir, **dict(dict(max_steps=1, eval_steps=1, save_steps=1,
+                                          calibration_articles=0), **changes))
 
 
 def users_files(directory):
@@ -48,7 +40,7 @@ def test_a_directory_with_no_run_is_refused_and_kept(tmp_path, capsys):
 
 def test_only_the_earlier_runs_files_are_removed(tmp_path):
   out = tmp_path / 'run'
-  train.train(micro_args(out))
+  run_loop.train(micro_args(out))
   recorded = manifest.read(str(out))
   assert {'config.json', 'vocab.subwords', 'model.pkl.gz', 'model.weights.npy.gz',
           'model.opt_slots0.npy.gz', 'train.log', 'loss.png'} <= recorded
@@ -58,7 +50,7 @@ def test_only_the_earlier_runs_files_are_removed(tmp_path):
   (out / 'train' / 'notes.jsonl').write_text('mine')
   (out / 'notes.txt').write_text('mine')
   old_events = sorted(f for f in recorded if f.startswith('train/'))
-  summary = train.train(micro_args(out, overwrite_output_dir=True))
+  summary = run_loop.train(micro_args(out, overwrite_output_dir=True))
   assert summary['step'] == 1
   for name in ('model.py', 'train/notes.jsonl', 'notes.txt'):
     assert (out / name).read_text() == 'mine', name
@@ -70,7 +62,7 @@ def test_only_the_earlier_runs_files_are_removed(tmp_path):
 
 def test_a_symlinked_train_folder_is_refused_not_followed(tmp_path, capsys):
   out = tmp_path / 'run'
-  train.train(micro_args(out))
+  run_loop.train(micro_args(out))
   elsewhere = tmp_path / 'elsewhere'
   os.rename(out / 'train', elsewhere)
   os.symlink(elsewhere, out / 'train')
@@ -96,7 +88,7 @@ def test_init_from_cannot_be_the_output_directory(tmp_path, random_model_dir, ov
   before = {name: os.path.getsize(os.path.join(random_model_dir, name))
             for name in os.listdir(random_model_dir)}
   with pytest.raises(SummarizerError, match='also the --output-dir'):
-    train.train(micro_args(random_model_dir + '/', init_from=random_model_dir,
+    run_loop.train(micro_args(random_model_dir + '/', init_from=random_model_dir,
                            overwrite_output_dir=overwrite))
   assert {name: os.path.getsize(os.path.join(random_model_dir, name))
           for name in os.listdir(random_model_dir)} == before
@@ -109,20 +101,19 @@ def test_a_run_that_stopped_before_its_first_checkpoint_does_not_block_the_next(
   def bad_data(*args, **kwargs):
     raise SummarizerError('bad data')
 
-  from summarizer.runs import loop  # pylint: disable=g-import-not-at-top
-  monkeypatch.setattr(loop, 'tasks', bad_data)
+  monkeypatch.setattr(run_loop, 'tasks', bad_data)
   with pytest.raises(SummarizerError, match='bad data'):
-    train.train(micro_args(out))
+    run_loop.train(micro_args(out))
   assert (out / 'config.json').exists() or (out / 'vocab.subwords').exists()
   (out / 'notes.txt').write_text('mine')
   monkeypatch.undo()
   monkeypatch.setitem(config_module.PRESETS, 'micro', MICRO)
   with pytest.raises(SummarizerError, match=r'not empty \(notes.txt\)'):
-    train.train(micro_args(out))  # The user's file still counts.
+    run_loop.train(micro_args(out))  # The user's file still counts.
   assert (out / 'notes.txt').read_text() == 'mine'
   assert 'stopped before its first checkpoint' in capsys.readouterr().out
   os.remove(out / 'notes.txt')
-  assert train.train(micro_args(out))['step'] == 1
+  assert run_loop.train(micro_args(out))['step'] == 1
 
 
 def test_the_checkpoint_is_recorded_before_it_is_written(tmp_path):

@@ -4,7 +4,6 @@ Also: a loss that turns NaN stops the run and keeps the last finite
 checkpoint; a full disk during a save is one line and keeps the previous one.
 """
 
-import dataclasses
 import gzip
 import hashlib
 import os
@@ -16,26 +15,19 @@ import numpy as np
 import pytest
 
 from summarizer import config as config_module, train
-from summarizer.inference import checkpoint
+from summarizer.runs import loop as run_loop
+from summarizer.inference import model_directory
 from summarizer.runs import prepare, saving
 from summarizer.errors import SummarizerError
 from summarizer import safe_pickle
-from conftest import SMALL_CONFIG
-
-MICRO = dataclasses.replace(SMALL_CONFIG, preset='micro', max_len=256, max_joint_length=256,
-                            truncate=True, boundaries=(256,), batch_sizes=(2, 1))
-
-
-@pytest.fixture(autouse=True)
-def micro_preset(monkeypatch):
-  monkeypatch.setitem(config_module.PRESETS, 'micro', MICRO)
+from conftest import MICRO
+from conftest import micro_args as run_args
 
 
 def micro_args(output_dir, **changes):
-  base = train.TrainArgs(preset='micro', max_steps=2, eval_steps=2, save_steps=1,
-                         eval_batches=1, output_dir=str(output_dir), progress=False,
-                         calibration_articles=0)
-  return dataclasses.replace(base, **changes)
+  """Two steps, a checkpoint at each."""
+  return run_args(output_dir, **dict(dict(max_steps=2, save_steps=1, calibration_articles=0),
+                                     **changes))
 
 
 @pytest.fixture(scope='module')
@@ -44,7 +36,7 @@ def trained_run(tmp_path_factory):
   out = tmp_path_factory.mktemp('trained') / 'run'
   config_module.PRESETS['micro'] = MICRO
   try:
-    train.train(micro_args(out))
+    run_loop.train(micro_args(out))
   finally:
     del config_module.PRESETS['micro']
   return out
@@ -103,7 +95,7 @@ def test_resume_past_max_steps_is_refused(trained_run, tmp_path):
   out = tmp_path / 'run'
   shutil.copytree(trained_run, out)
   with pytest.raises(SummarizerError, match='at step 2, past --max-steps 1'):
-    train.train(micro_args(out, resume=True, max_steps=1))
+    run_loop.train(micro_args(out, resume=True, max_steps=1))
 
 
 class _Touch:
@@ -121,7 +113,7 @@ def test_a_hostile_data_counters_pickle_runs_nothing(trained_run, tmp_path):
   marker = tmp_path / 'ran'
   (out / 'data_counters0.pkl').write_bytes(pickle.dumps({'x': _Touch(marker)}))
   with pytest.raises(SummarizerError, match=r'data_counters0\.pkl: refused: it names posix\.system'):
-    train.train(micro_args(out, resume=True, max_steps=3))
+    run_loop.train(micro_args(out, resume=True, max_steps=3))
   assert not marker.exists()
 
 
@@ -140,9 +132,9 @@ def test_a_loss_that_turns_nan_stops_the_run_keeping_the_last_good_checkpoint(
   out = tmp_path / 'run'
   with pytest.raises(SummarizerError, match='not a number at step 3.*last good checkpoint '
                      r'\(step 2\)'):
-    train.train(micro_args(out, max_steps=4))
-  assert checkpoint.saved_step(str(out)) == 2
-  weights = checkpoint.read_weights(str(out / 'model.pkl.gz'))
+    run_loop.train(micro_args(out, max_steps=4))
+  assert model_directory.saved_step(str(out)) == 2
+  weights = model_directory.read_weights(str(out / 'model.pkl.gz'))
   assert all(np.all(np.isfinite(w)) for w in weights)
 
 
@@ -177,10 +169,10 @@ def test_a_full_disk_during_a_save_keeps_the_previous_checkpoint(tmp_path, monke
     monkeypatch.setattr(saving, 'save_or_explain', fill_after_first)
     with pytest.raises(SummarizerError, match=r'saving the checkpoint failed: the disk is full; '
                        r'the previous checkpoint \(step 1\) is kept'):
-      train.train(micro_args(out, max_steps=2))
+      run_loop.train(micro_args(out, max_steps=2))
     os.remove(disk / 'filler')
-    assert checkpoint.saved_step(str(out)) == 1
-    checkpoint.load_model(str(out))  # Loadable.
+    assert model_directory.saved_step(str(out)) == 1
+    model_directory.read(str(out)).model()  # Loadable.
   finally:
     subprocess.run(['umount', str(disk)], check=False)
 

@@ -11,7 +11,7 @@ from summarizer import config as config_module
 from summarizer import text
 from summarizer.corpus import news
 from summarizer.errors import SummarizerError
-from summarizer.inference import checkpoint
+from summarizer.inference import model_directory
 from summarizer.runs import loop as run_loop
 from summarizer.runs import run_dir
 
@@ -22,14 +22,14 @@ from conftest import MICRO, micro_args
 def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
   source = tmp_path / 'source'
   run_loop.train(micro_args(source, max_steps=2))
-  trained, _, _ = checkpoint.load_model(str(source))
+  trained = model_directory.read(str(source)).model()
   # A zero learning rate keeps the weights as they were loaded (but for
   # Adam's weight decay, a factor 1 - 1e-5 a step).
   out = tmp_path / 'tuned'
   summary = run_loop.train(micro_args(out, max_steps=2, learning_rate=0.0,
                                       init_from=str(source)))
   assert summary['step'] == 2  # A new run: steps count from 0.
-  tuned, _, _ = checkpoint.load_model(str(out))
+  tuned = model_directory.read(str(out)).model()
   for a, b in zip(jax.tree_util.tree_leaves(trained.weights),
                   jax.tree_util.tree_leaves(tuned.weights)):
     np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4, atol=0)
@@ -39,7 +39,7 @@ def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
   # Without it, a fresh run does not start from those weights.
   fresh = tmp_path / 'fresh'
   run_loop.train(micro_args(fresh, max_steps=2, learning_rate=0.0))
-  first = jax.tree_util.tree_leaves(checkpoint.load_model(str(fresh))[0].weights)[0]
+  first = jax.tree_util.tree_leaves(model_directory.read(str(fresh)).model().weights)[0]
   assert not np.allclose(np.asarray(first), rtol=1e-4, atol=0,
                          b=np.asarray(jax.tree_util.tree_leaves(trained.weights)[0]))
   other = dataclasses.replace(MICRO, d_model=64)
@@ -108,8 +108,8 @@ def test_init_from_the_courses_checkpoint(tmp_path, monkeypatch):
   # The course's vocabulary comes with it, and its weights are the start.
   assert text.vocab_fingerprint(str(out / 'vocab.subwords')) == \
       text.vocab_fingerprint(config_module.COURSE_VOCAB_FILE)
-  start = jax.tree_util.tree_leaves(checkpoint.load_model(course_dir)[0].weights)
-  tuned = jax.tree_util.tree_leaves(checkpoint.load_model(str(out))[0].weights)
+  start = jax.tree_util.tree_leaves(model_directory.read(course_dir).model().weights)
+  tuned = jax.tree_util.tree_leaves(model_directory.read(str(out)).model().weights)
   for a, b in zip(start, tuned):
     np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4, atol=1e-7)
   lineage = json.loads((out / 'config.json').read_text())['lineage']

@@ -1,11 +1,10 @@
 """Checkpoints that survive a kill."""
 
 import os
-import time
 
 import pytest
 
-from summarizer.inference import checkpoint
+from summarizer.inference import model_directory
 from summarizer.runs import loop as run_loop
 from summarizer.runs import saving
 
@@ -34,15 +33,16 @@ def test_interrupted_save_is_finished_or_discarded(tmp_path):
   os.replace(out / 'model.staged.opt_slots0.npy.gz', out / 'model.opt_slots0.npy.gz')
   saving.recover(str(out))
   assert not list(out.glob('model.staged*'))
-  checkpoint.load_model(str(out))
+  model_directory.read(str(out)).model()
 
 
-def test_killed_while_saving_every_step_still_resumes(tmp_path):
-  out = tmp_path / 'run'
+def test_killed_in_the_middle_of_a_save_still_resumes(tmp_path):
+  out, paused = tmp_path / 'run', tmp_path / 'paused'
   process = start_training(out, '--max-steps', '100000', '--save-steps', '1',
-                           '--eval-steps', '100000')
-  wait_for(out / 'model.pkl.gz', process)
-  time.sleep(2.5)  # Saving every step: a kill now most likely lands mid-save.
+                           '--eval-steps', '100000',
+                           env=dict(os.environ, SUMMARIZER_TEST_PAUSE_MID_SAVE=str(paused)))
+  wait_for(paused, process)  # The second save's files are written, not yet marked whole.
+  assert list(out.glob('model.staged*')) and not (out / 'model.staged.done').exists()
   process.kill()
   process.communicate()
   # Whichever step was kept, the resumed run trains on for a few seconds and ends.
@@ -51,4 +51,4 @@ def test_killed_while_saving_every_step_still_resumes(tmp_path):
   stdout, err = resumed.communicate(timeout=180)
   assert resumed.returncode == 0, err
   assert not list(out.glob('model.staged*'))
-  checkpoint.load_model(str(out))
+  model_directory.read(str(out)).model()

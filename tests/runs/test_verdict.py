@@ -11,6 +11,8 @@ from summarizer.__main__ import main as summarize_main
 from summarizer.config import VERDICT_KEY, update_config
 from summarizer.corpus import news
 from summarizer.evaluation import verdict as run_verdict
+from summarizer.inference import loaded_model
+from summarizer.inference import model_directory
 from summarizer.inference import undertrained
 from summarizer.runs import loop as run_loop
 
@@ -64,9 +66,10 @@ def test_no_verdict_with_zero_stories(tmp_path):
 
 def test_judging_stops_at_its_deadline_after_one_batch(random_model_dir, monkeypatch):
   monkeypatch.setattr(run_verdict, 'BATCH_SIZE', 2)
-  record = run_verdict.judge(random_model_dir, limit=6, deadline=time.monotonic())
+  loaded = loaded_model.load(random_model_dir)
+  record = run_verdict.judge(loaded, limit=6, deadline=time.monotonic())
   assert record['n'] == 2
-  assert run_verdict.judge(random_model_dir, limit=3)['n'] == 3
+  assert run_verdict.judge(loaded, limit=3)['n'] == 3
 
 
 @pytest.mark.parametrize('model,behind', [
@@ -105,7 +108,6 @@ def test_every_summary_of_a_model_below_lead3_carries_the_warning(tmp_path, caps
 
 
 def test_the_shipped_model_beats_lead3_by_its_own_verdict():
-  from summarizer.inference import checkpoint
-  verdict = checkpoint.model_values().get(VERDICT_KEY)
+  verdict = model_directory.read_values().get(VERDICT_KEY)
   assert verdict is not None and verdict['n'] >= 100
   assert undertrained.verdict_warning(verdict) is None

@@ -1,6 +1,7 @@
-"""Reading an article: from a file, standard input or ``--text``, cleaned.
+"""An article: read from a file, standard input or ``--text``; cleaned; as the model reads it.
 
-Nothing here loads the model (or Trax): a bad file is reported at once.
+Nothing here loads the model (or Trax): a bad file is reported at once, and
+the article's ids come from the ``LoadedModel`` that reads them.
 """
 
 import os
@@ -65,3 +66,33 @@ def read_article(path=None, text=None, stdin=None):
   if not text.strip():
     raise SummarizerError(f'{where}: the article is empty')
   return text
+
+
+def article_room(loaded, max_length):
+  """Returns how many article tokens a summary of ``max_length`` leaves room for.
+
+  The context must hold article, EOS, SEP and summary; and past the longest
+  article a model trained on, its summaries turn to word salad, so articles
+  are cut there too.
+  """
+  room = loaded.config.max_len - max_length - 3
+  if room < 1:
+    raise SummarizerError(f'--max-length {max_length} leaves no room for the '
+                          f'article in a context of {loaded.config.max_len}')
+  return min(room, loaded.max_article_tokens or room)
+
+
+def article_ids(loaded, text, max_length):
+  """Returns the ids of an article that the model reads, and how many it has.
+
+  Args:
+    loaded: The ``LoadedModel`` that reads it.
+    text: The article.
+    max_length: The most summary tokens that will follow it.
+
+  Returns:
+    (kept, total): the ids of the cleaned article cut to ``article_room``
+    (EOS excluded), and the number of ids of the whole article.
+  """
+  ids = loaded.tokenize(clean_article(text))[:-1]
+  return ids[:article_room(loaded, max_length)], len(ids)

@@ -1,32 +1,9 @@
-"""Measuring our speed claims side by side, in one run, on this machine.
+"""The measurements behind ``python -m summarizer.bench``: each section timed side by side.
 
-The command is ``python -m summarizer.bench``:
-
-  python -m summarizer.bench            # all but beam, tiny preset (a few minutes)
-  python -m summarizer.bench --full     # training throughput with the course preset
-  python -m summarizer.bench --preset tiny --only train,data
-  python -m summarizer.bench --only import,decode --json
-  python -m summarizer.bench --only batch,beam   # batches; beam search vs greedy (10 min)
-
-Each line compares two things measured in the same run and states its goal:
-
-  import    the package's Trax (`from summarizer import TransformerLM`) vs
-            `import trax` (fresh processes, median of 3)
-  train     tokens/s of our TransformerLM vs trax.models.TransformerLM
-  decode    the fast cached decoder vs the course's greedy_decode, one jitted
-            call a token and the whole loop in one compiled call
-  batch     articles/s decoding news test stories one at a time vs 16 side by
-            side (same summaries)
-  beam      greedy vs beam search: time per article, ROUGE and entity scores
-            and how often a summary repeats a trigram, on test stories and
-            on joined stories (two an article)
-  data      examples/s the pipeline delivers vs examples/s training consumes
-  cli       peak memory and wall time of `python -m summarizer` on a sample,
-            and where that time goes (import, load, first token, the rest)
-  start     `python -m summarizer data/samples/sport.txt` vs `import jax` and a
-            first array, and `from summarizer import TransformerLM` (fresh
-            processes, interleaved, best of 3): time, ratio and peak memory;
-            the command again with the compilation cache off
+Each ``bench_*`` function measures two things in the same run, on this
+machine, and returns their figures and ratio; ``run`` runs the sections the
+command names and ``table`` prints them beside their goals (``GOALS``). What
+each section compares is the command's ``--help`` (``summarizer/bench.py``).
 """
 
 import glob
@@ -95,7 +72,7 @@ def _warm_loop(model, loss_layer, batches):
   """Returns a Trax ``Loop`` training ``model`` on ``batches``, every shape compiled."""
   import jax  # pylint: disable=g-import-not-at-top
   from summarizer._trax import trax  # pylint: disable=g-import-not-at-top
-  from summarizer._trax import quiet_loop_log  # pylint: disable=g-import-not-at-top
+  from summarizer.runs.hooked_loop import quiet_loop_log  # pylint: disable=g-import-not-at-top
   training = trax.supervised.training
   task = training.TrainTask(labeled_data=itertools.cycle(batches),
                             loss_layer=loss_layer,
@@ -114,7 +91,7 @@ def _seconds_per_pass(loops, n_batches, rounds):
   both sides; the fastest pass of each is returned, in the loops' order.
   """
   import jax  # pylint: disable=g-import-not-at-top
-  from summarizer._trax import quiet_loop_log  # pylint: disable=g-import-not-at-top
+  from summarizer.runs.hooked_loop import quiet_loop_log  # pylint: disable=g-import-not-at-top
   best = [float('inf')] * len(loops)
   with quiet_loop_log():
     for round_ in range(rounds):
@@ -148,15 +125,16 @@ def bench_train(preset='tiny', n_batches=6, rounds=4):
 
 def bench_decode(model_dir=None, article_tokens=256, summary_tokens=64):
   """Fast cached decoding vs the course's greedy decoding, same output."""
-  from summarizer import decoding, text  # pylint: disable=g-import-not-at-top
+  from summarizer import decoding  # pylint: disable=g-import-not-at-top
   from summarizer.corpus import sources  # pylint: disable=g-import-not-at-top
-  from summarizer.inference import loading  # pylint: disable=g-import-not-at-top
-  model, decoder, _, vocab = loading.load(model_dir)
+  from summarizer.inference import loaded_model  # pylint: disable=g-import-not-at-top
+  loaded = loaded_model.load(model_dir)
+  model, decoder = loaded.model, loaded.decoder
   # The news stories are mostly shorter than 256 tokens: consecutive test
   # articles are joined until the benchmark's article length is reached.
   ids = []
   for article, _ in sources.examples('news', 'test'):
-    ids += text.tokenize(article, vocab)[:-1]
+    ids += loaded.tokenize(article)[:-1]
     if len(ids) >= article_tokens:
       break
   if len(ids) < article_tokens:
@@ -197,8 +175,8 @@ def bench_decode(model_dir=None, article_tokens=256, summary_tokens=64):
 
 def _test_articles(n, join=1):
   """The first ``n`` news test articles (of ``join`` stories each) and their highlights."""
-  from summarizer.evaluation import evaluate  # pylint: disable=g-import-not-at-top
-  pairs = evaluate.scored_pairs('news', 'test', n, download=False, join=join)
+  from summarizer.evaluation import scorecard  # pylint: disable=g-import-not-at-top
+  pairs = scorecard.scored_pairs('news', 'test', n, download=False, join=join)
   return [article for article, _ in pairs], [highlights for _, highlights in pairs]
 
 
@@ -208,15 +186,16 @@ def bench_batch(model_dir=None, n_articles=64, batch_size=16, max_length=64):
   One at a time twice: one jitted call a token (how articles were decoded
   before batches), and the whole token loop in one compiled call.
   """
-  from summarizer.inference import summaries  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import loaded_model, summaries  # pylint: disable=g-import-not-at-top
   articles, _ = _test_articles(n_articles)
+  loaded = loaded_model.load(model_dir)
 
   def per_token():
-    return [summaries.summarize_tokens(article, model_dir, max_length).details()['summary_text']
+    return [summaries.summarize_tokens(article, loaded, max_length).details()['summary_text']
             for article in articles]
 
   def decode(size):
-    runs = summaries.summarize_many(articles, model_dir, max_length, batch_size=size)
+    runs = summaries.summarize_many(articles, loaded, max_length, batch_size=size)
     return [run.details()['summary_text'] for run in runs]
 
   timings = {}
@@ -259,8 +238,9 @@ def bench_beam(model_dir=None, n_articles=500, joined=250, max_length=64,
                batch_size=16, searches=BEAM_SEARCHES):
   """Greedy vs beam search on test stories and on joined stories (two an article)."""
   from summarizer.evaluation import scoring  # pylint: disable=g-import-not-at-top
-  from summarizer.inference import beam  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import beam, loaded_model  # pylint: disable=g-import-not-at-top
   from summarizer.inference.summaries import summarize_many  # pylint: disable=g-import-not-at-top
+  loaded = loaded_model.load(model_dir)
   results = []
   for join, n in ((1, n_articles), (2, joined)):
     if not n:
@@ -268,10 +248,10 @@ def bench_beam(model_dir=None, n_articles=500, joined=250, max_length=64,
     articles, references = _test_articles(n, join)
     for name, settings in searches:
       search = beam.Search(**settings)
-      summarize_many(articles[:batch_size], model_dir, max_length,
+      summarize_many(articles[:batch_size], loaded, max_length,
                      search=search, batch_size=batch_size)  # Warm.
       start = time.perf_counter()
-      runs = summarize_many(articles, model_dir, max_length, search=search,
+      runs = summarize_many(articles, loaded, max_length, search=search,
                             batch_size=batch_size)
       seconds = time.perf_counter() - start
       summaries = [run.details()['summary_text'] for run in runs]
@@ -328,11 +308,11 @@ def bench_cli(model_dir=None):
 _STAGES_SCRIPT = """
 import json, sys, time
 start = time.perf_counter()
-from summarizer.inference import loading, summaries
+from summarizer.inference import loaded_model, summaries
 imported = time.perf_counter()
-loading.load(sys.argv[2] or None)
+model = loaded_model.load(sys.argv[2] or None)
 loaded = time.perf_counter()
-tokens = summaries.summarize_tokens(open(sys.argv[1], encoding='utf-8').read(), sys.argv[2] or None)
+tokens = summaries.summarize_tokens(open(sys.argv[1], encoding='utf-8').read(), model)
 next(tokens)
 first = time.perf_counter()
 rest = sum(1 for _ in tokens)
@@ -460,7 +440,7 @@ def _start_rows(r):
 
 
 def table(results):
-  """Formats results as the README's table."""
+  """Formats results as the table of summarizer/README.md's Performance section."""
   rows = []
   if 'import' in results:
     r = results['import']

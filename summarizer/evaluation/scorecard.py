@@ -23,8 +23,8 @@ from summarizer.evaluation import METHODS, OUTPUT_FILES, PREDICTIONS_FILE, RESUL
 from summarizer.evaluation import baselines
 from summarizer.evaluation import scoring
 from summarizer.inference import beam
-from summarizer.inference import loading
-from summarizer.inference import search as options
+from summarizer.inference import loaded_model
+from summarizer.inference import search_options
 from summarizer.inference import summaries
 from summarizer.runs import locks
 from summarizer.runs import run_dir
@@ -33,10 +33,10 @@ SYSTEMS = ('model', 'lead3', 'retrieval')
 METRICS = scoring.METRICS
 
 
-def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
-                       show_progress=False, n_heads=None, search=None,
-                       batch_size=options.BATCH_SIZE):
-  """Summarises articles with a model directory, ``batch_size`` side by side.
+def summarize_articles(articles, loaded, max_length=64, method='fast',
+                       show_progress=False, search=None,
+                       batch_size=search_options.BATCH_SIZE):
+  """Summarises articles with a ``LoadedModel``, ``batch_size`` side by side.
 
   Returns:
     (summaries, cut): the summaries, line breaks kept, and how many
@@ -45,8 +45,8 @@ def summarize_articles(articles, model_dir=None, max_length=64, method='fast',
   bar = progress.bar(total=len(articles), desc='summarising', unit='article',
                      disable=not show_progress)
   try:
-    runs = summaries.summarize_many(articles, model_dir, max_length, method, search,
-                                    batch_size, n_heads=n_heads, on_batch=bar.update)
+    runs = summaries.summarize_many(articles, loaded, max_length, method, search,
+                                    batch_size, on_batch=bar.update)
   finally:
     bar.close()
   cut = sum(run.cut for run in runs)
@@ -115,7 +115,7 @@ def check_output_dir(output_dir, overwrite_output_dir=False):
 def evaluate(model_dir=None, source='news', split='test', limit=None,
              max_length=64, method='fast', data_dir=None, retrieval_pool=5000,
              output_dir=None, show_progress=False, facts_only=False, join=1,
-             download=True, n_heads=None, search=None, batch_size=options.BATCH_SIZE,
+             download=True, n_heads=None, search=None, batch_size=search_options.BATCH_SIZE,
              overwrite_output_dir=False):
   """Summarises a split with a model and scores it beside Lead-3 and retrieval.
 
@@ -168,11 +168,11 @@ def _evaluate_locked(model_dir, source, split, limit, max_length, method, data_d
   split = sources.canonical_split(split)
   pairs = scored_pairs(source, split, limit, data_dir, download, join, facts_only)
   articles, references = [a for a, _ in pairs], [h for _, h in pairs]
-  loading.load(model_dir, None, n_heads)  # A missing model fails before the indexing.
+  loaded = loaded_model.load(model_dir, None, n_heads)  # Before the indexing: a bad one fails at once.
   retriever = baselines.build_retriever(source, data_dir, retrieval_pool, show_progress)
   start = time.monotonic()
-  predictions, cut = summarize_articles(articles, model_dir, max_length, method,
-                                        show_progress, n_heads, search, batch_size)
+  predictions, cut = summarize_articles(articles, loaded, max_length, method,
+                                        show_progress, search, batch_size)
   seconds = time.monotonic() - start
   results = dict(_scores(articles, references, predictions, retriever), n=len(pairs))
   if output_dir:

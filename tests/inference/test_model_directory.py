@@ -16,9 +16,10 @@ from summarizer.__main__ import main as summarize_main
 from summarizer._trax import tl, trax
 from summarizer.config import COURSE_VOCAB_FILE, PRESETS
 from summarizer.errors import SummarizerError
-from summarizer.evaluation import evaluate
-from summarizer.inference import checkpoint
-from summarizer.inference import loading
+from summarizer.evaluation import scorecard
+from summarizer.inference import layout
+from summarizer.inference import loaded_model
+from summarizer.inference import model_directory
 from summarizer.inference import summaries
 from summarizer.model import TransformerLM
 
@@ -34,8 +35,8 @@ def trax_loaded(model_dir, mode):
 
 
 @pytest.mark.parametrize('mode', ['eval', 'predict'])
-def test_load_model_gives_what_trax_init_from_file_gives(random_model_dir, mode):
-  ours, _, _ = checkpoint.load_model(random_model_dir, mode=mode)
+def test_a_read_model_is_what_trax_init_from_file_gives(random_model_dir, mode):
+  ours = model_directory.read(random_model_dir).model(mode)
   theirs = trax_loaded(random_model_dir, mode)
   for mine, reference in ((ours.weights, theirs.weights), (ours.state, theirs.state)):
     assert (jax.tree_util.tree_structure(mine)
@@ -54,9 +55,9 @@ def test_load_model_gives_what_trax_init_from_file_gives(random_model_dir, mode)
 
 
 def test_set_weights_takes_another_models_tree(random_model_dir):
-  source, _, _ = checkpoint.load_model(random_model_dir, mode='predict')
+  source = model_directory.read(random_model_dir).model('predict')
   target = TransformerLM(**SMALL_CONFIG.model_kwargs(), mode='eval')
-  checkpoint.set_weights(target, source.weights)
+  layout.set_weights(target, source.weights)
   flat_source, _ = tl.flatten_weights_and_state(source.weights, ())
   flat_target, _ = tl.flatten_weights_and_state(target.weights, ())
   assert all(a is b for a, b in zip(flat_source, flat_target))
@@ -64,7 +65,7 @@ def test_set_weights_takes_another_models_tree(random_model_dir):
 
 def test_loaded_weights_are_on_the_device(random_model_dir):
   # Weights left as numpy arrays would be copied to the device at every call.
-  model, _, _ = checkpoint.load_model(random_model_dir, mode='predict')
+  model = model_directory.read(random_model_dir).model('predict')
   leaves = jax.tree_util.tree_leaves(model.weights)
   assert leaves and all(isinstance(leaf, jax.Array) for leaf in leaves)
 
@@ -82,19 +83,19 @@ def test_weights_of_another_architecture_are_refused(tmp_path, change, fragment)
   with open(config_path, 'w', encoding='utf-8') as f:
     json.dump(values, f)
   with pytest.raises(SummarizerError, match=f'cannot load the weights.*{fragment}'):
-    checkpoint.load_model(model_dir)
+    model_directory.read(model_dir)
 
 
 def test_weights_a_model_cannot_take_are_refused_array_by_array(random_model_dir):
-  weights, config, _, _ = checkpoint.read_model_weights(random_model_dir)
+  source = model_directory.read(random_model_dir)
+  weights = list(source.weights)
   weights[3] = np.zeros((7,), np.float32)  # Sizes alike, one array not.
-  model = TransformerLM(**config.model_kwargs(), mode='eval')
   with pytest.raises(SummarizerError, match='cannot load the weights.*a weight of shape'):
-    checkpoint.give_weights(model, weights, random_model_dir)
+    layout.built(source.config, weights, 'eval', random_model_dir)
 
 
 def test_loading_builds_no_model_until_one_decodes(random_model_dir):
-  loaded = loading.LoadedModel(random_model_dir)
+  loaded = loaded_model.LoadedModel(model_directory.read(random_model_dir))
   assert loaded.decoder._sized == {}  # pylint: disable=protected-access
   prefix = text.tokenize('A storm hit the coast.', loaded.vocab_file) + [0]
   assert len(list(loaded.decoder.generate(prefix, 4, stop_at_eos=False))) == 4
@@ -105,12 +106,23 @@ def test_missing_weights_file_is_named(tmp_path):
   model_dir = write_model_dir(tmp_path / 'model')
   os.remove(os.path.join(model_dir, 'model.weights.npy.gz'))
   with pytest.raises(SummarizerError, match='model.weights.npy.gz'):
-    checkpoint.load_model(model_dir)
+    model_directory.read(model_dir)
 
 
 def test_a_model_directory_is_loaded_once(random_model_dir):
-  assert loading.load(random_model_dir) is loading.load(random_model_dir, None)
-  assert loading.load(random_model_dir) is loading.load(model_dir=random_model_dir)
+  assert loaded_model.load(random_model_dir) is loaded_model.load(random_model_dir, None)
+  assert loaded_model.load(random_model_dir) is loaded_model.load(model_dir=random_model_dir)
+
+
+def test_a_model_directory_whose_files_changed_is_read_again(tmp_path):
+  from summarizer.config import update_config  # pylint: disable=import-outside-toplevel
+  model_dir = write_model_dir(tmp_path / 'model')
+  first = loaded_model.load(model_dir)
+  assert first.source.verdict is None
+  update_config(model_dir, verdict={'n': 3})  # As a run's end writes it.
+  again = loaded_model.load(model_dir)
+  assert again is not first and again.source.verdict == {'n': 3}
+  assert loaded_model.load(model_dir) is again
 
 
 @pytest.mark.parametrize('mode', ['train', 'eval', 'predict'])
@@ -121,7 +133,7 @@ def test_set_weights_gives_the_state_trax_init_gives(mode):
   initialised = TransformerLM(**kwargs)
   initialised.init(trax.shapes.ShapeDtype((1, 1), np.int32))
   loaded = TransformerLM(**kwargs)
-  checkpoint.set_weights(loaded, initialised.weights)
+  layout.set_weights(loaded, initialised.weights)
   assert (jax.tree_util.tree_structure(loaded.state)
           == jax.tree_util.tree_structure(initialised.state))
   for a, b in zip(jax.tree_util.tree_leaves(loaded.state),
@@ -148,7 +160,7 @@ def course_loaded(model_dir):
 
 
 def test_architecture_and_vocabulary_come_from_the_files(course_model_dir):
-  loaded = loading.load(course_model_dir)
+  loaded = loaded_model.load(course_model_dir)
   expected = {k: v for k, v in COURSE_SHAPED.items()}
   assert {k: getattr(loaded.config, k) for k in expected} == expected
   assert loaded.config.dropout == PRESETS['course'].dropout
@@ -162,7 +174,7 @@ def test_vocab_dir_beside_the_model_is_the_courses_layout(tmp_path):
   vocab_dir = tmp_path / 'vocab_dir'
   vocab_dir.mkdir()
   shutil.copyfile(COURSE_VOCAB_FILE, vocab_dir / 'summarize32k.subword.subwords')
-  assert checkpoint.load_model(model_dir)[2] == str(vocab_dir / 'summarize32k.subword.subwords')
+  assert model_directory.read(model_dir).vocab_file == str(vocab_dir / 'summarize32k.subword.subwords')
 
 
 @pytest.mark.parametrize('method', ['fast', 'greedy'])
@@ -171,7 +183,8 @@ def test_summaries_are_the_courses_greedy_summary(course_model_dir, method):
   prefix = text.tokenize(ARTICLE, COURSE_VOCAB_FILE) + [0]  # The course's start.
   course = list(decoding.greedy_tokens(prefix, course_loaded(course_model_dir), 12))
   course = course[:course.index(1)] if 1 in course else course
-  ours = list(summaries.summarize_tokens(ARTICLE, course_model_dir, 12, method))
+  ours = list(summaries.summarize_tokens(ARTICLE, loaded_model.load(course_model_dir), 12,
+                                         method))
   assert ours == course and len(course) > 3
 
 
@@ -180,7 +193,7 @@ def test_commands_take_the_course_directory(course_model_dir, capsys, tmp_path):
                          '--max-length', '4', '--json']) == 0
   (result,) = json.loads(capsys.readouterr().out)
   assert result['out_of_domain'] is None and result['article_perplexity'] > 0
-  scores = evaluate.evaluate(course_model_dir, limit=2, max_length=4,
+  scores = scorecard.evaluate(course_model_dir, limit=2, max_length=4,
                              retrieval_pool=5)
   assert scores['n'] == 2
 
@@ -190,7 +203,7 @@ def test_n_heads_must_divide_the_width(course_model_dir, capsys):
                          '--n-heads', '5']) == 2
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and '--n-heads 5 does not divide the model width 32' in err
-  loaded = loading.load(course_model_dir, None, 4)  # 4 divides 32: another model.
+  loaded = loaded_model.load(course_model_dir, None, 4)  # 4 divides 32: another model.
   assert loaded.config.n_heads == 4
 
 
@@ -223,26 +236,26 @@ def test_a_broken_checkpoint_is_one_line_and_exit_2(tmp_path, capsys, how, fragm
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and err.startswith('error: ') and fragment in err, err
   with pytest.raises(SummarizerError, match=fragment):
-    checkpoint.load_model(model_dir)
+    model_directory.read(model_dir)
 
 
 def test_a_directory_with_neither_config_nor_checkpoint_is_named(tmp_path):
   with pytest.raises(SummarizerError, match='not a model directory'):
-    checkpoint.load_model(str(tmp_path))
+    model_directory.read(str(tmp_path))
 
 
 def test_a_vocabulary_that_fits_but_is_not_the_models_is_refused(random_model_dir, tmp_path):
   from summarizer import text  # pylint: disable=g-import-not-at-top
   from summarizer.config import update_config  # pylint: disable=g-import-not-at-top
-  from summarizer.corpus import vocab  # pylint: disable=g-import-not-at-top
+  from summarizer.corpus import subwords  # pylint: disable=g-import-not-at-top
   model_dir = tmp_path / 'model'
   shutil.copytree(random_model_dir, model_dir)
-  own = str(model_dir / checkpoint.VOCAB_NAME)
+  own = str(model_dir / model_directory.VOCAB_NAME)
   update_config(str(model_dir), vocab_fingerprint=text.vocab_fingerprint(own))
-  checkpoint.read_model_dir(str(model_dir))
+  model_directory.read(str(model_dir))
   # Another vocabulary with no more ids than the model: it would load.
   other = str(tmp_path / 'other.subwords')
-  vocab.build_vocab('news', 300, other, limit=50, progress=False)
+  subwords.build_vocab('news', 300, other, limit=50, progress=False)
   assert text.vocab_size(other) <= text.vocab_size(own)
   with pytest.raises(SummarizerError, match='not the vocabulary the model .* was trained with'):
-    checkpoint.read_model_dir(str(model_dir), vocab_file=other)
+    model_directory.read(str(model_dir), vocab_file=other)

@@ -10,26 +10,26 @@ from summarizer import summarize
 from summarizer import text
 from summarizer.config import DATA_DIR, DEFAULT_MODEL_DIR, EOS, SEP, load_config
 from summarizer.corpus import news
-from summarizer.inference import checkpoint
-from summarizer.inference import loading
+from summarizer.inference import loaded_model
+from summarizer.inference import model_directory
 
 
 def test_shipped_model_is_the_default_and_self_describing():
   config, values = load_config(DEFAULT_MODEL_DIR)
   assert config.preset == 'quick' and values['data'] == 'news'
-  model, decoder, loaded, vocab = loading.load()
-  assert loaded == config
-  assert text.vocab_size(vocab) <= config.vocab_size
+  loaded = loaded_model.load()
+  assert loaded.config == config and loaded.source.shipped
+  assert text.vocab_size(loaded.vocab_file) <= config.vocab_size
   summary = summarize(news.story('test', 0).article)
   assert isinstance(summary, str) and summary and '<EOS>' not in summary
 
 
 def test_fast_decoder_matches_greedy_decode_on_twenty_test_articles():
-  model, decoder, _, vocab = loading.load()
+  loaded = loaded_model.load()
   for story in itertools.islice(news.stories('test'), 20):
-    prefix = text.tokenize(story.article, vocab)[:-1] + [EOS, SEP]
-    greedy = list(decoding.greedy_tokens(prefix, model, max_length=40))
-    fast = list(decoder.generate(prefix, max_length=40))
+    prefix = loaded.tokenize(story.article)[:-1] + [EOS, SEP]
+    greedy = list(decoding.greedy_tokens(prefix, loaded.model, max_length=40))
+    fast = list(loaded.decoder.generate(prefix, max_length=40))
     assert fast == greedy, story.article[:60]
 
 
@@ -50,10 +50,10 @@ def test_sample_files_are_summarised_not_copied():
 
 def test_a_load_reads_the_directory_once(random_model_dir, monkeypatch):
   reads = []
-  for name in ('load_config', 'read_weights'):
-    original = getattr(checkpoint, name)
-    monkeypatch.setattr(checkpoint, name,
+  for name in ('load_config', 'read_checkpoint'):
+    original = getattr(model_directory, name)
+    monkeypatch.setattr(model_directory, name,
                         lambda *a, original=original, name=name: reads.append(name) or original(*a))
-  loaded = loading.LoadedModel(random_model_dir)
-  assert sorted(reads) == ['load_config', 'read_weights']
+  loaded = loaded_model.LoadedModel(model_directory.read(random_model_dir))
+  assert sorted(reads) == ['load_config', 'read_checkpoint']
   assert loaded.config.d_model == 32 and loaded.calibration is None

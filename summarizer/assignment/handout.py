@@ -1,11 +1,6 @@
-"""Write the assignment as a notebook: the course's five parts, graded bodies blank.
+"""The assignment as a notebook: the course's five parts, graded bodies blank.
 
-  python -m summarizer.exercises                  # transformer_summarizer_exercises.ipynb
-  python -m summarizer.exercises --out mine.ipynb --force
-  python -m summarizer.exercises --nbgrader course/   # nbgrader's source version and config
-  python -m summarizer.exercises --grade submitted.ipynb   # the teacher's verdict, a table
-
-The notebook follows the course's assignment: Part 1, the data pipeline on
+Its command is ``python -m summarizer.exercises``. The notebook follows the course's assignment: Part 1, the data pipeline on
 the embedded news, step by step with expected outputs; Part 2, attention and
 the model (UNQ_C1 to UNQ_C7); Part 3, ``training_loop`` (UNQ_C8) and a short
 run of it on your own model; Part 4, your ``TransformerLM`` loads the shipped
@@ -26,10 +21,10 @@ solutions between ``### BEGIN SOLUTION`` and ``### END SOLUTION``, for
 
 Everything is generated, so the solutions live in one place: the code from
 the package's own functions (found through ``summarizer``'s top-level names,
-so modules may move; statements marked ``# Beyond the course`` left out), the
-explanations from the cells of ``notebooks/03_transformer_summarizer.ipynb``
-tagged ``explains:<name>``, the expected outputs of Part 1 from the package's
-pipeline.
+so modules may move; a statement under a ``# Not in the exercise`` comment is
+left out), the explanations from the cells of
+``notebooks/03_transformer_summarizer.ipynb`` tagged ``explains:<name>``, the
+expected outputs of Part 1 from the package's pipeline.
 """
 
 import ast
@@ -72,7 +67,9 @@ DEFAULT_OUT = 'transformer_summarizer_exercises.ipynb'
 NOTEBOOK_03 = os.path.join(os.path.dirname(PACKAGE_DIR), 'notebooks',
                            '03_transformer_summarizer.ipynb')
 EXPLAINS = 'explains:'  # Tag prefix of notebook 03's explanation cells.
-BEYOND = '# Beyond the course'  # A comment opening a statement the exercise leaves out.
+# A comment that leaves the statement right below it out of the exercise (and
+# out of the solution nbgrader sees), such as the predict-mode cache.
+OMIT = '# Not in the exercise'
 
 # Names in the package's signatures that mean the notebook's own helpers
 # (Part 1 defines tokenize and detokenize for the shipped model, as the
@@ -94,7 +91,7 @@ def _source_lines(function):
   """The function's source as the exercise shows it, as lines with their newlines.
 
   Without pylint pragmas (they speak to the package's linter, not to a
-  learner), without the statements marked ``# Beyond the course`` (such as
+  learner), without the statements under an ``OMIT`` comment (such as
   the predict-mode cache of ``CausalAttention``), and with the names of
   ``NOTEBOOK_NAMES`` as the notebook calls them.
   """
@@ -115,7 +112,7 @@ def _source_lines(function):
       if not isinstance(statement, ast.stmt):
         continue
       above = statement.lineno - 2
-      if above >= 0 and lines[above].strip().startswith(BEYOND):
+      if above >= 0 and lines[above].strip().startswith(OMIT):
         dropped.update(range(above, statement.end_lineno))
   return [line for number, line in enumerate(lines) if number not in dropped]
 
@@ -445,7 +442,8 @@ STEPS = {
     ],
     'DecoderBlock': [
         ('causal_attention', 'your CausalAttention of d_model in n_heads, in this '
-                             'mode: (B, L, d_model)'),
+                             'mode, given max_len (the positions a predict-mode cache '
+                             'holds): (B, L, d_model)'),
         ('feed_forward', 'a list: LayerNorm, Dense of d_ff, a layer of ff_activation, '
                          'Dropout, Dense of d_model, Dropout (each Dropout at the '
                          'rate dropout, in this mode)'),
@@ -456,8 +454,8 @@ STEPS = {
         ('positional_encoder', 'a list: an Embedding of vocab_size ids into d_model, '
                                'a Dropout, a PositionalEncoding of max_len '
                                '(all in this mode): ids (B, L) -- (B, L, d_model)'),
-        ('decoder_blocks', 'n_layers of your DecoderBlock, each one built anew so '
-                           'that each has weights of its own'),
+        ('decoder_blocks', 'n_layers of your DecoderBlock (given max_len too), each '
+                           'one built anew so that each has weights of its own'),
         (None, 'return a tl.Serial of: ShiftRight (in this mode), the positional '
                'encoder, the blocks, a LayerNorm, a Dense of vocab_size and a '
                'LogSoftmax: (B, L, vocab_size)'),
