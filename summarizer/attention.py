@@ -112,6 +112,10 @@ class CachedDotProductAttention(tl.Layer):
 
   def __init__(self, max_len):
     super().__init__(n_in=3, n_out=1, name='DotProductAttn')
+    self._max_len = max_len  # Positions the cache holds.
+
+  def hold(self, max_len):
+    """Makes the cache hold ``max_len`` positions (before the layer is initialised)."""
     self._max_len = max_len
 
   def forward(self, inputs):
@@ -132,6 +136,27 @@ class CachedDotProductAttention(tl.Layer):
     batch, d_head = key_signature.shape[0], key_signature.shape[-1]
     empty = jnp.zeros((batch, self._max_len, d_head), dtype=jnp.float32)
     self.state = (empty, empty, jnp.zeros((), dtype=jnp.int32))
+
+
+def set_cache_length(layers, max_len):
+  """Makes the predict-mode caches among ``layers`` hold ``max_len`` positions.
+
+  For a block built with the course's call (which names no length), before
+  its weights are initialised; layers without a cache are left alone.
+
+  Args:
+    layers: A layer or a list of layers (searched with their sublayers).
+    max_len: Positions each ``CachedDotProductAttention`` keeps.
+  """
+  pending = list(layers) if isinstance(layers, (list, tuple)) else [layers]
+  while pending:
+    layer = pending.pop()
+    if isinstance(layer, (list, tuple)):
+      pending += layer
+    elif isinstance(layer, CachedDotProductAttention):
+      layer.hold(max_len)
+    else:
+      pending += layer.sublayers
 
 
 def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):

@@ -7,7 +7,7 @@ continuing a text after the separator.
 """
 
 from summarizer._trax import tl
-from summarizer.attention import CausalAttention
+from summarizer.attention import CausalAttention, set_cache_length
 from summarizer.config import VOCAB_SIZE
 
 
@@ -76,8 +76,10 @@ def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation,
   Returns:
     A list of two residual layers mapping (B, L, d_model) to (B, L, d_model).
   """
-  causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode,
-                                     max_len=max_len)  # (B, L, d_model)
+  causal_attention = CausalAttention(d_model, n_heads=n_heads, mode=mode)  # (B, L, d_model)
+  # Not in the exercise (beyond the course): predict mode's key/value cache holds max_len positions.
+  if mode == 'predict':
+    set_cache_length(causal_attention, max_len)
   # The layers of FeedForward, written out as the course's exercise asks.
   feed_forward = [
       tl.LayerNorm(),
@@ -122,8 +124,11 @@ def TransformerLM(vocab_size=VOCAB_SIZE, d_model=512, d_ff=2048, n_layers=6,
   ]
   # n_layers blocks, each built anew: each has weights of its own.
   decoder_blocks = [
-      DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation, max_len)
+      DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
       for _ in range(n_layers)]
+  # Not in the exercise (beyond the course): predict mode's key/value caches hold max_len positions.
+  if mode == 'predict':
+    set_cache_length(decoder_blocks, max_len)
   return tl.Serial(
       tl.ShiftRight(mode=mode),  # Position i predicts token i from tokens < i.
       positional_encoder,

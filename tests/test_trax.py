@@ -14,7 +14,7 @@ import jax
 import numpy as np
 
 from summarizer import _trax
-from summarizer._trax import tl, training, trax
+from summarizer._trax import trax
 
 
 def test_trax_still_calls_inspect_stack_at_import_and_the_real_one_is_back():

@@ -175,23 +175,6 @@ def _run_cases(cases):
   return failed
 
 
-def _innermost(error):
-  """The exception a Trax ``LayerError`` wraps, however deeply.
-
-  Trax raises a LayerError inside the ``except`` clause that caught the
-  real exception, so each one keeps it as its context; a layer tree nests
-  one LayerError per level.
-  """
-  seen = set()
-  while type(error).__name__ == 'LayerError' and id(error) not in seen:
-    seen.add(id(error))
-    inner = error.__cause__ or error.__context__
-    if inner is None:
-      break
-    error = inner
-  return error
-
-
 # Code that is not the learner's: Python's own library, installed packages
 # (Trax, jax, numpy) and this package.
 _NOT_LEARNERS = tuple(sorted({os.path.realpath(path) + os.sep for path in (
@@ -214,7 +197,7 @@ def _describe(error):
   A Trax ``LayerError`` is unwrapped to the exception that caused it, and
   the line is the last one of the learner's code in its traceback.
   """
-  error = _innermost(error)
+  error = probes.innermost(error)
   try:
     message = str(error).strip()
   except _CAUGHT:  # pylint: disable=broad-except

@@ -18,9 +18,6 @@ import secrets
 import shutil
 import time
 
-import nbformat
-import numpy as np
-
 from summarizer.assignment import coursework, handout, sandbox
 from summarizer.assignment.judge import judge_cases
 from summarizer.config import PACKAGE_DIR
@@ -77,10 +74,7 @@ def read_cells(path_or_notebook):
   """The learner's code: each graded function's solution cell (its grade_id), first one kept."""
   notebook = path_or_notebook
   if isinstance(path_or_notebook, str):
-    try:
-      notebook = nbformat.read(path_or_notebook, as_version=4)
-    except (OSError, ValueError) as error:
-      raise SummarizerError(f'cannot read {path_or_notebook}: {error}') from None
+    notebook = handout.read_notebook(path_or_notebook)
   cells = {}
   for cell in notebook.cells:
     grade_id = cell.get('metadata', {}).get('nbgrader', {}).get('grade_id')

@@ -442,8 +442,7 @@ STEPS = {
     ],
     'DecoderBlock': [
         ('causal_attention', 'your CausalAttention of d_model in n_heads, in this '
-                             'mode, given max_len (the positions a predict-mode cache '
-                             'holds): (B, L, d_model)'),
+                             'mode: (B, L, d_model)'),
         ('feed_forward', 'a list: LayerNorm, Dense of d_ff, a layer of ff_activation, '
                          'Dropout, Dense of d_model, Dropout (each Dropout at the '
                          'rate dropout, in this mode)'),
@@ -454,8 +453,8 @@ STEPS = {
         ('positional_encoder', 'a list: an Embedding of vocab_size ids into d_model, '
                                'a Dropout, a PositionalEncoding of max_len '
                                '(all in this mode): ids (B, L) -- (B, L, d_model)'),
-        ('decoder_blocks', 'n_layers of your DecoderBlock (given max_len too), each '
-                           'one built anew so that each has weights of its own'),
+        ('decoder_blocks', 'n_layers of your DecoderBlock, each one built anew so '
+                           'that each has weights of its own'),
         (None, 'return a tl.Serial of: ShiftRight (in this mode), the positional '
                'encoder, the blocks, a LayerNorm, a Dense of vocab_size and a '
                'LogSoftmax: (B, L, vocab_size)'),
@@ -572,6 +571,14 @@ def check_source(name):
           f"assert checks.test_{name}({arguments}) == 0, checks.failed_cases()")
 
 
+def read_notebook(path, what='the notebook'):
+  """Reads a notebook (nbformat 4), or raises ``SummarizerError`` naming it and ``what`` was read."""
+  try:
+    return nbformat.read(path, as_version=4)
+  except (OSError, ValueError) as e:
+    raise SummarizerError(f'{path}: cannot read {what} ({e})') from None
+
+
 def explanations(path=NOTEBOOK_03):
   """The explanation of each graded function: notebook 03's tagged cells.
 
@@ -582,10 +589,7 @@ def explanations(path=NOTEBOOK_03):
     SummarizerError: if the notebook is missing or a function has no such
       cell, or two.
   """
-  try:
-    notebook = nbformat.read(path, as_version=4)
-  except (OSError, ValueError) as e:
-    raise SummarizerError(f'{path}: cannot read the explanations ({e})') from None
+  notebook = read_notebook(path, 'the explanations')
   found = {}
   for cell in notebook.cells:
     for tag in cell.metadata.get('tags', []):

@@ -45,7 +45,12 @@ def describe(error):
 
 
 def innermost(error):
-  """The exception a Trax LayerError wraps (its cause or context), however deep."""
+  """The exception a Trax ``LayerError`` wraps (its cause or context), however deeply.
+
+  Trax raises a LayerError inside the ``except`` clause that caught the
+  real exception, so each one keeps it as its context; a layer tree nests
+  one LayerError per level.
+  """
   seen = set()
   while type(error).__name__ == 'LayerError' and id(error) not in seen:
     seen.add(id(error))

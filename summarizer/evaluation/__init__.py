@@ -8,9 +8,15 @@
   verdict     a run's model against Lead-3 on validation stories, kept in its config.json
 """
 
-# What the evaluate command's arguments name: here, so that parsing them loads no jax.
+# What the evaluate and bench commands' arguments name: here, so that parsing them loads no jax.
 METHODS = ('fast', 'greedy')
 RESULTS_FILE = 'eval_results.json'
 PREDICTIONS_FILE = 'generated_predictions.txt'
 # What an evaluation writes: earlier ones are replaced only when asked.
 OUTPUT_FILES = (RESULTS_FILE, PREDICTIONS_FILE)
+# The bench command's sections (its work is ``benchmarks``). Run when --only
+# does not say: all but beam, which decodes 750 articles 4 ways, and
+# first-model, which trains for ten minutes.
+BENCH_SECTIONS = ('import', 'train', 'decode', 'data', 'cli', 'start', 'batch', 'beam',
+                  'first-model')
+DEFAULT_BENCH_SECTIONS = BENCH_SECTIONS[:-2]

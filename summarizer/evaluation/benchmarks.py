@@ -16,15 +16,24 @@ import sys
 import tempfile
 import time
 
-from summarizer.config import DATA_DIR, EOS, SEP, get_preset
-from summarizer.errors import SummarizerError
-from summarizer.evaluation import first_model
+import jax
 
-SECTIONS = ('import', 'train', 'decode', 'data', 'cli', 'start', 'batch', 'beam',
-            'first-model')
-# Run when --only does not say: all but beam, which decodes 750 articles 4 ways,
-# and first-model, which trains for ten minutes.
-DEFAULT_SECTIONS = SECTIONS[:-2]
+from summarizer import decoding
+from summarizer._trax import tl, trax
+from summarizer.config import DATA_DIR, EOS, SEP, get_preset
+from summarizer.corpus import sources
+from summarizer.corpus import streams
+from summarizer.errors import SummarizerError
+from summarizer.evaluation import DEFAULT_BENCH_SECTIONS
+from summarizer.evaluation import first_model
+from summarizer.evaluation import scorecard
+from summarizer.evaluation import scoring
+from summarizer.inference import beam
+from summarizer.inference import loaded_model
+from summarizer.inference import summaries
+from summarizer.model import TransformerLM
+from summarizer.runs.hooked_loop import quiet_loop_log
+
 GOALS = {  # name: (goal, True if higher is better)
     'import': (0.3, False),
     'train': (0.95, True),
@@ -61,7 +70,6 @@ def bench_import(repeats=3):
 
 def _fixed_batches(config, n):
   """The first ``n`` training batches of the news corpus for ``config``."""
-  from summarizer.corpus import streams  # pylint: disable=g-import-not-at-top
   stream = streams.batches('news', 'train', boundaries=config.boundaries,
                            batch_sizes=config.batch_sizes,
                            max_joint_length=config.max_joint_length, truncate=True)
@@ -70,9 +78,6 @@ def _fixed_batches(config, n):
 
 def _warm_loop(model, loss_layer, batches):
   """Returns a Trax ``Loop`` training ``model`` on ``batches``, every shape compiled."""
-  import jax  # pylint: disable=g-import-not-at-top
-  from summarizer._trax import trax  # pylint: disable=g-import-not-at-top
-  from summarizer.runs.hooked_loop import quiet_loop_log  # pylint: disable=g-import-not-at-top
   training = trax.supervised.training
   task = training.TrainTask(labeled_data=itertools.cycle(batches),
                             loss_layer=loss_layer,
@@ -90,8 +95,6 @@ def _seconds_per_pass(loops, n_batches, rounds):
   Alternating spreads the machine's drift (other processes, clock speed) over
   both sides; the fastest pass of each is returned, in the loops' order.
   """
-  import jax  # pylint: disable=g-import-not-at-top
-  from summarizer.runs.hooked_loop import quiet_loop_log  # pylint: disable=g-import-not-at-top
   best = [float('inf')] * len(loops)
   with quiet_loop_log():
     for round_ in range(rounds):
@@ -106,8 +109,6 @@ def _seconds_per_pass(loops, n_batches, rounds):
 
 def bench_train(preset='tiny', n_batches=6, rounds=4):
   """Tokens/s of our TransformerLM vs Trax's, same config and batches."""
-  from summarizer._trax import tl, trax  # pylint: disable=g-import-not-at-top
-  from summarizer.model import TransformerLM  # pylint: disable=g-import-not-at-top
   config = get_preset(preset)
   batches = _fixed_batches(config, n_batches)
   tokens = sum(int((b[0] != 0).sum()) for b in batches)
@@ -125,9 +126,6 @@ def bench_train(preset='tiny', n_batches=6, rounds=4):
 
 def bench_decode(model_dir=None, article_tokens=256, summary_tokens=64):
   """Fast cached decoding vs the course's greedy decoding, same output."""
-  from summarizer import decoding  # pylint: disable=g-import-not-at-top
-  from summarizer.corpus import sources  # pylint: disable=g-import-not-at-top
-  from summarizer.inference import loaded_model  # pylint: disable=g-import-not-at-top
   loaded = loaded_model.load(model_dir)
   model, decoder = loaded.model, loaded.decoder
   # The news stories are mostly shorter than 256 tokens: consecutive test
@@ -175,7 +173,6 @@ def bench_decode(model_dir=None, article_tokens=256, summary_tokens=64):
 
 def _test_articles(n, join=1):
   """The first ``n`` news test articles (of ``join`` stories each) and their highlights."""
-  from summarizer.evaluation import scorecard  # pylint: disable=g-import-not-at-top
   pairs = scorecard.scored_pairs('news', 'test', n, download=False, join=join)
   return [article for article, _ in pairs], [highlights for _, highlights in pairs]
 
@@ -186,7 +183,6 @@ def bench_batch(model_dir=None, n_articles=64, batch_size=16, max_length=64):
   One at a time twice: one jitted call a token (how articles were decoded
   before batches), and the whole token loop in one compiled call.
   """
-  from summarizer.inference import loaded_model, summaries  # pylint: disable=g-import-not-at-top
   articles, _ = _test_articles(n_articles)
   loaded = loaded_model.load(model_dir)
 
@@ -237,9 +233,6 @@ BEAM_SEARCHES = (
 def bench_beam(model_dir=None, n_articles=500, joined=250, max_length=64,
                batch_size=16, searches=BEAM_SEARCHES):
   """Greedy vs beam search on test stories and on joined stories (two an article)."""
-  from summarizer.evaluation import scoring  # pylint: disable=g-import-not-at-top
-  from summarizer.inference import beam, loaded_model  # pylint: disable=g-import-not-at-top
-  from summarizer.inference.summaries import summarize_many  # pylint: disable=g-import-not-at-top
   loaded = loaded_model.load(model_dir)
   results = []
   for join, n in ((1, n_articles), (2, joined)):
@@ -248,26 +241,25 @@ def bench_beam(model_dir=None, n_articles=500, joined=250, max_length=64,
     articles, references = _test_articles(n, join)
     for name, settings in searches:
       search = beam.Search(**settings)
-      summarize_many(articles[:batch_size], loaded, max_length,
-                     search=search, batch_size=batch_size)  # Warm.
+      summaries.summarize_many(articles[:batch_size], loaded, max_length,
+                               search=search, batch_size=batch_size)  # Warm.
       start = time.perf_counter()
-      runs = summarize_many(articles, loaded, max_length, search=search,
-                            batch_size=batch_size)
+      runs = summaries.summarize_many(articles, loaded, max_length, search=search,
+                                      batch_size=batch_size)
       seconds = time.perf_counter() - start
-      summaries = [run.details()['summary_text'] for run in runs]
-      scores = scoring.score_system(summaries, articles, references)
+      written = [run.details()['summary_text'] for run in runs]
+      scores = scoring.score_system(written, articles, references)
       results.append({
           'search': name, 'join': join, 'articles': len(articles),
           'ms_per_article': round(1000 * seconds / len(articles), 1),
           **{k: None if v is None else round(v, 4) for k, v in scores.items()},
-          'trigram_repeats': round(sum(map(repeats_a_trigram, summaries)) / len(summaries), 4),
-          'mean_words': round(sum(len(s.split()) for s in summaries) / len(summaries), 1)})
+          'trigram_repeats': round(sum(map(repeats_a_trigram, written)) / len(written), 4),
+          'mean_words': round(sum(len(s.split()) for s in written) / len(written), 1)})
   return results
 
 
 def bench_data(preset='tiny', seconds=20.0, consumed_per_s=None):
   """Examples/s out of the pipeline (tokenising included) vs what training eats."""
-  from summarizer.corpus import streams  # pylint: disable=g-import-not-at-top
   config = get_preset(preset)
   stream = streams.batches('news', 'train', boundaries=config.boundaries,
                            batch_sizes=config.batch_sizes,
@@ -391,7 +383,7 @@ def _verdict(name, value):
   return f'{"meets" if met else "MISSES"} goal {"≥" if higher else "≤"} {goal:g}'
 
 
-def run(sections=DEFAULT_SECTIONS, preset='tiny', model_dir=None, minutes=10.0, seed=0):
+def run(sections=DEFAULT_BENCH_SECTIONS, preset='tiny', model_dir=None, minutes=10.0, seed=0):
   """Runs the chosen benchmarks; returns their results as a dict.
 
   ``minutes`` and ``seed`` are the first-model section's training run's.

@@ -209,7 +209,7 @@ def test_setup_imports_numpy_trax_the_data_and_the_checks_only(notebook):
                    'jnp', 'fastmath', 'training',
                    # The constants the solutions read, written out.
                    'EOS', 'SEP', 'MASK_SCORE', 'MAX_SUMMARY_TOKENS', 'LEARNING_RATE',
-                   'WARMUP_STEPS', 'COURSE_STEPS_PER_CHECKPOINT'}
+                   'WARMUP_STEPS', 'COURSE_STEPS_PER_CHECKPOINT', 'VOCAB_SIZE'}
 
 
 # Package functions that would do (part of) an exercise: no cell may name them.

@@ -19,7 +19,7 @@ def test_the_checks_catch_mistakes_and_pass_correct_answers(variant):
 
 def test_every_graded_function_has_mistakes_and_a_correct_variant():
   functions = [variant.function for variant in learner_variants.VARIANTS]
-  for name in learner_variants.exercises.GRADED:
+  for name in learner_variants.handout.GRADED:
     kinds = {variant.correct for variant in learner_variants.VARIANTS if variant.function == name}
     assert kinds == {True, False}, name
   assert len(functions) >= 30

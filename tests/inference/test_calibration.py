@@ -68,7 +68,7 @@ def test_a_calibrated_model_judges_articles(tmp_path):
 
 def test_shipped_model_flags_real_text_not_its_own_news():
   loaded = loaded_model.load()
-  assert loaded.calibration and loaded.calibration['n'] == 500
+  assert loaded.calibration and loaded.calibration['n'] >= 100  # As a run's end calibrates.
   assert len(REAL_TEXTS) >= 4
   for path in REAL_TEXTS:
     with open(path, encoding='utf-8') as f:

@@ -8,7 +8,7 @@ import re
 from summarizer import decoding
 from summarizer import summarize
 from summarizer import text
-from summarizer.config import DATA_DIR, DEFAULT_MODEL_DIR, EOS, SEP, load_config
+from summarizer.config import DATA_DIR, DEFAULT_MODEL_DIR, EOS, PRESETS, SEP, load_config
 from summarizer.corpus import news
 from summarizer.inference import loaded_model
 from summarizer.inference import model_directory
@@ -16,7 +16,7 @@ from summarizer.inference import model_directory
 
 def test_shipped_model_is_the_default_and_self_describing():
   config, values = load_config(DEFAULT_MODEL_DIR)
-  assert config.preset == 'quick' and values['data'] == 'news'
+  assert config.preset in PRESETS and values['data'] == 'news'
   loaded = loaded_model.load()
   assert loaded.config == config and loaded.source.shipped
   assert text.vocab_size(loaded.vocab_file) <= config.vocab_size
