@@ -12,12 +12,13 @@ warning on standard error; the summary is printed all the same.
 """
 
 import argparse
+import io
 import os
 import sys
 
 from summarizer import __version__
 from summarizer.errors import (OneLineParser, SummarizerError, finite_float, json_text,
-                               run_command, seed)
+                               output_lost, run_command, seed, user_path)
 from summarizer.inference import search_options
 from summarizer.inference.article import cut_message, read_article
 
@@ -36,18 +37,28 @@ EPILOG = """examples:
 """
 
 
+def _add_explain_arguments(p):
+  """--explain PATH, and --force to replace an existing PATH."""
+  p.add_argument('--explain', type=user_path, default=None, metavar='PATH',
+                 help='also write what the model attended to while writing the '
+                      'summary: PATH.html, a page to explore in a browser, or '
+                      'PATH.png, a heatmap')
+  p.add_argument('--force', action='store_true',
+                 help='overwrite the --explain PATH if it exists')
+
+
 def parse_args(argv=None):
   p = OneLineParser(prog='python -m summarizer', description=__doc__.split('\n')[0],
                     epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-  p.add_argument('files', nargs='*', metavar='FILE',
+  p.add_argument('files', type=user_path, nargs='*', metavar='FILE',
                  help="articles: UTF-8 text files, or '-' for standard input")
   p.add_argument('--text', default=None, help='the article as a string')
   p.add_argument('--version', action='version', version=f'summarizer {__version__}')
-  p.add_argument('--model', default=None,
+  p.add_argument('--model', type=user_path, default=None,
                  help="a model directory: ours, or the course's checkpoint "
                       '(model.pkl.gz and model.weights.npy.gz; default: the '
                       'shipped data/model)')
-  p.add_argument('--vocab', default=None,
+  p.add_argument('--vocab', type=user_path, default=None,
                  help="a vocabulary to use instead of the model's own")
   p.add_argument('--n-heads', type=int, default=None,
                  help="attention heads of a checkpoint without config.json "
@@ -67,10 +78,7 @@ def parse_args(argv=None):
   p.add_argument('--json', action='store_true',
                  help='print a JSON list, one object per article: summary_text, '
                       'article_perplexity, out_of_domain')
-  p.add_argument('--explain', default=None, metavar='PATH',
-                 help='also write what the model attended to while writing the '
-                      'summary: PATH.html, a page to explore in a browser, or '
-                      'PATH.png, a heatmap')
+  _add_explain_arguments(p)
   args = p.parse_args(argv)
   if args.explain is not None and not args.explain.lower().endswith(('.html', '.png')):
     p.error(f'argument --explain: {args.explain} ends in neither .html (the page) '
@@ -165,7 +173,7 @@ def _explain(articles, args, out, err):
   from summarizer.inference import beam, calibration, loaded_model, undertrained  # pylint: disable=g-import-not-at-top
   if len(articles) != 1:
     raise SummarizerError('--explain takes one article')
-  explanation.check_output_path(args.explain)
+  explanation.check_output_path(args.explain, args.force)  # Before the model loads.
 
   def warn_cut(kept, total):
     print(f'warning: {cut_message(kept, total)}', file=err)
@@ -173,7 +181,7 @@ def _explain(articles, args, out, err):
   explained = explanation.explain(
       articles[0][1], args.model, args.max_length, args.method, args.temperature, args.top_k,
       args.seed, args.vocab, args.n_heads, on_cut=warn_cut, search=beam.Search.from_args(args))
-  explained.save(args.explain)
+  explained.save(args.explain, args.force)
   loaded = loaded_model.load(args.model, args.vocab, args.n_heads)
   if explained.out_of_domain:
     print('warning: ' + calibration.ood_warning(explained.article_perplexity,
@@ -195,7 +203,9 @@ def run(args, stdin=None, out=None, err=None, compilation_cache=False):
   the next run (``inference.disk_cache``); the command turns it on.
   """
   out = out or sys.stdout
-  err = err or sys.stderr
+  err = err or sys.stderr or io.StringIO()  # `2>&-`: warnings go nowhere, not to stdout.
+  if out is None:  # `>&-`: the process has no standard output at all.
+    raise SummarizerError('standard output is closed: nowhere to write the summary')
   articles = read_articles(args, stdin)
   if args.explain is not None:
     return _explain(articles, args, out, err)
@@ -239,12 +249,21 @@ def exit_now(status):
 
   Unloading TensorFlow and jax at exit takes over a second, a fifth of the
   command's time, and there is nothing to save: the summary is printed.
+  If it cannot be (a full disk), that is said in one line and the status
+  is not 0; a reader that left (`... | head -c 10`) is no error.
   """
   try:
-    sys.stdout.flush()
+    if sys.stdout is not None:  # None: `>&-`, which run refused.
+      sys.stdout.flush()
   except BrokenPipeError:  # The reader left (`... | head -c 10`).
     pass
-  sys.stderr.flush()
+  except OSError as e:  # What run_command flushed cannot fail again: this is new.
+    status = output_lost(e) if status == 0 else status
+  try:
+    if sys.stderr is not None:
+      sys.stderr.flush()
+  except OSError:  # Nowhere left to say anything.
+    pass
   os._exit(status)  # pylint: disable=protected-access
 
 

@@ -37,7 +37,7 @@ import json
 import os
 import sys
 
-from summarizer.errors import OneLineParser, finite_float, run_command, seed
+from summarizer.errors import OneLineParser, finite_float, run_command, seed, user_path
 from summarizer.evaluation import BENCH_SECTIONS, DEFAULT_BENCH_SECTIONS
 
 
@@ -50,7 +50,8 @@ def main(argv=None):
   p.add_argument('--only', default=','.join(DEFAULT_BENCH_SECTIONS),
                  help='comma-separated sections: ' + ','.join(BENCH_SECTIONS)
                       + ' (default: all but beam and first-model)')
-  p.add_argument('--model', default=None, help='model directory (default: shipped)')
+  p.add_argument('--model', type=user_path, default=None,
+                 help='model directory (default: shipped)')
   p.add_argument('--minutes', type=finite_float, default=10.0,
                  help="first-model: the training run's --max-minutes (default: 10)")
   p.add_argument('--seed', type=seed, default=0, help="first-model: the run's --seed")

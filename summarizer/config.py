@@ -11,6 +11,7 @@ import math
 import os
 
 from summarizer.errors import SummarizerError
+from summarizer.files import read_file, write_text
 
 # The course's vocabulary: its 33,021 subwords, rounded up to a size of ids.
 VOCAB_SIZE = 33300
@@ -37,9 +38,26 @@ VERDICT_KEY = 'verdict'
 # Validation articles a calibration reads (or all, if the split is smaller).
 CALIBRATION_ARTICLES = 500
 
-# Where the package keeps what it ships.
+# Where the package keeps what it ships: the repository's top-level data/ and
+# notebooks/ folders, which an installed package (a wheel, ``pip install .``
+# or ``pip install git+URL``) holds as its package data summarizer/_data and
+# summarizer/_notebooks (see pyproject.toml). A checkout, installed editable
+# or not at all, has no such folders inside the package and reads the top
+# level's.
 PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-DATA_DIR = os.path.join(os.path.dirname(PACKAGE_DIR), 'data')
+
+
+def _shipped(name, installed_name):
+  """The folder ``name`` beside the package, or ``installed_name`` inside it if installed."""
+  installed = os.path.join(PACKAGE_DIR, installed_name)
+  if os.path.isdir(installed):
+    return installed
+  return os.path.join(os.path.dirname(PACKAGE_DIR), name)
+
+
+DATA_DIR = _shipped('data', '_data')
+# Notebook 03's folder (the exercises' explanations, summarizer.assignment.handout).
+NOTEBOOKS_DIR = _shipped('notebooks', '_notebooks')
 DEFAULT_VOCAB_FILE = os.path.join(DATA_DIR, 'news.subwords')
 # The course's vocabulary (33,021 subwords), as its lab saves it.
 COURSE_VOCAB_NAME = 'summarize32k.subword.subwords'
@@ -142,15 +160,9 @@ def save_config(config, directory, **extra):
   """Writes ``config.json`` (the preset values plus ``extra``) atomically."""
   values = dict(config.to_dict(), **extra)
   path = os.path.join(directory, 'config.json')
-  tmp = path + '.tmp'
   try:
-    with open(tmp, 'w', encoding='utf-8') as f:
-      json.dump(values, f, indent=2, sort_keys=True)
-      f.write('\n')
-    os.replace(tmp, path)
+    write_text(path, json.dumps(values, indent=2, sort_keys=True) + '\n')
   except OSError as e:  # A full disk, a read-only directory: the old file stays.
-    if os.path.exists(tmp):
-      os.remove(tmp)
     raise SummarizerError(f'{path}: cannot write ({e.strerror or e}); the earlier '
                           'one, if any, is kept') from None
   return path
@@ -163,12 +175,38 @@ def update_config(directory, **changes):
   return save_config(config, directory, **dict(extra, **changes))
 
 
+# The most the package reads of each kind of file a user gives it, in bytes:
+# far above any real one, far below what would use up a laptop's memory. A
+# larger one (a link to /dev/zero, a sparse file, a small gzip that unpacks
+# to gigabytes) is refused in one line before it is read.
+MAX_CONFIG_BYTES = 10**6     # A model directory's config.json: ours are 2-3 KB.
+MAX_VOCAB_BYTES = 50 * 10**6  # A .subwords vocabulary: the course's 33k subwords are 270 KB.
+# An article (a file or standard input), or one example of a data source (a
+# .story file, a JSONL line, a CSV row): a long news story is 10-50 KB.
+MAX_ARTICLE_BYTES = 10 * 10**6
+# The arrays of one checkpoint file, unpacked: the course's model (about 55M
+# parameters) has 220 MB of weights, and 440 MB of Adam's moments in its
+# opt_slots file; a model twice its size fits, and no preset comes near.
+MAX_WEIGHTS_BYTES = 10**9
+# A checkpoint's pickle, unpacked: the step, the history of its metrics and
+# the input signature (the shipped model's is 23 KB), its arrays beside it.
+# Trax before 1.3.8 pickled the weights and Adam's moments inside it: a
+# pickle with no weights file beside it may be as large as the arrays.
+MAX_PICKLE_BYTES = 64 * 10**6
+# The published CNN/DailyMail url lists (all_train.txt: 287k urls of about 100
+# characters each).
+MAX_URL_LIST_BYTES = 200 * 10**6
+
+
 def load_config(directory):
-  """Reads ``config.json`` from a model directory; returns (Config, all values)."""
+  """Reads ``config.json`` from a model directory; returns (Config, all values).
+
+  A byte-order mark (as Notepad saves UTF-8) is read as UTF-8.
+  """
   path = os.path.join(directory, 'config.json')
   try:
-    with open(path, encoding='utf-8') as f:
-      values = json.load(f)
+    raw = read_file(path, MAX_CONFIG_BYTES, "a model directory's config.json may be")
+    values = json.loads(raw.decode('utf-8-sig'))
   except FileNotFoundError:
     raise SummarizerError(f'{directory}: not a model directory (no config.json)') from None
   except (OSError, ValueError) as e:

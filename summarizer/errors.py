@@ -3,11 +3,14 @@
 ``SummarizerError`` is the package's one exception type for bad input, a
 missing file or a mismatched model. The commands parse their arguments with
 ``OneLineParser`` and run their work through ``run_command``, so a user
-sees one line on standard error and a non-zero exit, never a traceback.
+sees one line on standard error and a non-zero exit, never a traceback:
+also when the output cannot be written (a full disk).
 """
 
 import argparse
+import errno
 import math
+import os
 import sys
 
 # Exit statuses: argparse's for bad input, and the shell's for Ctrl-C.
@@ -35,6 +38,21 @@ def finite_float(text):
   if not math.isfinite(value):
     raise argparse.ArgumentTypeError(f'must be a finite number, not {text}')
   return value
+
+
+def user_path(text):
+  """An argparse ``type``: a path, a leading ``~`` or ``~USER`` expanded as the shell does.
+
+  The shell expands ``~`` only at the start of a word: ``--output-dir=~/x``
+  arrives as typed, and would name a folder ``~`` in the current one. Other
+  strings (``news``, ``tfds:NAME``, ``-``) come back as they are.
+  """
+  path = os.path.expanduser(text)
+  if path.startswith('~'):
+    user = text[1:].split('/', 1)[0]
+    why = f'no user named {user}' if user else 'no home folder ($HOME is not set)'
+    raise argparse.ArgumentTypeError(f'{text}: cannot expand ~: {why}; write the path out')
+  return path
 
 
 # The largest seed the random generators take (numpy's: 2**32 - 1).
@@ -72,8 +90,60 @@ def json_text(value, **kwargs):
   return json.dumps(finite(value), allow_nan=False, **kwargs)
 
 
+def say(line):
+  """Writes one line to standard error, if the process has one."""
+  if sys.stderr is None:  # `2>&-`: print would write to standard output instead.
+    return
+  try:
+    print(line, file=sys.stderr)
+  except (OSError, ValueError):  # Closed or broken too: nowhere left to say it.
+    pass
+
+
+def _quiet_output():
+  """Flushes standard output; where that fails, sends what it still holds to /dev/null.
+
+  Python flushes standard output once more as it exits; where the reader
+  has left or the disk is full, that flush would fail again, with a
+  multi-line "Exception ignored" note. Only the process's own standard
+  output is redirected (not one that a test put in its place).
+  """
+  if sys.stdout is None:
+    return
+  try:
+    sys.stdout.flush()  # A write to another file failed: what was printed still goes out.
+    return
+  except OSError:
+    pass
+  if sys.stdout is not sys.__stdout__:
+    return
+  try:
+    descriptor = sys.stdout.fileno()
+  except (OSError, ValueError):
+    return
+  devnull = os.open(os.devnull, os.O_WRONLY)
+  os.dup2(devnull, descriptor)
+  os.close(devnull)
+
+
+# Why a write fails, where no retry helps: a full disk, a quota, a size limit.
+WRITE_FAILURES = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def output_lost(error):
+  """Says in one line that a write failed (``error``, an ``OSError``); returns the exit status."""
+  _quiet_output()
+  why = error.strerror or error
+  say(f'error: {error.filename}: cannot write ({why})' if error.filename
+      else f'error: cannot write the output ({why}); it is lost')
+  return USAGE_ERROR
+
+
 def run_command(work, interrupted='stopped'):
   """Runs a command's work and returns the exit status.
+
+  What the work printed is flushed here, so a full disk is said in one
+  line while the command can still say it.
 
   Args:
     work: A function of no arguments that does the command's work and
@@ -81,18 +151,27 @@ def run_command(work, interrupted='stopped'):
     interrupted: What to say on Ctrl-C (what was kept, how to go on).
 
   Returns:
-    ``work``'s status; 2 after a ``SummarizerError`` (shown as one line);
-    130 after Ctrl-C; 0 if the reader of the output went away.
+    ``work``'s status; 2 after a ``SummarizerError`` or a write that failed
+    (a full disk; shown as one line); 130 after Ctrl-C; 0 if the reader of
+    the output went away.
   """
   try:
-    return work()
+    status = work()
+    if sys.stdout is not None:
+      sys.stdout.flush()
+    return status
   except SummarizerError as e:
     # Gin adds a line ("In call to configurable 'TrainTask' ...") to what is
     # raised inside a Trax configurable: the first line is ours.
-    print(f'error: {str(e).splitlines()[0] if str(e) else type(e).__name__}', file=sys.stderr)
+    say(f'error: {str(e).splitlines()[0] if str(e) else type(e).__name__}')
     return USAGE_ERROR
   except KeyboardInterrupt:
-    print(interrupted, file=sys.stderr)
+    say(interrupted)
     return INTERRUPTED
   except BrokenPipeError:  # `... | head`: the reader stopped; nothing to report.
+    _quiet_output()
     return 0
+  except OSError as e:
+    if e.errno not in WRITE_FAILURES:
+      raise
+    return output_lost(e)

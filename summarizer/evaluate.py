@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-from summarizer.errors import OneLineParser, json_text, run_command
+from summarizer.errors import OneLineParser, json_text, run_command, user_path
 from summarizer.evaluation import METHODS, PREDICTIONS_FILE, RESULTS_FILE
 from summarizer.inference import search_options
 
@@ -30,12 +30,12 @@ def parse_args(argv=None):
   """Parses the command line of ``python -m summarizer.evaluate``."""
   p = OneLineParser(prog='python -m summarizer.evaluate', description=__doc__,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
-  p.add_argument('--model', default=None,
+  p.add_argument('--model', type=user_path, default=None,
                  help='model directory (default: the shipped data/model)')
-  p.add_argument('--data', default='news',
+  p.add_argument('--data', type=user_path, default='news',
                  help='data source: news (default), tfds:NAME, .story files, '
                       'JSONL or CSV')
-  p.add_argument('--data-dir', default=None,
+  p.add_argument('--data-dir', type=user_path, default=None,
                  help='TFDS data directory (default: ~/tensorflow_datasets)')
   p.add_argument('--no-download', action='store_true',
                  help='never download a tfds: dataset; one not prepared in '
@@ -51,7 +51,7 @@ def parse_args(argv=None):
   p.add_argument('--retrieval-pool', type=int, default=5000,
                  help='training articles the retrieval baseline indexes '
                       '(default: %(default)s)')
-  p.add_argument('--output-dir', default=os.path.join('runs', 'eval'),
+  p.add_argument('--output-dir', type=user_path, default=os.path.join('runs', 'eval'),
                  help=f'where {RESULTS_FILE} and {PREDICTIONS_FILE} go '
                       '(default: %(default)s)')
   p.add_argument('--overwrite-output-dir', action='store_true',

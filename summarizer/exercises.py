@@ -20,7 +20,7 @@ import sys
 
 from summarizer.assignment.handout import (ASSIGNMENT, DEFAULT_OUT, GRADED, _write,
                                            write_exercises, write_nbgrader_source)
-from summarizer.errors import OneLineParser, SummarizerError, run_command
+from summarizer.errors import OneLineParser, SummarizerError, run_command, user_path
 
 
 def write_nbgrader_config(course_dir, sandbox='bwrap', force=False):
@@ -33,13 +33,13 @@ def write_nbgrader_config(course_dir, sandbox='bwrap', force=False):
 def _parser():
   parser = OneLineParser(prog='python -m summarizer.exercises', description=__doc__,
                          formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument('--out', default=DEFAULT_OUT,
+  parser.add_argument('--out', type=user_path, default=DEFAULT_OUT,
                       help=f'the notebook to write (default: {DEFAULT_OUT})')
-  parser.add_argument('--nbgrader', metavar='COURSE_DIR',
+  parser.add_argument('--nbgrader', type=user_path, metavar='COURSE_DIR',
                       help="write the teacher's source version (solutions included) "
                            f'into COURSE_DIR/source/{ASSIGNMENT}/ and COURSE_DIR/'
                            'nbgrader_config.py (autograding in the sandbox) instead')
-  parser.add_argument('--grade', metavar='NOTEBOOK',
+  parser.add_argument('--grade', type=user_path, metavar='NOTEBOOK',
                       help="grade a learner's notebook in the sandbox and print the table")
   parser.add_argument('--sandbox', choices=('bwrap', 'process'), default='bwrap',
                       help="with --grade or --nbgrader: 'bwrap' (bubblewrap, the default) "

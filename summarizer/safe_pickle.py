@@ -10,6 +10,11 @@ signature (Trax's ``ShapeDtype``, rebuilt here as ``Signature``). The
 unpickler below admits exactly those names and refuses any other with a
 ``SummarizerError`` that names the file and what it named.
 
+Nothing here reads a file that is not a regular file (a FIFO would hang
+the reader), nor more than the bounds of ``summarizer.config`` once
+unpacked: a small gzip that unpacks to gigabytes is refused in one line
+before the gigabytes are read.
+
 This module imports neither Trax nor jax: reading a checkpoint needs
 numpy only. It belongs to the base: ``_trax`` hands it Trax as Trax imports
 (``guard_layer_readers``), and again when Trax's training loop is first
@@ -22,13 +27,17 @@ import collections
 import gzip
 import importlib
 import io
+import math
+import os
 import pickle
 import sys
 import types
 
 import numpy as np
 
+from summarizer.config import MAX_PICKLE_BYTES, MAX_WEIGHTS_BYTES
 from summarizer.errors import SummarizerError
+from summarizer.files import regular_file, too_large
 
 
 class UnsafePickleError(SummarizerError):
@@ -163,6 +172,63 @@ class CheckpointUnpickler(pickle.Unpickler):
                             'object, which a checkpoint never does')
 
 
+class _BoundedReader:
+  """A binary file that the unpickler may read no more than ``limit`` bytes of.
+
+  The unpickler asks for each object's bytes before it reads them (``read``
+  of their number, or ``readinto`` a buffer of that size), so a pickle that
+  holds a gigabyte-long bytes object is refused before its contents are read.
+
+  Args:
+    file: A binary file (a ``GzipFile``: what it unpacks is what counts).
+    limit: The most bytes the pickle may have.
+    where: The file's name, for the error.
+  """
+
+  def __init__(self, file, limit, where):
+    self._file, self._limit, self._left, self._where = file, limit, limit, where
+
+  def _take(self, size):
+    if size > self._left:
+      raise too_large(self._where, self._limit, "a checkpoint's pickle may hold unpacked")
+
+  def read(self, size=-1):
+    if size is None or size < 0:  # All there is: at most one byte past the bound.
+      data = self._file.read(self._left + 1)
+      self._take(len(data))
+    else:
+      self._take(size)
+      data = self._file.read(size)
+    self._left -= len(data)
+    return data
+
+  def readinto(self, buffer):
+    self._take(memoryview(buffer).nbytes)
+    count = self._file.readinto(buffer)
+    self._left -= count or 0
+    return count
+
+  def readline(self, size=-1):
+    line = self._file.readline(self._left + 1 if size is None or size < 0 else size)
+    self._take(len(line))
+    self._left -= len(line)
+    return line
+
+
+def pickle_limit(path):
+  """The most bytes the pickle ``path`` may hold unpacked.
+
+  A Loop checkpoint's pickle holds small things, its arrays in the weights
+  file beside it (Trax >= 1.3.8): ``MAX_PICKLE_BYTES``. Without that file
+  (Trax before 1.3.8 pickled the weights and Adam's moments), as much as
+  the arrays may be: ``MAX_WEIGHTS_BYTES``.
+  """
+  path = os.fspath(path)
+  if path.endswith('.pkl.gz') and not os.path.exists(path[:-len('pkl.gz')] + 'weights.npy.gz'):
+    return MAX_WEIGHTS_BYTES
+  return MAX_PICKLE_BYTES
+
+
 def loads(data, where='the pickle'):
   """Unpickles ``data`` (bytes) admitting only a checkpoint's types."""
   return CheckpointUnpickler(io.BytesIO(data), where).load()
@@ -182,12 +248,16 @@ def load(path, compressed=True):
   Raises:
     UnsafePickleError: the pickle names anything else (nothing it names has
       run).
+    SummarizerError: it is not a regular file, or holds more than
+      ``pickle_limit`` bytes unpacked (refused before they are read).
     OSError, EOFError, pickle.UnpicklingError, ...: the file is missing,
       truncated or not a pickle, as ``pickle.load`` raises them.
   """
+  limit = pickle_limit(path)
+  regular_file(path, limit, "a checkpoint's pickle may hold")
   opener = gzip.open if compressed else open
   with opener(path, 'rb') as f:
-    return CheckpointUnpickler(f, path).load()
+    return CheckpointUnpickler(_BoundedReader(f, limit, path), path).load()
 
 
 def load_arrays(path):
@@ -196,17 +266,51 @@ def load_arrays(path):
   Trax's own ``np_from_file`` stops quietly at the first error, so a
   truncated file would give a model with its last layers missing (and a
   resumed run would draw them at random); here only a clean end of the
-  file ends the list, and object arrays (pickles) are refused.
+  file ends the list, and object arrays (pickles) are refused. Each
+  array's size is read from its header before its data: arrays of more
+  than ``MAX_WEIGHTS_BYTES`` in all are refused before they are unpacked.
 
   Raises:
+    SummarizerError: the file is not a regular file, or its arrays hold
+      too much.
     OSError, EOFError, ValueError, zlib.error: the file is missing,
       truncated or not such a file.
   """
-  arrays = []
+  regular_file(path, MAX_WEIGHTS_BYTES, 'the arrays of a checkpoint file may hold')
+  arrays, room = [], MAX_WEIGHTS_BYTES
   with gzip.open(path, 'rb') as f:
     while f.peek(1):
-      arrays.append(np.load(f, allow_pickle=False))
+      arrays.append(_read_array(f, room, path))
+      room -= arrays[-1].nbytes
   return arrays
+
+
+# The .npy format versions whose header numpy reads in public (np.save writes 1.0, or
+# 2.0 for a header over 64 KB).
+_HEADER_READERS = {(1, 0): np.lib.format.read_array_header_1_0,
+                   (2, 0): np.lib.format.read_array_header_2_0}
+
+
+def _read_array(file, room, where):
+  """Reads one ``np.save``-d array of at most ``room`` bytes, its header first."""
+  version = np.lib.format.read_magic(file)
+  if version not in _HEADER_READERS:
+    raise ValueError(f'an array in .npy format {version[0]}.{version[1]}')
+  shape, fortran_order, dtype = _HEADER_READERS[version](file)
+  if dtype.hasobject:
+    raise ValueError('an array of Python objects (a pickle), which a checkpoint never holds')
+  size = math.prod(shape) * dtype.itemsize
+  if size > room:
+    raise too_large(where, MAX_WEIGHTS_BYTES, 'the arrays of a checkpoint file may hold '
+                    'unpacked')
+  data = bytearray(size)
+  view, done = memoryview(data), 0
+  while done < size:
+    count = file.readinto(view[done:])
+    if not count:
+      raise EOFError(f'the file ends inside an array of shape {shape}')
+    done += count
+  return np.frombuffer(data, dtype).reshape(shape, order='F' if fortran_order else 'C')
 
 
 # --------------------------------------------------------------------------
@@ -222,8 +326,18 @@ def _trax_signature(trax, value):
 
 
 def _load_for_trax(file):
-  """``pickle.load`` for Trax's readers: only a checkpoint's types."""
-  saved = CheckpointUnpickler(file, getattr(file, 'name', 'a pickle')).load()
+  """``pickle.load`` for Trax's readers: only a checkpoint's types, and bounded.
+
+  Trax's ``GFile`` opens its file at the first read, so a FIFO is refused
+  here before anything waits on it.
+  """
+  name = getattr(file, 'name', None)
+  if isinstance(name, str) and name:
+    limit = pickle_limit(name)
+    regular_file(name, limit, "a checkpoint's pickle may hold")
+  else:
+    name, limit = 'a pickle', MAX_PICKLE_BYTES
+  saved = CheckpointUnpickler(_BoundedReader(file, limit, name), name).load()
   if isinstance(saved, dict) and 'input_signature' in saved:
     saved['input_signature'] = _trax_signature(sys.modules['trax'], saved['input_signature'])
   return saved

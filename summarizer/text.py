@@ -7,34 +7,42 @@ the course's does; ``detokenize`` turns ids back into text.
 
 import functools
 import hashlib
+import io
 import os
 import textwrap
 
 import numpy as np
 
 from summarizer._trax import trax
-from summarizer.config import COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, EOS
+from summarizer.config import COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, EOS, MAX_VOCAB_BYTES
 from summarizer.errors import SummarizerError
+from summarizer.files import read_file, regular_file
+
+# What MAX_VOCAB_BYTES bounds, for the error that names it.
+_BOUND = 'a vocabulary may be'
 
 
 def vocab_path(vocab_file=None):
   """Returns the vocabulary file to use: ``vocab_file`` or the shipped one."""
   path = os.path.abspath(os.path.expanduser(vocab_file or DEFAULT_VOCAB_FILE))
-  if not os.path.isfile(path):
+  if not os.path.exists(path):
     raise SummarizerError(f'{vocab_file or path}: vocabulary file not found')
+  regular_file(path, MAX_VOCAB_BYTES, _BOUND)  # Not a FIFO, nor a link to /dev/zero.
   return path
 
 
 @functools.lru_cache(maxsize=8)
 def _encoder(path):
   """Loads a Trax/T2T ``.subwords`` file once per process."""
-  # Read with Python's open, not Trax's (tf.io.gfile would import TensorFlow);
-  # newline='\n' splits lines where gfile does.
+  # Read by Python, not Trax (tf.io.gfile would import TensorFlow), and at
+  # most MAX_VOCAB_BYTES.
   encoder = trax.data.text_encoder.SubwordTextEncoder()
   encoder.filename = path
   try:
-    with open(path, encoding='utf-8', newline='\n') as f:
-      encoder._load_from_file_object(f)  # pylint: disable=protected-access
+    # newline='\n' splits lines where gfile does; a byte-order mark is dropped.
+    lines = io.StringIO(read_file(path, MAX_VOCAB_BYTES, _BOUND).decode('utf-8-sig'),
+                        newline='\n')
+    encoder._load_from_file_object(lines)  # pylint: disable=protected-access
   except (OSError, UnicodeDecodeError, ValueError, AssertionError, IndexError) as e:
     # Trax asserts that each line is a quoted subword: a cut file fails so.
     reason = str(e) or 'a line is not a quoted subword: the file may be cut short'
@@ -73,8 +81,7 @@ def vocab_size(vocab_file=None):
 
 def vocab_fingerprint(vocab_file=None):
   """Returns the md5 of the vocabulary file, to tell vocabularies apart."""
-  with open(vocab_path(vocab_file), 'rb') as f:
-    return hashlib.md5(f.read()).hexdigest()
+  return hashlib.md5(read_file(vocab_path(vocab_file), MAX_VOCAB_BYTES, _BOUND)).hexdigest()
 
 
 def tokenize(text, vocab_file=None):

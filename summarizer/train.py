@@ -23,7 +23,8 @@ import time
 STARTED = time.monotonic()
 
 from summarizer.config import load_config
-from summarizer.errors import OneLineParser, SummarizerError, finite_float, run_command, seed
+from summarizer.errors import (OneLineParser, SummarizerError, finite_float, run_command, seed,
+                               user_path)
 from summarizer.runs.args import NEW_RUN_LESSONS, PRESET_LESSONS, TrainArgs
 from summarizer.runs.stopping import STOP_SIGNALS
 
@@ -117,10 +118,10 @@ def _saved_preset(output_dir):
 
 def _add_ending_flags(p, defaults):
   """What a run starts from and what it ends with: the start weights, export, calibration, verdict."""
-  p.add_argument('--export-to', default=None,
+  p.add_argument('--export-to', type=user_path, default=None,
                  help='afterwards, copy config, vocabulary and weights (no '
                       'optimizer state) to this model directory')
-  p.add_argument('--init-from', default=None, metavar='MODEL_DIR',
+  p.add_argument('--init-from', type=user_path, default=None, metavar='MODEL_DIR',
                  help='start from the weights of a model directory of the same '
                       'architecture (e.g. data/model) instead of random ones')
   p.add_argument('--calibration-articles', type=int,
@@ -139,11 +140,11 @@ def parse_args(argv=None):
   p = OneLineParser(
       prog='python -m summarizer.train', description=__doc__,
       formatter_class=argparse.RawDescriptionHelpFormatter)
-  p.add_argument('--data', default=defaults.data,
+  p.add_argument('--data', type=user_path, default=defaults.data,
                  help='news (default), tfds:cnn_dailymail[:VERSION], a folder '
                       'of .story files or archives, or JSONL/CSV files')
-  p.add_argument('--data-dir', default=None, help='TFDS data directory')
-  p.add_argument('--vocab', default=None,
+  p.add_argument('--data-dir', type=user_path, default=None, help='TFDS data directory')
+  p.add_argument('--vocab', type=user_path, default=None,
                  help='a .subwords vocabulary (default: that of --init-from; '
                       "the course's for --preset course; data/news.subwords "
                       'for news; else one built from the training data)')
@@ -162,7 +163,7 @@ def parse_args(argv=None):
   p.add_argument('--warmup-steps', type=int, default=None,
                  help="warmup steps (default: the preset's)")
   p.add_argument('--seed', type=seed, default=defaults.seed)
-  p.add_argument('--output-dir', default=defaults.output_dir)
+  p.add_argument('--output-dir', type=user_path, default=defaults.output_dir)
   p.add_argument('--resume', action='store_true',
                  help='continue the checkpoint in --output-dir')
   p.add_argument('--overwrite-output-dir', action='store_true',

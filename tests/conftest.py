@@ -1,10 +1,13 @@
-"""Shared fixtures: small model directories made on the spot."""
+"""Shared fixtures: small model directories made on the spot, and special files (FIFOs, links
+to devices, sparse files) for the tests of what a command refuses to read."""
 
+import contextlib
 import dataclasses
 import gzip
 import os
 import pickle
 import shutil
+import signal
 
 import numpy as np
 import pytest
@@ -110,3 +113,40 @@ def micro_args(output_dir, **changes):
                             eval_batches=1, output_dir=str(output_dir), progress=False,
                             calibration_articles=3)
   return dataclasses.replace(base, **changes)
+
+
+# ------------------------------------------------------------- special files
+
+@contextlib.contextmanager
+def no_hang(seconds=10):
+  """Fails the test if the block still runs after ``seconds`` (as a FIFO's open waits).
+
+  ``pytest.fail`` raises no ``OSError`` (as ``TimeoutError`` is), which the
+  code under test might catch and word as a file it cannot read.
+  """
+  def hung(*_):
+    pytest.fail(f'still waiting after {seconds} s (on a FIFO?)')
+
+  before = signal.signal(signal.SIGALRM, hung)
+  signal.alarm(seconds)
+  try:
+    yield
+  finally:
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, before)
+
+
+def make_special(path, kind):
+  """Makes ``path`` a FIFO ('fifo') or a link to /dev/zero ('zero'); returns the kind's name."""
+  if kind == 'fifo':
+    os.mkfifo(path)
+    return 'a FIFO'
+  path.symlink_to('/dev/zero')
+  return 'a link to /dev/zero, a character device'
+
+
+def sparse_file(path, size):
+  """A file of ``size`` bytes that takes no disk (its bytes read as zeros)."""
+  with open(path, 'wb') as f:
+    f.truncate(size)
+  return path

@@ -6,8 +6,11 @@ import shutil
 import pytest
 
 from summarizer import __main__ as summarize_command
+from summarizer import config
 from summarizer.config import load_config
 from summarizer.errors import SummarizerError
+
+from conftest import make_special, no_hang, sparse_file
 
 BAD = [
     ({'n_heads': 0}, '"n_heads" is 0; it must be a whole number, at least 1'),
@@ -56,3 +59,30 @@ def test_the_command_says_it_in_one_line(random_model_dir, tmp_path, capsys):
 def test_the_shipped_and_a_written_config_pass(random_model_dir):
   load_config(random_model_dir)
   load_config('data/model')
+
+
+def test_a_config_json_that_is_no_regular_file_or_too_large_is_refused_unread(
+    random_model_dir, tmp_path):
+  model_dir = tmp_path / 'model'
+  shutil.copytree(random_model_dir, model_dir)
+  path = model_dir / 'config.json'
+  for special in ('fifo', 'zero'):
+    path.unlink()
+    kind = make_special(path, special)
+    with no_hang(), pytest.raises(SummarizerError) as raised:
+      load_config(str(model_dir))
+    assert str(raised.value) == f'{path}: not a regular file ({kind})'
+  path.unlink()
+  sparse_file(path, config.MAX_CONFIG_BYTES + 1)
+  with pytest.raises(SummarizerError) as raised:
+    load_config(str(model_dir))
+  assert str(raised.value) == (f"{path}: too large (over 1 MB, the most a model directory's "
+                               'config.json may be)')
+
+
+def test_a_config_json_saved_with_a_byte_order_mark_reads(random_model_dir, tmp_path):
+  model_dir = tmp_path / 'model'
+  shutil.copytree(random_model_dir, model_dir)
+  values = json.loads((model_dir / 'config.json').read_text())
+  (model_dir / 'config.json').write_text(json.dumps(values), encoding='utf-8-sig')
+  assert load_config(str(model_dir)) == load_config(random_model_dir)

@@ -1,12 +1,21 @@
-"""Every flag is range-checked at parse time: one line, status 2, before any model loads."""
+"""Every flag is range-checked at parse time: one line, status 2, before any model loads.
+And a user's files are read only if they are regular files, never past a bound; a
+command whose output cannot be written says so in one line."""
 
+import errno
+import io
 import json
+import os
+import socket
+import sys
 
 import pytest
 
 from summarizer import __main__ as summarize_command
-from summarizer import evaluate, train
-from summarizer.errors import json_text
+from summarizer import errors, evaluate, files, train
+from summarizer.errors import SummarizerError, json_text
+
+from conftest import make_special, no_hang, sparse_file
 
 CASES = [
     (train, ['--learning-rate', 'nan'], '--learning-rate: must be a finite number'),
@@ -91,3 +100,58 @@ def test_a_bad_flag_is_refused_before_jax_is_imported(command):
   done = subprocess.run([sys.executable, '-c', probe], capture_output=True, text=True,
                         timeout=120, check=False)
   assert done.stdout.split() == ['2', 'False'], done.stderr
+
+
+def test_a_file_that_is_no_regular_file_is_named_before_it_is_opened(tmp_path):
+  kinds = {tmp_path / kind: make_special(tmp_path / kind, kind) for kind in ('fifo', 'zero')}
+  with socket.socket(socket.AF_UNIX) as listening:
+    listening.bind(str(tmp_path / 'sock'))
+    kinds.update({tmp_path / 'sock': 'a socket', tmp_path: 'a directory'})
+    for path, kind in kinds.items():
+      with no_hang(), pytest.raises(SummarizerError) as raised:
+        files.read_file(str(path), 100, 'a thing may be')
+      assert str(raised.value) == f'{path}: not a regular file ({kind})'
+
+
+def test_a_file_or_stream_over_its_bound_is_refused_before_it_is_read(tmp_path):
+  big = sparse_file(tmp_path / 'big', 2 * 10**9)
+  with pytest.raises(SummarizerError) as raised:
+    files.read_file(str(big), 10**6, 'a thing may be')
+  assert str(raised.value) == f'{big}: too large (over 1 MB, the most a thing may be)'
+  # A pipe tells no size: what comes is read to one byte past the bound.
+  assert files.read_at_most(io.BytesIO(b'x' * 10), 10, 'standard input', 'x') == b'x' * 10
+  with pytest.raises(SummarizerError, match=r'^standard input: too large \(over 10 bytes'):
+    files.read_at_most(io.BytesIO(b'x' * 11), 10, 'standard input', 'a thing may be')
+
+
+class FullDisk(io.StringIO):
+  """Standard output on a full disk: what is written waits in a buffer; flushing fails."""
+
+  def flush(self):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_full_disk_is_one_line_and_status_2_and_a_reader_that_left_no_error(
+    capsys, monkeypatch):
+  def write_fails():
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), 'run/model.pkl.gz')
+
+  assert errors.run_command(write_fails) == 2
+  assert capsys.readouterr().err == ('error: run/model.pkl.gz: cannot write (No space left '
+                                     'on device)\n')
+  monkeypatch.setattr(sys, 'stdout', FullDisk())
+  assert errors.run_command(lambda: print('the summary') or 0) == 2  # Every command's way.
+  assert capsys.readouterr().err == ('error: cannot write the output (No space left on '
+                                     'device); it is lost\n')
+
+  def reader_left():
+    raise BrokenPipeError(errno.EPIPE, 'Broken pipe')
+
+  assert errors.run_command(reader_left) == 0
+  assert capsys.readouterr().err == ''
+
+  def a_bug():
+    raise OSError(errno.EINVAL, 'not a write that failed')
+
+  with pytest.raises(OSError, match='not a write'):  # A bug keeps its traceback.
+    errors.run_command(a_bug)

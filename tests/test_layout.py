@@ -19,8 +19,8 @@ import summarizer
 PACKAGE_DIR = os.path.dirname(os.path.abspath(summarizer.__file__))
 
 # safe_pickle (issue 30) is the base's: _trax makes Trax's own checkpoint readers use it.
-BASE = {'summarizer.config', 'summarizer.errors', 'summarizer._trax', 'summarizer.progress',
-        'summarizer.safe_pickle'}
+BASE = {'summarizer.config', 'summarizer.errors', 'summarizer.files', 'summarizer._trax',
+        'summarizer.progress', 'summarizer.safe_pickle'}
 COURSE = {'summarizer.text', 'summarizer.data', 'summarizer.attention', 'summarizer.model',
           'summarizer.training', 'summarizer.decoding'}
 ROOMS = ('inference', 'runs', 'corpus', 'evaluation', 'explorer', 'assignment')

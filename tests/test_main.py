@@ -3,15 +3,17 @@
 import dataclasses
 import json
 import os
+import shlex
 import subprocess
 import sys
 import textwrap
 
 import pytest
 
-from summarizer.__main__ import main
+from summarizer.__main__ import main, parse_args
 
 from conftest import SMALL_CONFIG, write_model_dir
+from conftest import make_special, no_hang
 
 ARTICLE = 'The mayor of the city opened a new library on Friday, officials said.'
 
@@ -140,3 +142,102 @@ def test_help_version_and_argument_errors_answer_before_trax_is_imported():
   lines = done.stdout.splitlines()
   assert {'--help 0', '--version 0', '--max-length 2'} <= set(lines)
   assert 'summarizer 0.' in done.stdout and lines[-1] == '[]'  # The version; no Trax.
+
+
+def test_an_article_with_a_byte_order_mark_is_summarised_as_without(capsys, random_model_dir,
+                                                                      tmp_path):
+  outputs = []
+  for encoding in ('utf-8', 'utf-8-sig'):  # utf-8-sig: as Notepad and Excel save it.
+    path = tmp_path / f'{encoding}.txt'
+    path.write_text(ARTICLE, encoding=encoding)
+    assert main([str(path), '--model', random_model_dir, '--max-length', '4', '--json']) == 0
+    outputs.append(json.loads(capsys.readouterr().out))
+  assert outputs[0] == outputs[1]
+
+
+def test_an_article_that_is_no_regular_file_is_one_line_and_status_2(capsys, tmp_path,
+                                                                      random_model_dir):
+  for special in ('fifo', 'zero'):
+    path = tmp_path / special
+    kind = make_special(path, special)
+    with no_hang():
+      assert main([str(path), '--model', random_model_dir]) == 2
+    assert capsys.readouterr() == ('', f'error: {path}: not a regular file ({kind})\n')
+
+
+def test_closed_or_full_output_and_closed_input_are_one_line_in_a_real_shell(random_model_dir,
+                                                                             tmp_path):
+  # `>&-` and `<&-` leave Python no stream at all; /dev/full fails the final flush.
+  path = tmp_path / 'a.txt'
+  path.write_text(ARTICLE, encoding='utf-8')
+  command = shlex.join([sys.executable, '-m', 'summarizer', '--model', random_model_dir,
+                        '--max-length', '4'])
+  summarize = f'{command} {shlex.quote(str(path))}'
+  script = f"""
+      {summarize} >&-; echo "closed output: $?" >&2
+      {summarize} >/dev/full; echo "full disk: $?" >&2
+      {command} - <&-; echo "closed input: $?" >&2
+      {summarize} | head -c 1 >/dev/null; echo "reader left: ${{PIPESTATUS[0]}}" >&2
+  """
+  done = subprocess.run(['bash', '-c', script], capture_output=True, text=True, timeout=300,
+                        env=dict(os.environ, PYTHONWARNINGS='ignore'), check=False)
+  # A random model's summary may repeat itself: the one warning it may get is that.
+  said = [line for line in done.stderr.splitlines() if 'likely undertrained' not in line]
+  assert said == [
+      'error: standard output is closed: nowhere to write the summary', 'closed output: 2',
+      'error: cannot write the output (No space left on device); it is lost', 'full disk: 2',
+      'error: standard input is closed: no article to read', 'closed input: 2',
+      'reader left: 0'], done.stderr
+
+
+def test_a_tilde_after_an_equals_sign_is_the_home_folder_in_every_commands_paths(
+    monkeypatch, tmp_path):
+  # The shell expands ~ only at the start of a word: --flag=~/x arrives as typed.
+  # pylint: disable=g-import-not-at-top
+  from summarizer import bench, evaluate, train, vocab
+  from summarizer.explorer import __main__ as explorer_command
+  from summarizer.evaluation import benchmarks
+  monkeypatch.setenv('HOME', str(tmp_path))
+  home = str(tmp_path)
+  args = parse_args(['--model=~/m', '--vocab=~/v.subwords', '--explain=~/page.html', '~/a.txt'])
+  assert (args.model, args.vocab, args.explain, args.files) == (
+      f'{home}/m', f'{home}/v.subwords', f'{home}/page.html', [f'{home}/a.txt'])
+  run = train.parse_args(['--output-dir=~/run', '--export-to=~/model', '--init-from=~/start',
+                          '--vocab=~/v.subwords', '--data=~/stories.jsonl', '--data-dir=~/tfds'])
+  assert (run.output_dir, run.export_to, run.init_from, run.vocab, run.data, run.data_dir) == (
+      f'{home}/run', f'{home}/model', f'{home}/start', f'{home}/v.subwords',
+      f'{home}/stories.jsonl', f'{home}/tfds')
+  assert train.parse_args(['--data=tfds:cnn_dailymail']).data == 'tfds:cnn_dailymail'
+  scored = evaluate.parse_args(['--model=~/m', '--data=~/s.jsonl', '--data-dir=~/tfds',
+                                '--output-dir=~/eval'])
+  assert (scored.model, scored.data, scored.data_dir, scored.output_dir) == (
+      f'{home}/m', f'{home}/s.jsonl', f'{home}/tfds', f'{home}/eval')
+  pictured = explorer_command.parse_args(['--picture', '~/a.txt', '~/a.png', '--model=~/m'])
+  assert (pictured.picture, pictured.model) == ([f'{home}/a.txt', f'{home}/a.png'], f'{home}/m')
+  assert explorer_command.parse_args(['--measure=~/p.html']).measure == f'{home}/p.html'
+  seen = {}
+
+  def fake_build_vocab(data, size, out, data_dir, *unused, **also_unused):
+    seen['vocab'] = (data, out, data_dir)
+    return dataclasses.make_dataclass('Encoder', ['vocab_size'])(size)
+
+  monkeypatch.setattr(vocab, 'build_vocab', fake_build_vocab)
+  assert vocab.main(['--data=~/s.jsonl', '--out=~/v.subwords', '--data-dir=~/tfds']) == 0
+  assert seen['vocab'] == (f'{home}/s.jsonl', f'{home}/v.subwords', f'{home}/tfds')
+
+  def fake_bench(sections, preset, model, *unused):
+    seen['bench'] = model
+    return {}
+
+  monkeypatch.setattr(benchmarks, 'run', fake_bench)
+  assert bench.main(['--only', 'import', '--model=~/m', '--json']) == 0
+  assert seen['bench'] == f'{home}/m'
+
+
+def test_a_tilde_that_names_no_user_is_refused_in_one_line(capsys):
+  with pytest.raises(SystemExit) as refused:
+    parse_args(['--model=~no_such_user_here/m', '--text', ARTICLE])
+  assert refused.value.code == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and err.startswith('error: argument --model: ')
+  assert 'no user named no_such_user_here' in err

@@ -1,6 +1,7 @@
 """A model directory's pickle is read without running any code it names."""
 
 import gzip
+import io
 import os
 import pickle
 import shutil
@@ -10,10 +11,13 @@ import sys
 import numpy as np
 import pytest
 
+from summarizer import config
 from summarizer.inference import model_directory
 from summarizer.config import DEFAULT_MODEL_DIR, load_config
 from summarizer.errors import SummarizerError
 from summarizer import safe_pickle
+
+from conftest import make_special, no_hang
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -162,3 +166,97 @@ def test_evaluate_init_from_and_the_api_refuse_it_too(tmp_path, capsys):
   with pytest.raises(SummarizerError, match='refused'):
     api.summarize('Rain fell.', str(model_dir))
   assert not marker.exists()
+
+
+def npy_header(shape, dtype=np.float32):
+  """What ``np.save`` writes before an array's data: its magic and header."""
+  f = io.BytesIO()
+  np.lib.format.write_array_header_1_0(
+      f, {'descr': np.lib.format.dtype_to_descr(np.dtype(dtype)), 'fortran_order': False,
+          'shape': shape})
+  return f.getvalue()
+
+
+def test_arrays_read_as_np_load_reads_them(tmp_path):
+  arrays = [np.arange(12, dtype=np.float32).reshape(3, 4), np.asfortranarray(np.eye(3)),
+            np.zeros((0, 5), np.int64), np.array(7, np.int32), np.array([True, False]),
+            np.arange(4, dtype='>f4')]
+  with gzip.open(tmp_path / 'a.npy.gz', 'wb') as f:
+    for array in arrays:
+      np.save(f, array)
+  read = safe_pickle.load_arrays(str(tmp_path / 'a.npy.gz'))
+  assert len(read) == len(arrays)
+  for mine, saved in zip(read, arrays):
+    assert mine.dtype == saved.dtype and mine.shape == saved.shape
+    np.testing.assert_array_equal(mine, saved)
+  read[0][0, 0] = 1  # Writable, as np.load's are.
+
+
+def test_a_small_gzip_of_huge_arrays_is_refused_before_they_are_unpacked(tmp_path):
+  # Its header says 1 GB and a float more; the file is a few KB.
+  path = tmp_path / 'model.weights.npy.gz'
+  path.write_bytes(gzip.compress(npy_header((config.MAX_WEIGHTS_BYTES // 4 + 1,))
+                                 + bytes(10**6)))
+  assert path.stat().st_size < 10**4
+  with pytest.raises(SummarizerError) as raised:
+    safe_pickle.load_arrays(str(path))
+  assert str(raised.value) == (f'{path}: too large (over 1 GB, the most the arrays of a '
+                               'checkpoint file may hold unpacked)')
+
+
+def test_the_bound_counts_all_the_arrays_of_a_file(tmp_path, monkeypatch):
+  monkeypatch.setattr(safe_pickle, 'MAX_WEIGHTS_BYTES', 1000)
+  for count, fits in ((2, True), (3, False)):
+    path = tmp_path / f'{count}.npy.gz'
+    with gzip.open(path, 'wb') as f:
+      for _ in range(count):
+        np.save(f, np.zeros(100, np.float32))  # 400 bytes each.
+    if fits:
+      assert len(safe_pickle.load_arrays(str(path))) == count
+    else:
+      with pytest.raises(SummarizerError, match='too large'):
+        safe_pickle.load_arrays(str(path))
+
+
+@pytest.mark.parametrize('held', ['bytes', 'str'])
+def test_a_pickle_that_unpacks_past_its_bound_is_refused_before_it_is_read(tmp_path, held):
+  model_dir = tmp_path / 'model'
+  shutil.copytree(DEFAULT_MODEL_DIR, model_dir)
+  big = b'x' * (config.MAX_PICKLE_BYTES + 1)  # 64 MB of one letter: 64 KB packed.
+  pkl = model_dir / 'model.pkl.gz'
+  pkl.write_bytes(gzip.compress(pickle.dumps(big if held == 'bytes' else big.decode()), 1))
+  assert pkl.stat().st_size < 10**6
+  message = (f"{pkl}: too large (over 64 MB, the most a checkpoint's pickle may hold "
+             'unpacked)')
+  with pytest.raises(SummarizerError) as raised:
+    safe_pickle.load(str(pkl))
+  assert str(raised.value) == message
+  with pytest.raises(SummarizerError) as raised:
+    model_directory.read(str(model_dir))
+  assert str(raised.value) == message
+
+
+def test_an_old_trax_pickle_holds_its_weights_and_may_be_as_large(tmp_path, monkeypatch):
+  # Trax before 1.3.8 pickled the weights: with no weights file beside, the
+  # pickle's bound is the arrays' own.
+  monkeypatch.setattr(safe_pickle, 'MAX_PICKLE_BYTES', 1000)
+  pkl = tmp_path / 'model.pkl.gz'
+  with gzip.open(pkl, 'wb') as f:
+    pickle.dump({'step': 5, 'flat_weights': [np.zeros(1000, np.float32)]}, f)
+  step, weights = model_directory.read_checkpoint(str(pkl))
+  assert step == 5 and weights[0].shape == (1000,)
+  shutil.copyfile(os.path.join(DEFAULT_MODEL_DIR, 'model.weights.npy.gz'),
+                  tmp_path / 'model.weights.npy.gz')
+  with pytest.raises(SummarizerError, match='too large'):
+    model_directory.read_checkpoint(str(pkl))
+
+
+@pytest.mark.parametrize('special', ['fifo', 'zero'])
+def test_trax_init_from_file_refuses_a_file_that_is_no_regular_file(tmp_path, special):
+  from summarizer.model import TransformerLM  # pylint: disable=g-import-not-at-top
+  pkl = tmp_path / 'model.pkl.gz'
+  kind = make_special(pkl, special)
+  model = TransformerLM(vocab_size=16, d_model=4, d_ff=8, n_layers=1, n_heads=2, mode='eval')
+  with no_hang(), pytest.raises(SummarizerError) as raised:
+    model.init_from_file(str(pkl), weights_only=True)
+  assert str(raised.value) == f'{pkl}: not a regular file ({kind})'

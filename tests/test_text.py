@@ -5,10 +5,11 @@ import hashlib
 import pytest
 
 from summarizer import detokenize, tokenize
-from summarizer import text
+from summarizer import config, text
 from summarizer.errors import SummarizerError
 
 from conftest import COURSE_VOCAB
+from conftest import make_special, no_hang, sparse_file
 
 COURSE_SENTENCE = ('It was a sunny day when I went to the market to buy some '
                    'flowers. But I only found roses, not tulips.')
@@ -48,3 +49,26 @@ def test_a_vocabulary_cut_short_is_refused_in_one_line(tmp_path, keep):
   path.write_bytes(data[:keep])
   with pytest.raises(SummarizerError, match='incomplete subword vocabulary.*cut short'):
     text.vocab_size(str(path))
+
+
+@pytest.mark.parametrize('special', ['fifo', 'zero'])
+def test_a_vocabulary_that_is_no_regular_file_is_refused_unread(tmp_path, special):
+  path = tmp_path / 'vocab.subwords'
+  kind = make_special(path, special)
+  with no_hang(), pytest.raises(SummarizerError) as raised:
+    text.vocab_size(str(path))
+  assert str(raised.value) == f'{path}: not a regular file ({kind})'
+
+
+def test_a_vocabulary_over_its_bound_is_refused_unread(tmp_path):
+  path = sparse_file(tmp_path / 'vocab.subwords', config.MAX_VOCAB_BYTES + 1)
+  for read in (text.vocab_size, text.vocab_fingerprint):
+    with pytest.raises(SummarizerError) as raised:
+      read(str(path))
+    assert str(raised.value) == f'{path}: too large (over 50 MB, the most a vocabulary may be)'
+
+
+def test_a_vocabulary_saved_with_a_byte_order_mark_reads_the_same(tmp_path):
+  path = tmp_path / 'marked.subwords'
+  path.write_bytes(b'\xef\xbb\xbf' + open(text.vocab_path(), 'rb').read())
+  assert tokenize(COURSE_SENTENCE, vocab_file=str(path)) == tokenize(COURSE_SENTENCE)

@@ -42,8 +42,9 @@ import nbformat
 
 import summarizer
 from summarizer import _trax
+from summarizer import files
 from summarizer.assignment import coursework
-from summarizer.config import PACKAGE_DIR
+from summarizer.config import NOTEBOOKS_DIR
 from summarizer.errors import SummarizerError
 
 # The graded functions in the course's order: UNQ_C1 to UNQ_C10.
@@ -64,8 +65,7 @@ POINTS = {'DotProductAttention': 1, 'compute_attention_heads_closure': 1,
 ASSIGNMENT = 'transformer_summarizer'  # nbgrader's assignment name.
 
 DEFAULT_OUT = 'transformer_summarizer_exercises.ipynb'
-NOTEBOOK_03 = os.path.join(os.path.dirname(PACKAGE_DIR), 'notebooks',
-                           '03_transformer_summarizer.ipynb')
+NOTEBOOK_03 = os.path.join(NOTEBOOKS_DIR, '03_transformer_summarizer.ipynb')
 EXPLAINS = 'explains:'  # Tag prefix of notebook 03's explanation cells.
 # A comment that leaves the statement right below it out of the exercise (and
 # out of the solution nbgrader sees), such as the predict-mode cache.
@@ -905,11 +905,11 @@ def exercise_notebook(explained_by=NOTEBOOK_03, with_solutions=False):
 
 
 def _write(path, text, force):
+  """Writes ``text`` to ``path`` whole (``files.write_text``); an existing one only with ``force``."""
+  if not force and os.path.lexists(path):
+    raise SummarizerError(files.exists_message(path))
   try:
-    with open(path, 'w' if force else 'x', encoding='utf-8') as f:
-      f.write(text)
-  except FileExistsError:
-    raise SummarizerError(f'{path} exists: pass --force to overwrite it') from None
+    files.write_text(path, text, force)
   except OSError as e:
     raise SummarizerError(f'cannot write {path}: {e.strerror or e}') from None
   return path

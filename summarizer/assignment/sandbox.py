@@ -42,7 +42,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # The package's files the sandbox shows: what the notebook's setup imports
 # (Trax through the package, the constants, and the checkpoint reader that
 # ``_trax`` puts in place of Trax's pickle). Every other file is hidden.
-VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py', 'safe_pickle.py')
+VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py', 'files.py', 'safe_pickle.py')
 INSTALL_HINT = ('bubblewrap (bwrap) is not installed: sudo apt-get install bubblewrap '
                 '(or pass --sandbox process for a weaker mode: a separate process, '
                 'nothing hidden)')
@@ -103,11 +103,22 @@ def _python_binds():
   return binds
 
 
-def _package_binds():
-  """The package's folder as a fresh tmpfs with only the visible modules bound back."""
+def _inside_package(path):
+  return os.path.commonpath([os.path.abspath(path), PACKAGE_DIR]) == PACKAGE_DIR
+
+
+def _package_binds(read_only_dirs=()):
+  """The package's folder as a fresh tmpfs with only the visible modules bound back.
+
+  Folders the job reads that live inside the package (an installed wheel's
+  shipped model) are bound back too, before the tmpfs is made read-only.
+  """
   binds = ['--tmpfs', PACKAGE_DIR]
   for name in VISIBLE_MODULES:
     binds += _ro(os.path.join(PACKAGE_DIR, name))
+  for directory in read_only_dirs:
+    if _inside_package(directory):
+      binds += _ro(directory)
   return binds + ['--remount-ro', PACKAGE_DIR]
 
 
@@ -121,8 +132,9 @@ def bwrap_command(job_dir, read_only_dirs):
   command = [bwrap, '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp',
              *_system_binds(), *_python_binds()]
   for directory in read_only_dirs:
-    command += _ro(directory)
-  command += _package_binds()
+    if not _inside_package(directory):
+      command += _ro(directory)
+  command += _package_binds(read_only_dirs)
   command += ['--ro-bind', job_dir, '/job',
               '--ro-bind', os.path.join(HERE, 'worker.py'), '/grader/worker.py',
               '--ro-bind', os.path.join(HERE, 'probes.py'), '/grader/probes.py',

@@ -12,12 +12,16 @@ A source is one string, the ``--data`` flag of every command:
                               with train/validation/test files)
 
 Highlights are sentences joined with newlines, as TFDS gives them. Bad rows
-(empty, undecodable, malformed) are skipped and counted, with one warning
-per pass over a split.
+(empty, undecodable, malformed, or over ``MAX_ARTICLE_BYTES``: a .story
+file, a JSONL line or a CSV row) are skipped and counted, with one warning
+per pass over a split. A file that is not a regular file (a FIFO, a device,
+a link to one) is refused before it is opened. Files are read as UTF-8,
+with or without a byte-order mark (as Excel and Notepad save it).
 """
 
 import collections
 import csv
+import functools
 import hashlib
 import itertools
 import json
@@ -27,7 +31,9 @@ import sys
 import tarfile
 import threading
 
+from summarizer.config import MAX_ARTICLE_BYTES, MAX_URL_LIST_BYTES
 from summarizer.errors import SummarizerError
+from summarizer.files import amount, read_file, regular_file
 
 SPLITS = ('train', 'validation', 'test')
 _SPLIT_ALIASES = {'val': 'validation', 'eval': 'validation', 'dev': 'validation'}
@@ -41,6 +47,8 @@ _HASH_SPLITS = (('train', 90), ('validation', 5), ('test', 5))
 _URL_LISTS = {'train': 'all_train.txt', 'validation': 'all_val.txt', 'test': 'all_test.txt'}
 _SPLIT_FILE_NAMES = {'train': ('train',), 'validation': ('validation', 'val', 'valid', 'dev'),
                      'test': ('test',)}
+# Why an example over MAX_ARTICLE_BYTES is skipped, as the warning counts it.
+_TOO_LARGE = f'over {amount(MAX_ARTICLE_BYTES)}'
 
 
 def canonical_split(split):
@@ -117,15 +125,31 @@ def _url_hashes(directory, split):
   name = _URL_LISTS[split]
   for folder in (directory, os.path.join(directory, 'url_lists')):
     path = os.path.join(folder, name)
-    if os.path.isfile(path):
-      with open(path, encoding='utf-8') as f:
-        return {hashlib.sha1(u.strip().encode('utf-8')).hexdigest() for u in f if u.strip()}
+    if os.path.exists(path):
+      try:
+        urls = read_file(path, MAX_URL_LIST_BYTES, 'a url list may be').decode('utf-8-sig')
+      except (OSError, UnicodeDecodeError) as e:
+        raise SummarizerError(f'{path}: not a readable url list ({e})') from None
+      return {hashlib.sha1(u.strip().encode('utf-8')).hexdigest()
+              for u in urls.splitlines() if u.strip()}
   return None
 
 
+def _story_bytes(path):
+  """A .story file's bytes; None if it holds more than an example may (skipped, counted)."""
+  if regular_file(path) > MAX_ARTICLE_BYTES:
+    return None
+  with open(path, 'rb') as f:
+    data = f.read(MAX_ARTICLE_BYTES + 1)
+  return data if len(data) <= MAX_ARTICLE_BYTES else None
+
+
 def _story_files(path):
-  """Yields (name, bytes reader) for every .story file in a folder or archive."""
-  if os.path.isfile(path):
+  """Yields (name, bytes reader) for every .story file in a folder or archive.
+
+  A reader gives None for a story over ``MAX_ARTICLE_BYTES``.
+  """
+  if not os.path.isdir(path):
     archives, folders = [path], []
   else:
     archives = sorted(os.path.join(path, n) for n in os.listdir(path)
@@ -136,14 +160,15 @@ def _story_files(path):
       dirs.sort()
       for name in sorted(files):
         if name.endswith('.story'):
-          full = os.path.join(root, name)
-          yield name, lambda full=full: open(full, 'rb').read()  # pylint: disable=consider-using-with
+          yield name, functools.partial(_story_bytes, os.path.join(root, name))
   for archive in archives:
+    regular_file(archive)
     try:
       with tarfile.open(archive, 'r:*') as tar:
         for member in tar:
           if member.isfile() and member.name.endswith('.story'):
-            data = tar.extractfile(member).read()
+            data = (tar.extractfile(member).read() if member.size <= MAX_ARTICLE_BYTES
+                    else None)
             yield os.path.basename(member.name), lambda data=data: data
     except (tarfile.TarError, OSError) as e:
       raise SummarizerError(f'{archive}: not a readable archive ({e})') from None
@@ -156,8 +181,12 @@ def _stories(path, split, skips):
     key = name[:-len('.story')]
     if (key not in wanted) if wanted is not None else hash_split(key) != split:
       continue
+    data = read()
+    if data is None:
+      skips.reasons[_TOO_LARGE] += 1
+      continue
     try:
-      text = read().decode('utf-8')
+      text = data.decode('utf-8-sig')
     except UnicodeDecodeError:
       skips.reasons['not UTF-8'] += 1
       continue
@@ -171,7 +200,7 @@ def _stories(path, split, skips):
 
 def _table_files(path, split):
   """Returns [(file, split_by_hash)] for a table file or a folder of them."""
-  if os.path.isfile(path):
+  if not os.path.isdir(path):
     return [(path, True)]
   found = []
   for name in sorted(os.listdir(path)):
@@ -183,9 +212,10 @@ def _table_files(path, split):
 
 def _rows(path, skips):
   """Yields dict rows of a .jsonl/.json or .csv file, skipping broken ones."""
+  regular_file(path)
   with open(path, 'rb') as f:
     if path.endswith('.csv'):
-      csv.field_size_limit(1 << 30)  # News articles are long.
+      csv.field_size_limit(MAX_ARTICLE_BYTES)  # News articles are long; not that long.
       lines = _decoded_lines(f, skips)
       reader = csv.DictReader(lines)
       columns = reader.fieldnames or []
@@ -226,12 +256,23 @@ def _rows(path, skips):
 
 
 def _decoded_lines(binary, skips):
-  """Yields the file's lines as text, counting and skipping undecodable ones."""
-  for raw in binary:
-    try:
-      yield raw.decode('utf-8')
-    except UnicodeDecodeError:
-      skips.reasons['not UTF-8'] += 1
+  """Yields the file's lines as text, the first without a byte-order mark.
+
+  A line over ``MAX_ARTICLE_BYTES`` (read no further than that) or not
+  UTF-8 is skipped and counted.
+  """
+  codec = 'utf-8-sig'  # Only a file's start may hold a byte-order mark.
+  while raw := binary.readline(MAX_ARTICLE_BYTES + 1):
+    if len(raw) > MAX_ARTICLE_BYTES:
+      while raw and not raw.endswith(b'\n'):  # The rest of the line, a chunk at a time.
+        raw = binary.readline(1 << 20)
+      skips.reasons[_TOO_LARGE] += 1
+    else:
+      try:
+        yield raw.decode(codec)
+      except UnicodeDecodeError:
+        skips.reasons['not UTF-8'] += 1
+    codec = 'utf-8'
 
 
 def _require_columns(path, columns):

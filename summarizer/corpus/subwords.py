@@ -9,6 +9,7 @@ import itertools
 import os
 import sys
 
+from summarizer import files
 from summarizer._trax import trax
 from summarizer.corpus.sources import examples
 from summarizer.errors import SummarizerError
@@ -64,8 +65,7 @@ def build_vocab(source='news', size=8192, out=None, data_dir=None,
       size, counts, 1, 1e3, max_subtoken_length=MAX_SUBTOKEN_LENGTH)
   if out:
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    tmp = out + '.tmp'
-    encoder.store_to_file(tmp)
-    os.replace(tmp, out)
+    with files.replacing(out) as temporary:  # Whole, and never through a link.
+      encoder.store_to_file(temporary)
   return encoder
 

@@ -8,12 +8,12 @@ Each is scored with ROUGE-1, ROUGE-2, ROUGE-L and the precision and recall
 of its names and numbers (``summarizer.evaluation.scoring``, which defines them).
 """
 
-import contextlib
 import itertools
 import os
 import sys
 import time
 
+from summarizer import files
 from summarizer import progress
 from summarizer.config import DEFAULT_MODEL_DIR
 from summarizer.corpus import lessons
@@ -197,6 +197,7 @@ def _scores(articles, references, predictions, retriever):
   return {name: _rounded(scoring.score_system(texts, articles, references))
           for name, texts in systems.items()}
 
+
 def _rounded(scores):
   return {k: None if v is None else round(v, 4) for k, v in scores.items()}
 
@@ -221,23 +222,21 @@ def write_outputs(output_dir, results, predictions, settings, **described):
       results_path: json_text(dict(results, **described, settings=settings), indent=2) + '\n',
       predictions_path: ''.join(' '.join(p.split()) + '\n' for p in predictions),
   }
-  written = []
   try:
     os.makedirs(output_dir, exist_ok=True)
-    # Both written whole under other names first: earlier results are
-    # replaced only once the new ones are complete (a full disk keeps them).
-    for path, content in contents.items():
-      written.append(path + '.tmp')
-      with open(path + '.tmp', 'w', encoding='utf-8') as f:
-        f.write(content)
-        f.flush()
-        os.fsync(f.fileno())
-    for path in contents:
-      os.replace(path + '.tmp', path)
+    # Both written whole under new names of their own first (files.replacing):
+    # earlier results are replaced only once both new ones are complete (a
+    # full disk keeps them), and a link planted at either name is replaced,
+    # never written through.
+    with files.replacing(results_path) as results_file, \
+         files.replacing(predictions_path) as predictions_file:
+      for path, temporary in ((results_path, results_file),
+                              (predictions_path, predictions_file)):
+        with open(temporary, 'w', encoding='utf-8') as f:
+          f.write(contents[path])
+          f.flush()
+          os.fsync(f.fileno())
   except OSError as e:
-    for tmp in written:
-      with contextlib.suppress(OSError):
-        os.remove(tmp)
     raise SummarizerError(f'{output_dir}: cannot write the results '
                           f'({e.strerror or e}); earlier results there are kept') from None
   return results_path, predictions_path

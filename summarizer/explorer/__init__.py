@@ -24,7 +24,7 @@ largest, quantised to 0..255), so it stays small and quick at 2,048 tokens.
 
   python -m summarizer.explorer --agreement 200      # where names come from, measured
   python -m summarizer.explorer --measure page.html  # size, load time in Chromium
-  python -m summarizer.explorer --picture data/samples/court.txt data/explorer.png
+  python -m summarizer.explorer --picture data/samples/court.txt data/explorer.png --force
 
 ``summarizer.explain`` is ``explanation.explain``; the page is ``page``, the
 traced facts ``facts``, the attention ``attention_weights``.

@@ -6,13 +6,15 @@ in headless Chromium.
 
   python -m summarizer.explorer --agreement 200      # where names come from, measured
   python -m summarizer.explorer --measure page.html  # size, load time in Chromium
-  python -m summarizer.explorer --picture data/samples/court.txt data/explorer.png
+  python -m summarizer.explorer --picture data/samples/court.txt data/explorer.png --force
+
+An existing PNG is replaced only with ``--force``.
 """
 
 import os
 import sys
 
-from summarizer.errors import OneLineParser, SummarizerError, run_command
+from summarizer.errors import OneLineParser, SummarizerError, run_command, user_path
 from summarizer.inference.article import read_article
 
 
@@ -23,12 +25,14 @@ def parse_args(argv=None):
   what.add_argument('--agreement', type=int, metavar='N',
                     help='trace the facts of the first N news test stories and print '
                          'how often attention points where string matching finds them')
-  what.add_argument('--measure', metavar='PAGE',
+  what.add_argument('--measure', type=user_path, metavar='PAGE',
                     help="print a page's size and its load and hover times in "
                          'headless Chromium')
-  what.add_argument('--picture', nargs=2, metavar=('ARTICLE', 'PNG'),
+  what.add_argument('--picture', type=user_path, nargs=2, metavar=('ARTICLE', 'PNG'),
                     help='screenshot the page of an article in headless Chromium')
-  p.add_argument('--model', default=None, help='a model directory (default: shipped)')
+  p.add_argument('--force', action='store_true', help='overwrite the PNG of --picture if it exists')
+  p.add_argument('--model', type=user_path, default=None,
+                 help='a model directory (default: shipped)')
   args = p.parse_args(argv)
   if args.agreement is not None and args.agreement < 1:
     p.error('argument --agreement: must be at least 1')
@@ -41,6 +45,7 @@ def main(argv=None):
   def work():
     # Imported on use: --help and a bad argument need no model (nor Trax).
     from summarizer.explorer.agreement import agreement  # pylint: disable=g-import-not-at-top
+    from summarizer.explorer.explanation import check_output_path  # pylint: disable=g-import-not-at-top
     from summarizer.explorer.pictures import measure_page, picture  # pylint: disable=g-import-not-at-top
     if args.measure:
       if not os.path.isfile(args.measure):
@@ -55,7 +60,8 @@ def main(argv=None):
       article, png = args.picture
       if not png.lower().endswith('.png'):
         raise SummarizerError(f'{png}: --picture writes a .png')
-      picture(read_article(article), png)
+      check_output_path(png, args.force)  # Before the model's work.
+      picture(read_article(article), png, force=args.force)
       print(f'wrote {png}', file=sys.stderr)
       return 0
     result = agreement(args.agreement, args.model)

@@ -21,6 +21,7 @@ import tempfile
 
 import numpy as np
 
+from summarizer import files
 from summarizer.config import EOS, SEP
 from summarizer.errors import SummarizerError
 from summarizer.explorer.attention_weights import attention_weights
@@ -133,24 +134,21 @@ class Explanation:
     ax.set_title(_view_name(block, head, self.attention.shape[0]))
     return ax
 
-  def save(self, path):
+  def save(self, path, force=True):
     """Writes the page (.html) or the heatmap (.png) to ``path``, atomically.
 
+    Args:
+      path: Where to write, ending in .html or .png.
+      force: Whether an existing file at ``path`` is replaced (as
+        ``savefig`` does); the command passes its ``--force``.
+
     Raises:
-      SummarizerError: for another suffix or a path that cannot be written.
+      SummarizerError: for another suffix, a path that cannot be written,
+        or an existing file without ``force``.
     """
-    suffix = check_output_path(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    # Written beside and renamed: an existing file is never left half-written.
+    suffix = check_output_path(path, force)
     try:
-      handle, temporary = tempfile.mkstemp(suffix=suffix, dir=directory, prefix='.explain-')
-    except OSError as e:
-      raise SummarizerError(f'{path}: cannot write there ({e.strerror})') from None
-    try:
-      # mkstemp makes the file private; the page gets the usual mode.
-      os.chmod(temporary, (os.stat(path).st_mode & 0o777) if os.path.exists(path)
-               else 0o666 & ~_umask())
-      with os.fdopen(handle, 'wb') as f:
+      with files.replacing(path, force) as temporary, open(temporary, 'wb') as f:
         if suffix == '.html':
           f.write(self.to_html().encode('utf-8'))
         else:
@@ -161,19 +159,8 @@ class Explanation:
           self.plot(ax=figure.subplots())
           figure.tight_layout()
           figure.savefig(f, format='png', dpi=120)
-      os.replace(temporary, path)
-    except BaseException as e:
-      if os.path.exists(temporary):
-        os.remove(temporary)
-      if isinstance(e, OSError):
-        raise SummarizerError(f'{path}: cannot write ({e.strerror})') from None
-      raise
-
-
-def _umask():
-  mask = os.umask(0)
-  os.umask(mask)
-  return mask
+    except OSError as e:
+      raise SummarizerError(f'{path}: cannot write ({e.strerror})') from None
 
 
 def _label(piece):
@@ -186,8 +173,13 @@ def _view_name(block, head, n_blocks):
   return f'{where}, {"mean of heads" if head is None else f"head {head}"}'
 
 
-def check_output_path(path):
-  """Returns the suffix of a path ``save`` can write, or raises ``SummarizerError``."""
+def check_output_path(path, force=True):
+  """Returns the suffix of a path ``save`` can write, or raises ``SummarizerError``.
+
+  Args:
+    path: The page or heatmap to write.
+    force: Whether an existing file at ``path`` may be replaced.
+  """
   suffix = os.path.splitext(str(path))[1].lower()
   if suffix not in FORMATS:
     raise SummarizerError(f'{path}: --explain writes .html (the page) or .png '
@@ -197,6 +189,8 @@ def check_output_path(path):
     raise SummarizerError(f'{path}: cannot write, no folder {directory}')
   if os.path.isdir(path):
     raise SummarizerError(f'{path}: is a directory')
+  if not force and os.path.lexists(path):
+    raise SummarizerError(files.exists_message(path))
   if os.path.exists(path) and not os.access(path, os.W_OK):
     raise SummarizerError(f'{path}: cannot write (permission denied)')
   try:  # Asked before the model's work, by writing: permissions alone can mislead.

@@ -5,6 +5,8 @@ import tempfile
 
 import numpy as np
 
+from summarizer import files
+from summarizer.errors import SummarizerError
 from summarizer.explorer import browser
 from summarizer.explorer.explanation import explain
 from summarizer.explorer.facts import TRACE_BLOCK
@@ -45,14 +47,16 @@ def measure_page(path, loads=5):
           'article_spans': spans[0], 'summary_spans': spans[1]}
 
 
-def picture(text, path, width=1280, height=740):
+def picture(text, path, width=1280, height=740, force=True):
   """Writes a screenshot of the page for ``text``, its first made-up name pointed at.
 
   The page is opened from a file in headless Chromium with ``#token=K`` (its
   own way to open with token K pinned). K is a token of the first name or
   number not in the article (else of the first traced one): the first
   whose most attended article token is a piece of the name itself (a
-  copied piece), else its last.
+  copied piece), else its last. The screenshot is written whole under a
+  new name beside ``path``, then renamed into place (never written through
+  a link); an existing ``path`` is replaced only with ``force``.
   """
   explanation = explain(text)
   facts = sorted(explanation.facts, key=lambda f: f.in_article)
@@ -68,5 +72,14 @@ def picture(text, path, width=1280, height=740):
     explanation.save(page)
     with browser.Chromium(width=width, height=height, offline=True) as chrome:
       chrome.open(browser.file_url(page) + f'#token={token}')
-      chrome.screenshot(path)
+      _put_screenshot(chrome, path, force)
   return explanation
+
+
+def _put_screenshot(chrome, path, force):
+  """Writes Chromium's screenshot to a new file beside ``path``, then renames it into place."""
+  try:
+    with files.replacing(path, force) as temporary:
+      chrome.screenshot(temporary)
+  except OSError as e:
+    raise SummarizerError(f'{path}: cannot write there ({e.strerror})') from None

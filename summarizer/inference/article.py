@@ -7,7 +7,9 @@ the article's ids come from the ``LoadedModel`` that reads them.
 import os
 import sys
 
+from summarizer.config import MAX_ARTICLE_BYTES
 from summarizer.errors import SummarizerError
+from summarizer.files import read_at_most, read_file
 
 
 def cut_message(kept, total):
@@ -26,46 +28,70 @@ def clean_article(text):
   return text.replace('\r\n', '\n').replace('\r', '\n').strip()
 
 
+# What MAX_ARTICLE_BYTES bounds, for the error that names it.
+_BOUND = 'an article may be'
+_NO_ARTICLE = "no article: give a FILE, '-' for standard input, or --text"
+
+
 def read_article(path=None, text=None, stdin=None):
   """Returns the article from ``--text``, a file, or standard input ('-').
 
+  A file or standard input is read as UTF-8, with or without a byte-order
+  mark (as Notepad saves it), and at most ``MAX_ARTICLE_BYTES``.
+
   Raises:
-    SummarizerError: naming the problem (missing, a directory, binary, not
-      UTF-8, empty).
+    SummarizerError: naming the problem (missing, a directory, not a regular
+      file, too large, binary, not UTF-8, empty; standard input closed).
   """
   if text is not None and path is not None:
     raise SummarizerError('give a FILE or --text, not both')
-  if text is None:
-    if path is None or path == '-':
-      stream = stdin if stdin is not None else sys.stdin
-      if path is None and stream.isatty():
-        raise SummarizerError("no article: give a FILE, '-' for standard input, or --text")
-      raw = stream.buffer.read() if hasattr(stream, 'buffer') else stream.read()
-      where = 'standard input'
-    else:
-      if not os.path.exists(path):
-        raise SummarizerError(f'{path}: no such file')
-      if os.path.isdir(path):
-        raise SummarizerError(f'{path}: is a directory, not a text file')
-      try:
-        with open(path, 'rb') as f:
-          raw = f.read()
-      except OSError as e:
-        raise SummarizerError(f'{path}: cannot read ({e.strerror})') from None
-      where = path
-    if isinstance(raw, bytes):
-      if b'\x00' in raw:
-        raise SummarizerError(f'{where}: binary data, not text')
-      try:
-        raw = raw.decode('utf-8')
-      except UnicodeDecodeError:
-        raise SummarizerError(f'{where}: not UTF-8 text') from None
-    text = raw
-  else:
+  if text is not None:
     where = '--text'
+  elif path is None or path == '-':
+    where = 'standard input'
+    text = _decoded(_standard_input(stdin, asked=path == '-'), where)
+  else:
+    where = path
+    text = _decoded(_file(path), where)
   if not text.strip():
     raise SummarizerError(f'{where}: the article is empty')
   return text
+
+
+def _standard_input(stdin, asked):
+  """Reads standard input (``stdin``, or the process's), bytes or text; ``asked``: as '-'."""
+  stream = stdin if stdin is not None else sys.stdin
+  if stream is None:  # `<&-`: the process has no standard input at all.
+    raise SummarizerError('standard input is closed: no article to read' if asked
+                          else _NO_ARTICLE)
+  if not asked and stream.isatty():
+    raise SummarizerError(_NO_ARTICLE)
+  return read_at_most(getattr(stream, 'buffer', stream), MAX_ARTICLE_BYTES,
+                      'standard input', _BOUND)
+
+
+def _file(path):
+  """Reads the bytes of an article's file: a regular file, at most ``MAX_ARTICLE_BYTES``."""
+  if not os.path.exists(path):
+    raise SummarizerError(f'{path}: no such file')
+  if os.path.isdir(path):
+    raise SummarizerError(f'{path}: is a directory, not a text file')
+  try:
+    return read_file(path, MAX_ARTICLE_BYTES, _BOUND)
+  except OSError as e:
+    raise SummarizerError(f'{path}: cannot read ({e.strerror})') from None
+
+
+def _decoded(raw, where):
+  """Returns the article's text: bytes decoded as UTF-8; a leading byte-order mark dropped."""
+  if isinstance(raw, str):  # A text stream (a test's, or one without a buffer).
+    return raw.removeprefix('\ufeff')
+  if b'\x00' in raw:
+    raise SummarizerError(f'{where}: binary data, not text')
+  try:
+    return raw.decode('utf-8-sig')
+  except UnicodeDecodeError:
+    raise SummarizerError(f'{where}: not UTF-8 text') from None
 
 
 def article_room(loaded, max_length):

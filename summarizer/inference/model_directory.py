@@ -172,9 +172,9 @@ def _own_vocab_file(model_dir, values):
   """Returns the vocabulary file a model directory names in its config."""
   name = values.get('vocab_file') or VOCAB_NAME
   path = name if os.path.isabs(name) else os.path.join(model_dir, name)
-  if not os.path.isfile(path):
+  if not os.path.exists(path):
     raise SummarizerError(f'{model_dir}: vocabulary {name} not found')
-  return path
+  return path  # Not read yet: text.vocab_path refuses a FIFO or a device.
 
 
 def course_vocab_file(model_dir):

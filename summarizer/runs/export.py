@@ -9,6 +9,7 @@ import os
 import shutil
 import tempfile
 
+from summarizer import files
 from summarizer.inference import calibration
 from summarizer.inference import model_directory
 from summarizer.inference.loaded_model import LoadedModel
@@ -105,13 +106,7 @@ def _write_export(run_dir, model_dir, calibration_articles):
     calibration.save_calibration(model_dir, calibration.calibrate(
         exported, values.get('data', 'news'), limit=limit))
   manifest.write(model_dir, EXPORT_FILES, manifest.EXPORT_MANIFEST)
-  os.chmod(model_dir, 0o755 & ~_umask())
-
-
-def _umask():
-  mask = os.umask(0)
-  os.umask(mask)
-  return mask
+  os.chmod(model_dir, 0o755 & ~files.umask())
 
 
 def _exchange(a, b):

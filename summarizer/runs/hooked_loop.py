@@ -22,7 +22,9 @@ def quiet_loop_log(log_path=None):
   Yields:
     The open log file, for lines of one's own.
   """
-  log = open(log_path or os.devnull, 'a', encoding='utf-8')  # pylint: disable=consider-using-with
+  # Appended to, never through a link planted at its name (O_NOFOLLOW).
+  flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_NOFOLLOW if log_path else 0)
+  log = os.fdopen(os.open(log_path or os.devnull, flags, 0o666), 'a', encoding='utf-8')
   original = training._log  # pylint: disable=protected-access
 
   def to_file(message, stdout=True):

@@ -7,12 +7,18 @@ stops at once with one line naming the process that holds it. The lock is
 ``fcntl.flock`` on that file: a process killed outright, even by SIGKILL,
 releases it with its file descriptors, so a run started after it takes the
 directory over; the file it left says who held it last.
+
+The lock file is opened without following links, and a lock path that is a
+link (symbolic or hard), not a regular file, or a file that is not a lock
+of ours is refused with one line before anything is read or written: the
+lock never truncates a file it does not own.
 """
 
 import contextlib
 import fcntl
 import os
 import shlex
+import stat
 import sys
 
 from summarizer.errors import SummarizerError
@@ -31,9 +37,50 @@ def this_process():
   return f'process {os.getpid()} ({command})'
 
 
+# How the lock file begins (``this_process``): a file that does not is no lock of ours.
+HOLDER_PREFIX = 'process '
+
+
 def _read_holder(fd):
   os.lseek(fd, 0, os.SEEK_SET)
   return os.read(fd, 4096).decode('utf-8', 'replace').strip()
+
+
+def _not_a_lock(path, what):
+  return SummarizerError(f'{path}: is not a lock file of ours ({what}); nothing was read or '
+                         'changed: move it away, or choose another directory')
+
+
+def _open_lock(directory, path):
+  """Opens (or creates) the lock file at ``path``, refusing what is not a lock of ours.
+
+  Raises:
+    SummarizerError: ``path`` is a link, not a regular file, or a file
+      with other text than a holder's line; or it cannot be written.
+  """
+  try:
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+  except OSError as e:
+    if os.path.islink(path):
+      raise _not_a_lock(path, 'a symbolic link') from None
+    if os.path.lexists(path) and not os.path.isfile(path):
+      raise _not_a_lock(path, 'not a regular file') from None
+    # Read-only, immutable, not ours, a full disk.
+    raise SummarizerError(f'{directory}: cannot write in it ({e.strerror})') from None
+  info = os.fstat(fd)
+  what = None
+  if not stat.S_ISREG(info.st_mode):
+    what = 'not a regular file'
+  elif info.st_nlink > 1:
+    what = 'a hard link: another name of a file'
+  else:  # Empty, a holder's line, or the start of one being written.
+    start = os.pread(fd, len(HOLDER_PREFIX), 0).decode('utf-8', 'replace')
+    if not HOLDER_PREFIX.startswith(start):
+      what = "a file with someone's text in it"
+  if what is not None:
+    os.close(fd)
+    raise _not_a_lock(path, what)
+  return fd
 
 
 def _acquire(directory):
@@ -51,10 +98,7 @@ def _acquire(directory):
     raise SummarizerError(f'{directory}: cannot create ({e.strerror})') from None
   path = os.path.join(directory, LOCK_NAME)
   while True:
-    try:
-      fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    except OSError as e:  # Read-only, immutable, not ours, a full disk.
-      raise SummarizerError(f'{directory}: cannot write in it ({e.strerror})') from None
+    fd = _open_lock(directory, path)
     try:
       fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
@@ -65,7 +109,7 @@ def _acquire(directory):
     # A holder that finished removed the file after we opened it: the lock
     # we hold is on a file no one else will see; start over with the new one.
     try:
-      if os.path.samestat(os.fstat(fd), os.stat(path)):
+      if os.path.samestat(os.fstat(fd), os.lstat(path)):
         break
     except FileNotFoundError:
       pass
@@ -90,9 +134,12 @@ def _missing(directory):
 
 
 def _release(directory, fd, made):
-  # Removed while still held, so no one locks the file on its way out.
+  # Removed while still held, so no one locks the file on its way out; only
+  # if it is still the file we hold (not something put in its place).
+  path = os.path.join(directory, LOCK_NAME)
   with contextlib.suppress(FileNotFoundError):
-    os.remove(os.path.join(directory, LOCK_NAME))
+    if os.path.samestat(os.fstat(fd), os.lstat(path)):
+      os.remove(path)
   os.close(fd)
   # The folders the lock made, if still empty: a command that failed before
   # writing anything leaves nothing behind.

@@ -12,8 +12,10 @@ export only if it holds an earlier one and nothing else.
 import glob
 import json
 import os
+import stat
 
 from summarizer.errors import SummarizerError
+from summarizer.files import write_text
 
 RUN_MANIFEST = '.summarizer-run.json'
 EXPORT_MANIFEST = '.summarizer-export.json'
@@ -53,8 +55,13 @@ def read(directory, name=RUN_MANIFEST):
       ``directory``.
   """
   path = os.path.join(directory, name)
-  if not os.path.isfile(path):
+  try:
+    mode = os.lstat(path).st_mode
+  except (FileNotFoundError, NotADirectoryError):
     return None
+  if not stat.S_ISREG(mode):
+    raise SummarizerError(f'{path}: is a link or not a regular file, not the record a run '
+                          'wrote; nothing in the directory is touched: remove it yourself')
   try:
     with open(path, encoding='utf-8') as f:
       files = json.load(f)['files']
@@ -73,13 +80,12 @@ def _inside(relative):
 
 
 def write(directory, files, name=RUN_MANIFEST):
-  """Writes the manifest of ``files`` (relative paths) atomically."""
-  path = os.path.join(directory, name)
-  tmp = path + '.tmp'
-  with open(tmp, 'w', encoding='utf-8') as f:
-    json.dump({'files': sorted(files)}, f, indent=1)
-    f.write('\n')
-  os.replace(tmp, path)
+  """Writes the manifest of ``files`` (relative paths) atomically.
+
+  It is written under a new name of its own first (``mkstemp``: created,
+  never a file or a link already there), then renamed into place.
+  """
+  write_text(os.path.join(directory, name), json.dumps({'files': sorted(files)}, indent=1) + '\n')
 
 
 def record_run(directory, planned=()):

@@ -4,6 +4,7 @@ import time
 
 import numpy as np
 
+from summarizer import files
 from summarizer import progress
 
 
@@ -127,5 +128,6 @@ def plot_losses(train_losses, eval_losses, path):
   ax.legend()
   ax.grid(alpha=0.3)
   fig.tight_layout()
-  fig.savefig(path, dpi=100)
+  with files.replacing(path) as temporary:  # Never through a link planted at its name.
+    fig.savefig(temporary, dpi=100, format='png')
   plt.close(fig)

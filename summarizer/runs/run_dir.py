@@ -139,6 +139,11 @@ def own_files(directory, patterns):
 def prepare_output_dir(args, config):
   """Checks the output directory against --resume / --overwrite-output-dir.
 
+  Refuse first, touch nothing: a directory that holds anything but a run
+  of ours (recorded in its manifest) is refused before anything in it is
+  deleted, renamed or replaced; only then is a save that a kill
+  interrupted finished or discarded (``saving.recover``).
+
   Returns:
     True if a checkpoint is to be resumed.
   """
@@ -148,27 +153,50 @@ def prepare_output_dir(args, config):
   if os.path.exists(out) and not os.path.isdir(out):
     raise SummarizerError(f'--output-dir {out}: exists and is not a directory')
   os.makedirs(out, exist_ok=True)
+  if manifest.read(out) is None:
+    _refuse_what_is_not_ours(args)
+    return False
   saving.recover(out)
   if args.overwrite_output_dir:
     manifest.remove_run(out)  # What the earlier run wrote; anything else stays.
     return False
   if args.resume:
-    if not model_directory.has_checkpoint(out):
-      raise SummarizerError(f'--resume: no checkpoint in {out}')
-    saved, _ = load_config(out)
-    differences = architecture_differences(saved, config, 'the checkpoint')
-    if differences:
-      raise SummarizerError(f'{out}: checkpoint does not match the requested '
-                            'model: ' + differences)
-    step = check_resumable(out, config)
-    if args.max_steps is not None and step > args.max_steps:
-      raise SummarizerError(f'--resume: the checkpoint in {out} is at step {step}, past '
-                            f'--max-steps {args.max_steps}: nothing to train; pass a '
-                            'larger --max-steps')
-    return True
+    return _check_resume(args, config)
   _clear_run_that_never_saved(out)
   _refuse_if_not_empty(out)
   return False
+
+
+def _refuse_what_is_not_ours(args):
+  """For a directory with no run of ours: refuses --resume, --overwrite-output-dir and any file."""
+  out = args.output_dir
+  if args.overwrite_output_dir:
+    manifest.remove_run(out)  # Refuses: no run of ours there.
+  if args.resume and not model_directory.has_checkpoint(out):
+    raise SummarizerError(f'--resume: no checkpoint in {out}')
+  if args.resume:
+    raise SummarizerError(f'--resume: {out} holds no run of ours (no {manifest.RUN_MANIFEST}), '
+                          'so its checkpoint is not continued and nothing in it is touched; '
+                          f'start a new run from its weights with --init-from {out}')
+  _refuse_if_not_empty(out)
+
+
+def _check_resume(args, config):
+  """Checks that the checkpoint in the output directory can be resumed; returns True."""
+  out = args.output_dir
+  if not model_directory.has_checkpoint(out):
+    raise SummarizerError(f'--resume: no checkpoint in {out}')
+  saved, _ = load_config(out)
+  differences = architecture_differences(saved, config, 'the checkpoint')
+  if differences:
+    raise SummarizerError(f'{out}: checkpoint does not match the requested '
+                          'model: ' + differences)
+  step = check_resumable(out, config)
+  if args.max_steps is not None and step > args.max_steps:
+    raise SummarizerError(f'--resume: the checkpoint in {out} is at step {step}, past '
+                          f'--max-steps {args.max_steps}: nothing to train; pass a '
+                          'larger --max-steps')
+  return True
 
 
 def _clear_run_that_never_saved(out):

@@ -4,39 +4,68 @@ Trax writes each file under a temporary name and renames it, but a kill
 between two files can still pair new weights with an old pickle. So a
 checkpoint is first written whole under another basename, then marked
 complete, then renamed into place; ``recover`` finishes or discards a save
-that a kill interrupted.
+that a kill interrupted. It touches only the names a run writes (the staged
+checkpoint, its marker, the checkpoint and Trax's ``model.*._tmp_`` files),
+never through a link, and only in a directory known to hold a run (the
+caller's to check: ``runs.run_dir.prepare_output_dir``).
 """
 
 import glob
 import os
+import stat
 
 from summarizer.errors import SummarizerError
-from summarizer.inference.model_directory import (BASENAME, checkpoint_files, has_checkpoint,
-                                                   saved_step)
+from summarizer.inference.model_directory import BASENAME, has_checkpoint, saved_step
 
 STAGED = 'model.staged'         # Where a checkpoint is written first.
-
-
 COMPLETE = 'model.staged.done'  # Marker: the staged checkpoint is whole.
+# What Trax's writers leave of a file they were writing (pickle_to_file, np_to_file).
+TRAX_TEMPORARY = BASENAME + '.*._tmp_'
 
 
-def _publish(directory):
-  """Renames a complete staged checkpoint into place, then drops the marker."""
-  for staged in checkpoint_files(directory, STAGED):
-    final = os.path.join(directory, BASENAME + os.path.basename(staged)[len(STAGED):])
-    os.replace(staged, final)
-  os.remove(os.path.join(directory, COMPLETE))
+def _staged_files(directory):
+  """The staged checkpoint's names that are there (links too, to be refused), the pickle last."""
+  prefix = os.path.join(directory, STAGED)
+  names = sorted(glob.glob(glob.escape(prefix) + '.opt_slots*.npy.gz'))
+  return names + [p for p in (prefix + '.weights.npy.gz', prefix + '.pkl.gz')
+                  if os.path.lexists(p)]
+
+
+def _final(directory, staged):
+  """Where the staged checkpoint file ``staged`` goes once whole."""
+  return os.path.join(directory, BASENAME + os.path.basename(staged)[len(STAGED):])
+
+
+def _refuse_links(paths):
+  """Raises if any of ``paths`` is there but is not a regular file (a link, a folder)."""
+  for path in paths:
+    try:
+      mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+      continue
+    if not stat.S_ISREG(mode):
+      raise SummarizerError(f'{path}: is a link or not a regular file, which no run '
+                            'writes; nothing was renamed or deleted: move it away')
 
 
 def recover(directory):
-  """Finishes a save that was marked complete, or discards a partial one."""
-  if os.path.exists(os.path.join(directory, COMPLETE)):
-    _publish(directory)
+  """Finishes a save that was marked complete, or discards a partial one.
+
+  Raises:
+    SummarizerError: one of the names it would rename, replace or delete
+      is a link or not a regular file (nothing is touched then).
+  """
+  marker = os.path.join(directory, COMPLETE)
+  staged = _staged_files(directory)
+  leftovers = glob.glob(os.path.join(glob.escape(directory), TRAX_TEMPORARY))
+  _refuse_links([marker, *staged, *leftovers, *(_final(directory, p) for p in staged)])
+  if os.path.lexists(marker):
+    for path in staged:  # The pickle last.
+      os.replace(path, _final(directory, path))
+    os.remove(marker)
     return
-  for partial in checkpoint_files(directory, STAGED):
-    os.remove(partial)
-  for leftover in glob.glob(os.path.join(glob.escape(directory), '*._tmp_')):
-    os.remove(leftover)
+  for path in staged + leftovers:
+    os.remove(path)
 
 
 def _is_write_error(error):
@@ -61,7 +90,7 @@ def save_or_explain(write, directory):
     reason = getattr(e, 'strerror', None) or getattr(e, 'message', None) or str(e)
     try:
       recover(directory)  # Drops the partial files (and frees their space).
-    except OSError:
+    except (OSError, SummarizerError):
       pass
     kept = (f'the previous checkpoint (step {saved_step(directory)}) is kept'
             if has_checkpoint(directory) else 'no earlier checkpoint existed')
@@ -80,9 +109,11 @@ def save_atomically(write, directory):
   """
   recover(directory)
   write(STAGED)
-  marker = os.path.join(directory, COMPLETE)
-  with open(marker, 'w', encoding='utf-8') as f:
+  # A new file of ours: never one put in its place (a link is not followed).
+  fd = os.open(os.path.join(directory, COMPLETE),
+               os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+  with os.fdopen(fd, 'w', encoding='utf-8') as f:
     f.write('complete\n')
     f.flush()
     os.fsync(f.fileno())
-  _publish(directory)
+  recover(directory)  # Marked whole: renamed into place.

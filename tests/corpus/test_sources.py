@@ -15,8 +15,11 @@ import urllib.parse
 
 import pytest
 
+from summarizer import config
 from summarizer.corpus import sources
 from summarizer.errors import SummarizerError
+
+from conftest import make_special, no_hang, sparse_file
 
 STORY = """Rain closed the coast road on Monday
 
@@ -137,6 +140,71 @@ def test_a_jsonl_row_without_highlights_is_skipped_not_the_file(tmp_path, capsys
   (tmp_path / 'train.jsonl').write_text('{"article": "a"}\n{"highlights": "b"}\n')
   with pytest.raises(SummarizerError, match='no row has both'):
     list(sources.examples(str(tmp_path), 'train'))
+
+
+def train_story_name(start=0):
+  """A .story name that the hash puts in the train split."""
+  return next(f'{i:040x}' for i in itertools.count(start) if sources.hash_split(f'{i:040x}')
+              == 'train')
+
+
+@pytest.mark.parametrize('special', ['fifo', 'zero'])
+def test_a_story_or_table_that_is_no_regular_file_is_refused_unopened(tmp_path, special):
+  folder = tmp_path / 'stories'
+  write_stories(folder, 3)
+  story = folder / f'{train_story_name()}.story'
+  table = tmp_path / f'train.{"jsonl" if special == "fifo" else "csv"}'
+  for path, source in ((story, folder), (table, table)):
+    kind = make_special(path, special)
+    with no_hang(), pytest.raises(SummarizerError) as raised:
+      list(sources.examples(str(source), 'train'))
+    assert str(raised.value) == f'{path}: not a regular file ({kind})'
+
+
+def test_a_story_over_the_bound_is_skipped_unread_and_counted(tmp_path, capsys):
+  folder = tmp_path / 'stories'
+  write_stories(folder, 20)
+  sparse_file(folder / f'{train_story_name()}.story', config.MAX_ARTICLE_BYTES + 1)
+  archive = tmp_path / 'cnn_stories.tgz'
+  with tarfile.open(archive, 'w:gz') as tar:
+    tar.add(folder, arcname='cnn/stories')
+  from_folder = sorted(sources.examples(str(folder), 'train'))
+  warned = [capsys.readouterr().err]
+  assert sorted(sources.examples(str(archive), 'train')) == from_folder and from_folder
+  warned.append(capsys.readouterr().err)
+  assert warned == [f"warning: {source}: skipped 1 of {len(from_folder) + 1} examples in "
+                    "'train' (1 over 10 MB)\n" for source in (folder, archive)]
+
+
+def test_a_table_row_over_the_bound_is_skipped_and_counted(tmp_path, capsys):
+  huge = 'x' * config.MAX_ARTICLE_BYTES
+  (tmp_path / 'train.jsonl').write_text(''.join(json.dumps(row) + '\n' for row in [
+      {'article': 'A story.', 'highlights': 'A.'}, {'article': huge, 'highlights': 'B.'},
+      {'article': 'Another story.', 'highlights': 'C.'}]))
+  (tmp_path / 'test.csv').write_text(f'article,highlights\nA story.,A.\n{huge},B.\n'
+                                     'Another story.,C.\n')
+  for split in ('train', 'test'):
+    assert list(sources.examples(str(tmp_path), split)) == [('A story.', 'A.'),
+                                                            ('Another story.', 'C.')]
+    assert capsys.readouterr().err == (f"warning: {tmp_path}: skipped 1 of 3 examples in "
+                                       f"'{split}' (1 over 10 MB)\n")
+
+
+@pytest.mark.parametrize('name', ['train.jsonl', 'train.csv', 'story'])
+def test_a_byte_order_mark_is_read_as_utf8(tmp_path, name):
+  # As Excel and Notepad save UTF-8; the mark was the first column's name, or the
+  # first row's ruin.
+  if name == 'story':
+    name = f'stories/{train_story_name()}.story'
+    (tmp_path / 'stories').mkdir()
+    text = 'A story\n\n@highlight\n\nA'
+  elif name.endswith('.csv'):
+    text = 'article,highlights\nA story.,A.\n'
+  else:
+    text = json.dumps({'article': 'A story.', 'highlights': 'A.'}) + '\n'
+  (tmp_path / name).write_text(text, encoding='utf-8-sig')
+  source = tmp_path / 'stories' if name.startswith('stories') else tmp_path
+  assert list(sources.examples(str(source), 'train')) == [('A story.', 'A.')]
 
 
 def test_tfds_through_mock_data(tmp_path):

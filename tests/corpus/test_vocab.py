@@ -12,5 +12,24 @@ def test_vocab_builder_writes_a_loadable_vocabulary(tmp_path, capsys):
   ids = tokenize('Rain fell in the town.', vocab_file=str(out))
   assert detokenize(ids[:-1], vocab_file=str(out)) == 'Rain fell in the town.'
   assert 300 < text.vocab_size(str(out)) < 600
-  assert vocab_command.main(['--data', 'news', '--size', '10', '--out', str(out)]) == 2
+  assert vocab_command.main(['--data', 'news', '--size', '10', '--out',
+                             str(tmp_path / 'tiny.subwords')]) == 2
   assert 'too small' in capsys.readouterr().err
+
+
+def test_an_existing_file_is_replaced_only_with_force(tmp_path, capsys):
+  out = tmp_path / 'mine.subwords'
+  out.write_text('my vocabulary\n')
+  small = ['--data', 'news', '--size', '400', '--limit', '150', '--out', str(out)]
+  assert vocab_command.main(small) == 2
+  assert capsys.readouterr().err == f'error: {out} exists: pass --force to overwrite it\n'
+  assert out.read_text() == 'my vocabulary\n'
+  assert vocab_command.main(small + ['--force']) == 0
+  assert 300 < text.vocab_size(str(out)) < 600
+
+
+def test_the_help_example_writes_under_runs_not_over_the_shipped_vocabulary():
+  example = [line.split() for line in vocab_command.__doc__.splitlines()
+             if 'python -m summarizer.vocab' in line]
+  assert example and all(words[words.index('--out') + 1].startswith('runs/')
+                         for words in example)

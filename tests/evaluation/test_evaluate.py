@@ -1,6 +1,7 @@
 """Evaluation: the three systems scored side by side, its outputs and the command."""
 
 import json
+import os
 
 import pytest
 
@@ -111,22 +112,44 @@ def test_results_are_replaced_only_once_the_new_ones_are_whole(tmp_path, monkeyp
   # A full disk (or any failed write) part-way keeps the earlier results, whole.
   scorecard.write_outputs(str(tmp_path), {'n': 1}, ['old summary'], {})
   before = {name: (tmp_path / name).read_bytes() for name in scorecard.OUTPUT_FILES}
-  real_open = open
+  synced = []
+  real_fsync = os.fsync
 
-  def full_disk_open(path, *args, **kwargs):
-    f = real_open(path, *args, **kwargs)
-    if str(path).endswith(scorecard.PREDICTIONS_FILE + '.tmp'):
-      f.close()
+  def full_disk_at_the_second_file(fd):
+    synced.append(fd)
+    if len(synced) == 2:
       raise OSError(28, 'No space left on device')
-    return f
+    real_fsync(fd)
 
-  monkeypatch.setattr('builtins.open', full_disk_open)
+  monkeypatch.setattr(os, 'fsync', full_disk_at_the_second_file)
   with pytest.raises(SummarizerError, match='No space left on device.*earlier results there '
                      'are kept'):
     scorecard.write_outputs(str(tmp_path), {'n': 2}, ['new summary'] * 2, {})
   monkeypatch.undo()
+  assert len(synced) == 2
   assert {name: (tmp_path / name).read_bytes() for name in scorecard.OUTPUT_FILES} == before
   assert sorted(p.name for p in tmp_path.iterdir()) == sorted(scorecard.OUTPUT_FILES)
+
+
+def test_temporary_names_planted_as_links_are_never_written_through(tmp_path):
+  thesis = tmp_path / 'thesis.md'
+  thesis.write_text('my thesis\n')
+  out = tmp_path / 'eval'
+  out.mkdir()
+  for name in scorecard.OUTPUT_FILES:  # The names results were first written under.
+    (out / f'{name}.tmp').symlink_to(thesis)
+  scorecard.write_outputs(str(out), {'n': 1}, ['a summary'], {})
+  assert thesis.read_text() == 'my thesis\n'
+  assert all((out / f'{name}.tmp').is_symlink() for name in scorecard.OUTPUT_FILES)
+  assert (out / scorecard.PREDICTIONS_FILE).read_text() == 'a summary\n'
+  assert json.loads((out / scorecard.RESULTS_FILE).read_text())['n'] == 1
+  assert sorted(p.name for p in out.iterdir()) == sorted(
+      [*scorecard.OUTPUT_FILES, *(f'{name}.tmp' for name in scorecard.OUTPUT_FILES)])
+  # Written with the usual mode, not a temporary file's private one.
+  umask = os.umask(0)
+  os.umask(umask)
+  assert all((out / name).stat().st_mode & 0o777 == 0o666 & ~umask
+             for name in scorecard.OUTPUT_FILES)
 
 
 def test_results_json_is_valid_json_when_a_score_is_not_a_number(tmp_path):

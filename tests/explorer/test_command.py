@@ -11,7 +11,8 @@ from .conftest import BUSINESS, COURT, MADE_UP, read
 
 
 def test_explain_option_writes_the_page(capsys, tmp_path):
-  status, out, err = run_main(capsys, COURT, '--explain', str(tmp_path / 'c.html'))
+  (tmp_path / 'c.html').write_text('an earlier page')  # Replaced: --force.
+  status, out, err = run_main(capsys, COURT, '--explain', str(tmp_path / 'c.html'), '--force')
   assert status == 0
   assert out.strip() == summarizer.summarize(read(COURT))
   assert err == f'wrote {tmp_path / "c.html"} (not in the article: {MADE_UP})\n'
@@ -35,6 +36,45 @@ def test_bad_explain_input_is_one_line_and_exit_2(capsys, tmp_path, monkeypatch,
   assert status == 2 and out == ''
   assert err.startswith(message) and err.count('\n') == 1, err
   assert sorted(os.listdir(tmp_path)) == ['a_file']
+
+
+def model_work_must_not_start(*args, **kwargs):
+  raise AssertionError('the model was asked before the output path was checked')
+
+
+@pytest.mark.parametrize('existing', ['a file', 'a link'])
+def test_an_existing_page_is_replaced_only_with_force(capsys, tmp_path, monkeypatch, existing):
+  from summarizer.explorer import explanation  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(explanation, 'explain', model_work_must_not_start)
+  thesis = tmp_path / 'thesis.html'
+  thesis.write_text('my thesis')
+  page = tmp_path / 'page.html'
+  if existing == 'a file':
+    page.write_text('my page')
+  else:
+    page.symlink_to(thesis)
+  status, out, err = run_main(capsys, COURT, '--explain', str(page))
+  assert status == 2 and out == ''
+  assert err == f'error: {page} exists: pass --force to overwrite it\n'
+  assert thesis.read_text() == 'my thesis'
+  assert page.is_symlink() if existing == 'a link' else page.read_text() == 'my page'
+
+
+def test_an_existing_picture_is_replaced_only_with_force(capsys, tmp_path, monkeypatch):
+  # pylint: disable=g-import-not-at-top
+  from summarizer.explorer import __main__ as explorer_command
+  from summarizer.explorer import pictures
+  monkeypatch.setattr(pictures, 'picture', model_work_must_not_start)
+  png = tmp_path / 'mine.png'
+  png.write_bytes(b'my picture')
+  assert explorer_command.main(['--picture', COURT, str(png)]) == 2
+  assert capsys.readouterr().err == f'error: {png} exists: pass --force to overwrite it\n'
+  assert png.read_bytes() == b'my picture'
+  written = {}
+  monkeypatch.setattr(pictures, 'picture',
+                      lambda text, path, force: written.update(path=path, force=force))
+  assert explorer_command.main(['--picture', COURT, str(png), '--force']) == 0
+  assert written == {'path': str(png), 'force': True}
 
 
 @pytest.mark.skipif(hasattr(os, 'geteuid') and os.geteuid() == 0,

@@ -2,6 +2,7 @@
 course's model as a learner saved it (two checkpoint files, no config.json), read by its shapes."""
 
 import gzip
+import io
 import json
 import os
 import shutil
@@ -24,6 +25,7 @@ from summarizer.inference import summaries
 from summarizer.model import TransformerLM
 
 from conftest import COURSE_SHAPED, SMALL_CONFIG, write_course_dir, write_model_dir
+from conftest import make_special, no_hang
 
 
 def trax_loaded(model_dir, mode):
@@ -259,3 +261,29 @@ def test_a_vocabulary_that_fits_but_is_not_the_models_is_refused(random_model_di
   assert text.vocab_size(other) <= text.vocab_size(own)
   with pytest.raises(SummarizerError, match='not the vocabulary the model .* was trained with'):
     model_directory.read(str(model_dir), vocab_file=other)
+
+
+@pytest.mark.parametrize('special', ['fifo', 'zero'])
+@pytest.mark.parametrize('name', ['model.pkl.gz', 'model.weights.npy.gz', 'vocab.subwords'])
+def test_a_file_of_the_directory_that_is_no_regular_file_is_refused_unopened(
+    random_model_dir, tmp_path, name, special):
+  model_dir = tmp_path / 'model'
+  shutil.copytree(random_model_dir, model_dir)
+  (model_dir / name).unlink()
+  kind = make_special(model_dir / name, special)
+  with no_hang(), pytest.raises(SummarizerError) as raised:
+    model_directory.read(str(model_dir))
+  assert str(raised.value) == f'{model_dir / name}: not a regular file ({kind})'
+
+
+def test_weights_that_unpack_past_the_bound_are_one_line_and_exit_2(tmp_path, capsys):
+  model_dir = write_course_dir(tmp_path)
+  weights = os.path.join(model_dir, 'model.weights.npy.gz')
+  header = io.BytesIO()  # One array of 1 GB and a float more, in a file of a few KB.
+  np.lib.format.write_array_header_1_0(header, {'descr': '<f4', 'fortran_order': False,
+                                                'shape': (10**9 // 4 + 1,)})
+  with open(weights, 'wb') as f:
+    f.write(gzip.compress(header.getvalue() + bytes(10**6)))
+  assert summarize_main(['--text', ARTICLE, '--model', model_dir]) == 2
+  assert capsys.readouterr().err == (f'error: {weights}: too large (over 1 GB, the most the '
+                                     'arrays of a checkpoint file may hold unpacked)\n')

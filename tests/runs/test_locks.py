@@ -71,6 +71,43 @@ def test_the_lock_of_a_killed_process_is_taken_over(tmp_path, capsys):
   assert f'was locked by process {holder.pid} (' in err and 'taking it over' in err
 
 
+def planted_lock(folder, kind, target):
+  """Puts at ``folder``'s lock path something no lock of ours is: a link, a FIFO, someone's file."""
+  lock = folder / locks.LOCK_NAME
+  if kind == 'a link':
+    lock.symlink_to(target)
+  elif kind == 'a hard link':
+    os.link(target, lock)
+  elif kind == 'a FIFO':
+    os.mkfifo(lock)
+  else:
+    lock.write_text(target.read_text())
+
+
+@pytest.mark.parametrize('kind', ['a link', 'a hard link', 'a FIFO', "someone's file"])
+def test_a_lock_path_that_is_not_a_lock_is_refused_and_nothing_read_or_truncated(
+    tmp_path, capsys, kind):
+  target = tmp_path / 'thesis.md'
+  target.write_text('my thesis\n')
+  folder = tmp_path / 'videos'
+  folder.mkdir()
+  planted_lock(folder, kind, target)
+  with pytest.raises(SummarizerError) as refused:
+    with locks.locked(str(folder)):
+      pass
+  message = str(refused.value)
+  assert '\n' not in message and message.startswith(f'{folder / locks.LOCK_NAME}: ')
+  assert 'thesis' not in message and capsys.readouterr().err == ''  # Nothing of it shown.
+  assert target.read_text() == 'my thesis\n'
+  assert os.path.lexists(folder / locks.LOCK_NAME)  # Left as it was.
+  # A training run there stops the same way, before anything else.
+  assert train_command.main(['--output-dir', str(folder), *QUICK]) == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and err.startswith(f'error: {folder / locks.LOCK_NAME}: ')
+  assert target.read_text() == 'my thesis\n'
+  assert sorted(os.listdir(folder)) == [locks.LOCK_NAME]
+
+
 def test_directories_are_created_repeats_skipped_and_files_refused(tmp_path):
   new = tmp_path / 'a' / 'b'
   with locks.locked(str(new), None, str(new) + '/'):

@@ -2,6 +2,7 @@
 
 import dataclasses
 import json
+import os
 
 import jax
 import numpy as np
@@ -9,6 +10,7 @@ import pytest
 
 from summarizer import config as config_module
 from summarizer import text
+from summarizer import train as train_command
 from summarizer.corpus import news
 from summarizer.errors import SummarizerError
 from summarizer.inference import model_directory
@@ -114,3 +116,53 @@ def test_init_from_the_courses_checkpoint(tmp_path, monkeypatch):
     np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4, atol=1e-7)
   lineage = json.loads((out / 'config.json').read_text())['lineage']
   assert lineage[0]['steps'] == 500000 and lineage[1]['init_from'] == course_dir
+
+
+def fingerprint(directory):
+  """Every entry of a directory: a file's bytes, a link's target."""
+  return {p.name: str(os.readlink(p)) if p.is_symlink() else p.read_bytes()
+          for p in sorted(directory.iterdir())}
+
+
+@pytest.mark.parametrize('marked', [True, False], ids=['a marked save', 'a partial save'])
+@pytest.mark.parametrize('flags', [[], ['--resume'], ['--overwrite-output-dir']])
+def test_a_folder_that_holds_no_run_is_refused_before_anything_in_it_is_touched(
+    tmp_path, capsys, flags, marked):
+  # A user's folder whose files happen to bear the names of an interrupted save:
+  # recovering it would publish (marked) or delete (partial) the user's files.
+  folder = tmp_path / 'book'
+  folder.mkdir()
+  (folder / 'chapter1.md').write_text('It was a dark night.\n')
+  (folder / 'chapter1.md._tmp_').write_text('It was a dark and stormy night.\n')
+  (folder / 'model.pkl.gz').write_bytes(b'my model')
+  (folder / 'model.staged.pkl.gz').write_bytes(b'my other model')
+  (folder / 'model.weights.npy.gz._tmp_').write_bytes(b'my weights')
+  if marked:
+    (folder / 'model.staged.done').write_text('my notes\n')
+  (folder / 'config.json').write_text('{"mine": true}\n')
+  before = fingerprint(folder)
+  status = train_command.main(['--output-dir', str(folder), '--preset', 'micro',
+                               '--no-progress', '--max-steps', '1', *flags])
+  assert status == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and str(folder) in err
+  assert 'holds no run of ours' in err or 'is not empty' in err, err
+  assert fingerprint(folder) == before
+
+
+def test_a_run_record_that_is_a_link_is_not_taken_as_a_run_of_ours(tmp_path, capsys):
+  # A link at the manifest's name, to a record that names the user's files.
+  record = tmp_path / 'record.json'
+  record.write_text(json.dumps({'files': ['chapter1.md', 'config.json']}))
+  folder = tmp_path / 'book'
+  folder.mkdir()
+  (folder / 'chapter1.md').write_text('It was a dark night.\n')
+  (folder / 'config.json').write_text('{"mine": true}\n')
+  (folder / '.summarizer-run.json').symlink_to(record)
+  before = fingerprint(folder)
+  status = train_command.main(['--output-dir', str(folder), '--preset', 'micro', '--no-progress',
+                               '--max-steps', '1', '--overwrite-output-dir'])
+  assert status == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and 'is a link or not a regular file' in err
+  assert fingerprint(folder) == before

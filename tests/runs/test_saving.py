@@ -4,6 +4,7 @@ import os
 
 import pytest
 
+from summarizer.errors import SummarizerError
 from summarizer.inference import model_directory
 from summarizer.runs import loop as run_loop
 from summarizer.runs import saving
@@ -52,3 +53,33 @@ def test_killed_in_the_middle_of_a_save_still_resumes(tmp_path):
   assert resumed.returncode == 0, err
   assert not list(out.glob('model.staged*'))
   model_directory.read(str(out)).model()
+
+
+def test_recovery_touches_only_a_runs_own_files(tmp_path):
+  out = tmp_path / 'run'
+  out.mkdir()
+  (out / 'notes.md._tmp_').write_text('mine')       # Not a name a run writes.
+  (out / 'model.weights.npy.gz._tmp_').write_bytes(b'half')   # Trax's, cut short.
+  (out / 'model.staged.pkl.gz').write_bytes(b'half')         # A save not marked whole.
+  saving.recover(str(out))
+  assert sorted(p.name for p in out.iterdir()) == ['notes.md._tmp_']
+
+
+@pytest.mark.parametrize('dangling', [False, True], ids=['a link', 'a dangling link'])
+@pytest.mark.parametrize('name', ['model.staged.pkl.gz', 'model.staged.done', 'model.pkl.gz',
+                                  'model.weights.npy.gz._tmp_'])
+def test_recovery_through_a_link_is_refused_and_nothing_is_touched(tmp_path, name, dangling):
+  thesis = tmp_path / 'thesis.md'
+  thesis.write_text('my thesis\n')
+  out = tmp_path / 'run'
+  out.mkdir()
+  for staged in ('model.staged.pkl.gz', 'model.staged.done', 'model.pkl.gz'):
+    (out / staged).write_bytes(b'a run\'s')
+  (out / name).unlink(missing_ok=True)
+  (out / name).symlink_to(tmp_path / 'gone' if dangling else thesis)
+  before = {p.name: os.readlink(p) if p.is_symlink() else p.read_bytes() for p in out.iterdir()}
+  with pytest.raises(SummarizerError, match=f'{out / name}: is a link or not a regular file'):
+    saving.recover(str(out))
+  assert {p.name: os.readlink(p) if p.is_symlink() else p.read_bytes()
+          for p in out.iterdir()} == before
+  assert thesis.read_text() == 'my thesis\n'

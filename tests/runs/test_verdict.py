@@ -2,7 +2,6 @@
 evaluation, and a verdict against Lead-3 that every summary of a weak model repeats."""
 
 import json
-import shutil
 import time
 
 import pytest
