@@ -6,7 +6,9 @@
   python -m summarizer --text "Heavy rain closed ..." --stream
   python -m summarizer article.txt --model model/  # the course's checkpoint
 
-A text far from what the model was trained on (its perplexity under the
+Summaries are searched with 4 beams, a length penalty of 2 and no trigram twice
+(--num-beams 1: greedy search, the course's way; --method greedy: the course's
+own decoder). A text far from what the model was trained on (its perplexity under the
 model far above that of the model's own validation articles) gets a
 warning on standard error; the summary is printed all the same.
 """
@@ -24,7 +26,7 @@ from summarizer.inference.article import cut_message, read_article
 
 
 EPILOG = """examples:
-  python -m summarizer data/samples/sport.txt          summary of a file
+  python -m summarizer data/samples/sport.txt          summary of a file (beam search)
   cat story.txt | python -m summarizer -               ... of standard input
   python -m summarizer --text "..." --stream           print tokens as they come
   python -m summarizer a.txt b.txt --json             [{"summary_text": ..., ...}, ...]
@@ -32,7 +34,7 @@ EPILOG = """examples:
   python -m summarizer story.txt --method greedy       the course's decoder (slow)
   python -m summarizer story.txt --temperature 0.8 --top-k 40 --seed 1
   python -m summarizer story.txt --explain story.html  what it read, per word
-  python -m summarizer story.txt --num-beams 4 --no-repeat-ngram-size 3
+  python -m summarizer story.txt --num-beams 1           greedy search, the course's way, cached
   python -m summarizer *.txt --batch-size 16           many articles side by side
 """
 
@@ -72,7 +74,7 @@ def parse_args(argv=None):
   p.add_argument('--top-k', type=int, default=None,
                  help='sample among the k most likely tokens')
   p.add_argument('--seed', type=seed, default=0, help='seed of the sampling')
-  search_options.add_search_arguments(p, 'articles (FILEs) decoded side by side')
+  search_options.add_search_arguments(p, 'articles (FILEs) decoded side by side', best=True)
   p.add_argument('--stream', action='store_true',
                  help='print the summary as it is generated')
   p.add_argument('--json', action='store_true',
@@ -93,6 +95,9 @@ def parse_args(argv=None):
     p.error('argument --top-k: must be at least 1')
   if args.n_heads is not None and args.n_heads < 1:
     p.error('argument --n-heads: must be at least 1')
+  # Beam search unless the course's decoder, sampling or streaming is asked for.
+  search_options.fill_search_arguments(
+      args, search_options.greedy_for(args.method, args.temperature, args.stream))
   search_options.check_search_arguments(p, args)
   if args.num_beams > 1 and args.temperature > 0:
     p.error('--num-beams and --temperature exclude each other (beam search does not sample)')

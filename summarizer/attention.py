@@ -172,9 +172,8 @@ def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
   Returns:
     A layer mapping activations (B, L, d_feature) to (B, L, d_feature).
   """
-  if d_feature % n_heads != 0:
-    raise ValueError(f'd_feature ({d_feature}) is not a multiple of '
-                     f'n_heads ({n_heads})')
+  assert d_feature % n_heads == 0, (
+      f'd_feature ({d_feature}) is not a multiple of n_heads ({n_heads})')
   d_head = d_feature // n_heads
 
   def AttnHeads():

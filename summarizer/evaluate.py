@@ -68,6 +68,7 @@ def parse_args(argv=None):
   p.add_argument('--json', action='store_true',
                  help='print the scores as one JSON object instead of a table')
   args = p.parse_args(argv)
+  search_options.fill_search_arguments(args, greedy=True)  # The course's way unless told.
   search_options.check_search_arguments(p, args)
   return args
 

@@ -95,5 +95,5 @@ def test_causal_attention_structure_and_causality():
 
 
 def test_causal_attention_rejects_uneven_heads():
-  with pytest.raises(ValueError, match='multiple'):
+  with pytest.raises(AssertionError, match='multiple'):  # The course's assert.
     CausalAttention(d_feature=10, n_heads=4)

@@ -19,6 +19,16 @@ Trax ``LayerError`` is unwrapped to its cause); the check itself never
 raises. A printed layer that differs from the course's is reported by the
 layers missing, extra or changed.
 
+Each failure is printed once, in a few lines: arrays cut to their edges,
+long lists to their ends, a failure like one above in one line. A mistake
+the checks know is named on a ``why:`` line (softmax over the wrong axis,
+no scale, a wrong mask, one block repeated, a missing output layer, an
+off-by-one of decoding ...); the functions that name them are shared with
+the grader (``judge.py``). A case that fails only because of an earlier
+exercise (it passes with the package's function in place of the
+learner's) says which to fix first. ``failed_cases()``, which a check
+cell's ``assert`` shows, only sums up what the check printed.
+
 Beyond the course's cases, each check runs what the course only prints:
 every layer is run beside the package's, with the same weights and random
 key, in 'train', 'eval' and 'predict' mode, at sizes where the heads' width
@@ -75,104 +85,207 @@ class _Expect:
 
   Attributes:
     what: What is compared, as printed ('output', 'shape', 'str(layer)').
-    expected: The expected value (printed as is when the case fails).
+    expected: The expected value (printed, cut short, when the case fails).
     measure: Reads the value to compare from what the case's call returned.
     agree: Tells whether the measured value and the expected one agree.
-    explain: Given the measured value of a failed comparison, a line naming
-      a cause the check recognises in it, or None (only a cause detected is
-      named).
+    explain: Given the measured value of a failed comparison and what the
+      call returned, a line naming a cause the check recognises in them, or
+      None (only a cause detected is named).
   """
   what: str
   expected: Any
   measure: Callable[[Any], Any] = lambda output: output
   agree: Callable[[Any, Any], bool] = operator.eq
-  explain: Callable[[Any], Any] = None
+  explain: Callable[[Any, Any], Any] = None
 
 
 @dataclasses.dataclass
 class _Case:
-  """One call of the learner's function and what its result must satisfy."""
+  """One call of the learner's function and what its result must satisfy.
+
+  Attributes:
+    name: The case, as printed.
+    call: Calls the learner's function.
+    expects: The ``_Expect``s its result must meet.
+    explain_error: Given the exception the call raised, a cause the check
+      recognises in it, or None.
+  """
   name: str
   call: Callable[[], Any]
   expects: list
+  explain_error: Callable[[BaseException], Any] = None
 
 
-class _Tee(io.StringIO):
-  """Keeps what is printed, and prints it too."""
+@dataclasses.dataclass
+class _Failure:
+  """One failed test as printed.
 
-  def __init__(self, out):
-    super().__init__()
-    self.out = out
-
-  def write(self, text):
-    self.out.write(text)
-    return super().write(text)
-
-
-# What the last check printed: its failures, for the assertion of a check cell.
-_LAST_RUN = []
-
-
-def failed_cases(limit=40):
-  """The failed cases (and their why: lines) the last check printed, as one text.
-
-  A check cell asserts with it, so that nbgrader's validate and feedback show
-  what failed, not only that something did.
+  Attributes:
+    header: 'Failed: case: what' (or '...: it raised ...').
+    details: The lines below it: expected, got, where they differ, why.
+    again: The header printed instead when a failure with the same details
+      (or the same error) was printed above; None: header + ' (same as above)'.
+    key: What makes two failures the same; by default their details.
   """
-  lines = [line for line in _LAST_RUN if line.strip()]
-  if len(lines) > limit:
-    lines = lines[:limit - 1] + [f'... ({len(lines) - limit + 1} more lines above)'] + lines[-1:]
-  return '\n' + '\n'.join(lines)
+  header: str
+  details: list = dataclasses.field(default_factory=list)
+  again: str = None
+  key: Any = None
 
 
-def _run(cases):
-  """Runs the cases, prints each failure and the tally; returns the failures.
+# The last check's name and tally, for the assertion of a check cell.
+_LAST_RUN = {}
+
+
+def failed_cases():
+  """One line on the last check run: its name and how many of its tests failed.
+
+  A check cell asserts with it, ``assert checks.test_X(X) == 0,
+  checks.failed_cases()``: the check has printed each failure once, above
+  the error, so the assertion only sums them up.
+  """
+  if not _LAST_RUN:
+    return 'no check has run yet'
+  check, failed, total = _LAST_RUN['check'], _LAST_RUN['failed'], _LAST_RUN['total']
+  if not failed:
+    return f'test_{check}: all {total} tests passed'
+  return f'test_{check}: {failed} of {total} tests failed (each printed above)'
+
+
+def _run(cases, check, function=None, given=None):
+  """Runs the cases, prints each failure once and the tally; returns the failures.
 
   A case counts one test per expectation. If its call raises, all of them
-  fail: the exception is printed with the first, and each other is printed
-  as not compared, so the printed failures and the tally agree. What it
-  prints is kept for ``failed_cases``.
+  fail: the exception is printed with the first, the others are said not
+  compared (in one line when they are several), so the printed failures
+  and the tally agree. A failure like one printed above is printed as one
+  line. A failed case that passes
+  with the package's functions of earlier exercises in place of the
+  learner's says which exercise to fix first (see ``_Earlier``).
+
+  Args:
+    cases: The ``_Case``s.
+    check: The check's name after 'test_', which is the graded function's.
+    function: The learner's function, for a check whose function uses the
+      earlier exercises' (None: no earlier function is looked for).
+    given: Graded functions handed to the check beside it (name -> function),
+      which the cases read from this dict when they run.
   """
-  with contextlib.redirect_stdout(_Tee(sys.stdout)) as printed:
-    failed = _run_cases(cases)
-  _LAST_RUN[:] = printed.getvalue().splitlines()
-  return failed
-
-
-def _run_cases(cases):
+  printer, earlier = _Printer(), None
   passed = failed = 0
   for case in cases:
-    try:
-      output = case.call()
-    except _CAUGHT as error:  # pylint: disable=broad-except
-      failed += len(case.expects)
-      print(f'Failed: {case.name}: it raised {_describe(error)}')
-      for expect in case.expects[1:]:
-        print(f'Failed: {case.name}: {expect.what}: not compared (the call raised, above)')
+    error, output, failures = _compare(case)
+    passed += len(case.expects) - len(failures)
+    failed += len(failures)
+    if not failures:
       continue
-    for expect in case.expects:
-      try:
-        got = expect.measure(output)
-      except _CAUGHT as error:  # pylint: disable=broad-except
-        failed += 1
-        print(f'Failed: {case.name}: {expect.what}: could not be read from '
-              f'what it returned ({_describe(error)})')
-        continue
-      try:
-        agreed = bool(expect.agree(got, expect.expected))
-      except _CAUGHT:  # pylint: disable=broad-except
-        agreed = False  # Not even comparable (a type or shape far off).
-      if agreed:
-        passed += 1
-      else:
-        failed += 1
-        _print_failure(case.name, expect, got)
-        _print_cause(expect, got)
-  if failed:
-    print(f'{passed} Tests passed, {failed} Tests failed')
-  else:
-    print('All tests passed')
+    printed = _failures(case, error, output, failures)
+    if function is not None:
+      earlier = earlier or _Earlier(check, function, given or {})
+      fix = earlier.fix(case)
+      if fix:  # The case's own numbers would only mislead: the cause is earlier.
+        printed = [_Failure(failure.header, [], failure.again, failure.key)
+                   for failure in printed]
+        printed[-1].details = [f'    why: {fix}']
+    for failure in printed:
+      printer.print(failure)
+  print(f'{passed} Tests passed, {failed} Tests failed' if failed else 'All tests passed')
+  _LAST_RUN.update(check=check, failed=failed, total=passed + failed)
   return failed
+
+
+def _compare(case):
+  """Runs a case: (the error its call raised or None, its output, its failed expectations).
+
+  Each failed expectation is (expect, the measured value or None, the
+  error measuring raised or None); when the call raised, all of them fail.
+  """
+  try:
+    output = case.call()
+  except _CAUGHT as error:  # pylint: disable=broad-except
+    return error, None, [(expect, None, None) for expect in case.expects]
+  failures = []
+  for expect in case.expects:
+    try:
+      got = expect.measure(output)
+    except _CAUGHT as error:  # pylint: disable=broad-except
+      failures.append((expect, None, error))
+      continue
+    try:
+      agreed = bool(expect.agree(got, expect.expected))
+    except _CAUGHT:  # pylint: disable=broad-except
+      agreed = False  # Not even comparable (a type or shape far off).
+    if not agreed:
+      failures.append((expect, got, None))
+  return None, output, failures
+
+
+def _failures(case, error, output, failures):
+  """The ``_Failure``s of a case, as printed."""
+  name = case.name
+  if error is not None:
+    described = _describe(error)
+    first = _Failure(f'Failed: {name}: it raised {described}', key=('raised', described),
+                     again=f'Failed: {name}: it raised {type(probes.innermost(error)).__name__} '
+                           '(same as above)')
+    cause = _cause(case.explain_error, error)
+    first.details = [f'    why: {cause}'] if cause else []
+    rest = [expect.what for expect, _, _ in failures[1:]]
+    if len(rest) > 1:  # One line for them all: what they are matters little here.
+      rest = [f'{len(rest)} more tests']
+    return [first] + [_Failure(f'Failed: {name}: {what}: not compared (the call raised, above)')
+                      for what in rest]
+  printed = []
+  for expect, got, error_measuring in failures:
+    if isinstance(error_measuring, _NotRun):
+      printed.append(_Failure(f'Failed: {name}: {expect.what}: {error_measuring}'))
+    elif error_measuring is not None:
+      printed.append(_Failure(f'Failed: {name}: {expect.what}: could not be read from '
+                              f'what it returned ({_describe(error_measuring)})'))
+    else:
+      details = ['    ' + line for line in _difference(expect.expected, got)]
+      cause = _cause(expect.explain, got, output)
+      printed.append(_Failure(f'Failed: {name}: {expect.what}',
+                              details + ([f'    why: {cause}'] if cause else [])))
+  return printed
+
+
+class _NotRun(Exception):
+  """A measure that could not be taken because an earlier one failed (said in one line)."""
+
+
+class _Printer:
+  """Prints failures, each once: one like a failure above is its header only.
+
+  A ``why:`` line printed above is not printed again under another failure.
+  """
+
+  def __init__(self):
+    self.seen = set()
+
+  def print(self, failure):
+    key = failure.key or tuple(failure.details)
+    if key and key in self.seen:
+      print(failure.again or failure.header + ' (same as above)')
+      return
+    self.seen.add(key)
+    print(failure.header)
+    for line in failure.details:
+      if line.startswith('    why: '):
+        if line in self.seen:
+          continue
+        self.seen.add(line)
+      print(line)
+
+
+def _cause(explain, *values):
+  """What ``explain`` recognises in ``values``, or None (also when it cannot tell)."""
+  if explain is None:
+    return None
+  try:
+    return explain(*values)
+  except _CAUGHT:  # pylint: disable=broad-except
+    return None  # A value too far off to be read: no cause to name.
 
 
 # Code that is not the learner's: Python's own library, installed packages
@@ -211,32 +324,34 @@ def _describe(error):
   return (f'{name}: {message}' if message else name) + _learners_line(error)
 
 
-def _print_failure(name, expect, got):
-  """Prints what was expected and what came (for layer trees, one line)."""
-  print(f'Failed: {name}: {expect.what}')
-  if (isinstance(got, str) and isinstance(expect.expected, str)
-      and '\n' in expect.expected):
-    for line in _tree_difference(expect.expected, got):
-      print(f'    {line}')
-    return
-  print(f'    expected: {_show(expect.expected)}')
-  print(f'    got:      {_show(got)}')
-  difference = (_first_token_difference(got, expect.expected)
-                or _largest_difference(got, expect.expected))
-  if difference:
-    print(f'    {difference}')
+def _difference(expected, got):
+  """The lines below a failure's header: expected and got, and where they differ.
+
+  A layer tree is said by the layers missing, extra or changed; a list of
+  weight shapes by its first difference.
+  """
+  if isinstance(got, str) and isinstance(expected, str) and '\n' in expected:
+    return _tree_difference(expected, got)
+  if _shape_lists(got, expected):
+    return [weight_difference(got, expected)]
+  lines = [f'expected: {_show(expected)}', f'got:      {_show(got)}']
+  difference = (_first_token_difference(got, expected)
+                or (not isinstance(expected, tuple) and _largest_difference(got, expected)))
+  return lines + ([difference] if difference else [])
 
 
-def _print_cause(expect, got):
-  """Prints the cause ``expect.explain`` recognises in ``got``, if any."""
-  if expect.explain is None:
-    return
-  try:
-    cause = expect.explain(got)
-  except _CAUGHT:  # pylint: disable=broad-except
-    cause = None  # A value too far off to be read: no cause to name.
-  if cause:
-    print(f'    why: {cause}')
+def _shape_lists(*values):
+  return all(isinstance(value, list) and value
+             and all(isinstance(shape, tuple) for shape in value) for value in values)
+
+
+def weight_difference(got, expected):
+  """Where two lists of weight shapes first differ, the package's first."""
+  for index, (came, wanted) in enumerate(zip(got, expected)):
+    if came != wanted:
+      return (f'weight #{index + 1}: the expected shape is {tuple(wanted)}, yours is '
+              f'{tuple(came)} ({len(expected)} weights expected, you have {len(got)})')
+  return f'{len(expected)} weights expected, you have {len(got)}'
 
 
 def _first_token_difference(got, expected):
@@ -263,8 +378,8 @@ def _tree_difference(expected, got):
   for tag, i1, i2, j1, j2 in matcher.get_opcodes():
     if tag == 'equal':
       continue
-    wanted = ' '.join(line.strip() for line in expected_lines[i1:i2])
-    came = ' '.join(line.strip() for line in got_lines[j1:j2])
+    wanted = _cut(' '.join(line.strip() for line in expected_lines[i1:i2]))
+    came = _cut(' '.join(line.strip() for line in got_lines[j1:j2]))
     after = f', after {expected_lines[i1 - 1].strip()!r}' if i1 else ''
     if tag == 'delete':
       return [f'missing (line {i1 + 1} of the expected tree{after}): {wanted}']
@@ -273,6 +388,10 @@ def _tree_difference(expected, got):
     return [f'first difference, line {i1 + 1}{after}:',
             f'expected: {wanted}', f'got:      {came}']
   return []
+
+
+def _cut(text, limit=100):
+  return text if len(text) <= limit else text[:limit] + ' ...'
 
 
 def _largest_difference(got, expected):
@@ -290,14 +409,32 @@ def _largest_difference(got, expected):
           f'{expected[index]:.6g}, got {got[index]:.6g}')
 
 
-def _show(value, limit=600):
-  """Formats a value for a failure message: short, arrays as nested lists."""
+# An array of up to this many numbers is shown whole; a larger one by the
+# numbers at its edges, numpy's summarised printing.
+_WHOLE_ARRAY = 16
+_ARRAY_TEXT = 120  # Characters an array's edges may take: fewer edge items past it.
+# A list of more items is shown by its first three and last two.
+_WHOLE_LIST = 8
+
+
+def _show(value, limit=300):
+  """Formats a value for a failure message, on one short line.
+
+  An array of more than a few numbers is cut to its edges, its shape
+  given; a long list keeps its first and last items and says how many it
+  holds; numbers have 6 significant digits.
+  """
   try:
     if isinstance(value, type):
       module = '' if value.__module__ == 'builtins' else value.__module__ + '.'
       text = module + value.__name__.rsplit('.', 1)[-1]  # jax.Array's is dotted.
     elif isinstance(value, (np.ndarray, jax.Array)):
-      text = repr(_rounded(_leading(np.asarray(value), limit).tolist()))
+      text = _array_text(np.asarray(value))
+    elif isinstance(value, (list, tuple)) and len(value) > _WHOLE_LIST:
+      shown = [repr(_rounded(item)) for item in value[:3]] + ['...'] + [
+          repr(_rounded(item)) for item in value[-2:]]
+      brackets = '[]' if isinstance(value, list) else '()'
+      text = f'{brackets[0]}{", ".join(shown)}{brackets[1]} ({len(value)} items)'
     else:
       text = repr(_rounded(value))
   except _CAUGHT:  # pylint: disable=broad-except
@@ -307,16 +444,18 @@ def _show(value, limit=600):
   return text
 
 
-def _leading(array, limit):
-  """The array cut, along each axis, to the items its first ``limit`` characters can show.
-
-  Shown, an item takes a character at least and two more to part it from the
-  next, so ``limit // 3 + 1`` items of an axis reach past ``limit``: the text
-  up to there is the whole array's, and is as much longer than ``limit``.
-  (A large output is not rounded item by item only to be cut.)
-  """
-  keep = limit // 3 + 1
-  return array[tuple(slice(0, keep) for _ in range(array.ndim))]
+def _array_text(array):
+  """An array as nested lists: whole if small, else its edges and its shape."""
+  if array.size <= _WHOLE_ARRAY:
+    return repr(_rounded(array.tolist()))
+  for edge_items in (3, 2, 1):
+    text = np.array2string(array, separator=', ', threshold=0, edgeitems=edge_items,
+                           max_line_width=sys.maxsize,
+                           formatter={'float_kind': lambda x: repr(_rounded(float(x)))})
+    text = ' '.join(text.split())  # One line: numpy parts the rows with newlines.
+    if len(text) <= _ARRAY_TEXT:
+      break
+  return f'{text} (shape {array.shape})'
 
 
 def _rounded(value):
@@ -329,6 +468,131 @@ def _rounded(value):
     value = float(f'{value:.6g}')
     return int(value) if value.is_integer() else value
   return value
+
+
+# --------------------------------------------------------------------------
+# Earlier exercises: the package's functions in place of the learner's.
+
+# The package's functions of the exercises that build the model (1 to 7).
+_PACKAGE_FUNCTIONS = {function.__name__: function for function in (
+    _attention.DotProductAttention, _attention.compute_attention_heads_closure,
+    _attention.dot_product_self_attention, _attention.compute_attention_output_closure,
+    _attention.CausalAttention, _model.DecoderBlock, _model.TransformerLM)}
+
+
+def _learners(value, name):
+  """Whether ``value`` is a learner's own ``name`` (callable, not the package's)."""
+  return callable(value) and value is not _PACKAGE_FUNCTIONS[name]
+
+
+class _Earlier:
+  """The learner's functions of earlier exercises that a check reaches, and swaps for them.
+
+  A function of a notebook finds the others in the notebook's globals (its
+  ``__globals__``), in default arguments bound to them (the course's
+  ``CausalAttention`` binds the two closures so), or in what the check is
+  handed beside it (``training_loop``'s ``TransformerLM``). ``fix(case)``
+  runs a failed case again with the package's functions of the earlier
+  exercises in place of the learner's: if it then passes, the learner's
+  last exercise that had to be replaced for it to pass is the one to fix.
+  """
+
+  def __init__(self, check, function, given):
+    # Imported on a first failure only: handout imports nbformat, a second.
+    from summarizer.assignment.handout import GRADED  # pylint: disable=g-import-not-at-top
+    self.given = given
+    reaching = [function, *given.values()]
+    self.namespaces = _unique(getattr(each, '__globals__', None) for each in reaching)
+    earlier = [name for name in GRADED[:GRADED.index(check)] if name in _PACKAGE_FUNCTIONS]
+    self.names = [name for name in earlier if _learners(given.get(name), name) or any(
+        _learners(namespace.get(name), name) for namespace in self.namespaces)]
+    self.functions = _unique(reaching + [namespace[name] for namespace in self.namespaces
+                                         for name in self.names
+                                         if _learners(namespace.get(name), name)])
+    self.numbers = {name: GRADED.index(name) + 1 for name in self.names}
+    self.last = None  # How many of ``names`` the last case put right needed replaced.
+
+  def fix(self, case):
+    """'... fix Exercise N (name) first' if the case passes with the package's earlier functions."""
+    everything = len(self.names)
+    if not everything:
+      return None
+    if self.last and self._passes(case, self.last):
+      needed = self.last
+    elif self.last != everything and self._passes(case, everything):
+      needed = self._fewest(case, self.last or 0, everything)
+    else:
+      return None
+    self.last = needed
+    name = self.names[needed - 1]
+    return (f"with the package's {name} in place of yours this case passes: "
+            f'fix Exercise {self.numbers[name]} ({name}) first')
+
+  def _fewest(self, case, failing, passing):
+    """The fewest earlier functions, in the course's order, replaced for the case to pass.
+
+    With the first ``failing`` replaced it fails, with ``passing`` it passes;
+    replacing more never makes it fail again, so halving the gap finds it.
+    """
+    while passing - failing > 1:
+      middle = (failing + passing) // 2
+      if self._passes(case, middle):
+        passing = middle
+      else:
+        failing = middle
+    return passing
+
+  def _passes(self, case, count):
+    """Whether the case passes with the package's first ``count`` earlier functions."""
+    with self._package_in_place(self.names[:count]), contextlib.redirect_stdout(io.StringIO()):
+      error, _, failures = _compare(case)
+    return error is None and not failures
+
+  @contextlib.contextmanager
+  def _package_in_place(self, names):
+    """Puts the package's ``names`` where the learner's functions find theirs, then back."""
+    undo = []
+    try:
+      for namespace in [*self.namespaces, self.given]:
+        for name in names:
+          if _learners(namespace.get(name), name):
+            undo.append(functools.partial(namespace.__setitem__, name, namespace[name]))
+            namespace[name] = _PACKAGE_FUNCTIONS[name]
+      for function in self.functions:
+        for attribute in ('__defaults__', '__kwdefaults__'):
+          bound = getattr(function, attribute, None)
+          replaced = _replaced_defaults(bound, names)
+          if replaced is not None:
+            undo.append(functools.partial(setattr, function, attribute, bound))
+            setattr(function, attribute, replaced)
+      yield
+    finally:
+      for step in reversed(undo):
+        step()
+
+
+def _unique(items):
+  """The items that are not None, each once (by identity), in order."""
+  kept = []
+  for item in items:
+    if item is not None and all(item is not other for other in kept):
+      kept.append(item)
+  return kept
+
+
+def _replaced_defaults(bound, names):
+  """Default arguments (tuple or dict) with the learner's ``names`` made the package's, or None."""
+  if not isinstance(bound, (tuple, dict)):
+    return None
+  keys = list(bound) if isinstance(bound, dict) else range(len(bound))
+  values = {key: bound[key] for key in keys}
+  for key, value in values.items():
+    name = getattr(value, '__name__', None)
+    if name in names and _learners(value, name):
+      values[key] = _PACKAGE_FUNCTIONS[name]
+  if all(values[key] is bound[key] for key in keys):
+    return None
+  return values if isinstance(bound, dict) else tuple(values.values())
 
 
 # --------------------------------------------------------------------------
@@ -412,11 +676,17 @@ class _Ran:
     output: The learner's output with the package's weights (None when
       its weights do not fit them).
     expected_output: The package's output.
+    repeated: How many of the learner's layer's sublayers are one object
+      repeated (``[DecoderBlock(...)] * n_layers``).
+    tree, expected_tree: The learner's layer and the package's, printed.
   """
   shapes: list
   expected_shapes: list
   output: Any
   expected_output: Any
+  repeated: int = 0
+  tree: str = ''
+  expected_tree: str = ''
 
 
 def _flat_weights(layer):
@@ -427,7 +697,7 @@ def _shapes(layer):
   return [tuple(np.shape(w)) for w in _flat_weights(layer)]
 
 
-# The package's layers run by the checks: (call, inputs) -> (weights, shapes, output).
+# The package's layers run by the checks: (call, inputs) -> (weights, shapes, output, tree).
 _PACKAGE_RUNS = {}
 
 
@@ -452,7 +722,7 @@ def _package_run(build_package, inputs):
   computed once a process (a check run again, or on many answers, reuses it).
 
   Returns:
-    (its weights, flat; their shapes; its output).
+    (its weights, flat; their shapes; its output; the layer printed).
   """
   key = _run_key(build_package, inputs)
   if key in _PACKAGE_RUNS:
@@ -463,7 +733,7 @@ def _package_run(build_package, inputs):
   rng = fastmath.random.get_prng(_RUN_SEED)
   package_layer.init(trax.shapes.signature(inputs), rng=rng)
   output, _ = package_layer.pure_fn(inputs, package_layer.weights, package_layer.state, rng)
-  run = (_flat_weights(package_layer), _shapes(package_layer), output)
+  run = (_flat_weights(package_layer), _shapes(package_layer), output, str(package_layer))
   if key is not None:
     _PACKAGE_RUNS[key] = run
   return run
@@ -479,7 +749,8 @@ def _run_beside_package(layer, build_package, inputs):
     layer = tl.Serial(layer)
   if not isinstance(layer, tl.Layer):
     raise TypeError(f'it returned a {type(layer).__name__}, not a layer')
-  package_weights, expected_shapes, expected_output = _package_run(build_package, inputs)
+  package_weights, expected_shapes, expected_output, expected_tree = _package_run(
+      build_package, inputs)
   rng = fastmath.random.get_prng(_RUN_SEED)
   if not _flat_weights(layer):
     layer.init(trax.shapes.signature(inputs), rng=rng)
@@ -489,34 +760,41 @@ def _run_beside_package(layer, build_package, inputs):
     layer.weights, _ = tl.unflatten_weights_and_state(
         package_weights, (), (layer.weights, layer.state), weights_only=True)
     output, _ = layer.pure_fn(inputs, layer.weights, layer.state, rng)
-  return _Ran(shapes, expected_shapes, output, expected_output)
+  return _Ran(shapes, expected_shapes, output, expected_output,
+              probes.repeated_sublayers(layer), str(layer), expected_tree)
 
 
-def _ran_expects(mode):
-  """What a run beside the package's must show: its weights, then its output."""
+def _ran_expects(mode, explain=None):
+  """What a run beside the package's must show: its weights, then its output.
+
+  Args:
+    mode: The mode, as printed.
+    explain: Names a cause in a failed run, given (the value measured, the
+      ``_Ran``); None: none is looked for.
+  """
   return [
       _Expect('number of weight arrays (the package builds the same layers)',
-              None, lambda ran: len(ran.shapes)),
-      _Expect('weight shapes', None, lambda ran: ran.shapes),
+              None, lambda ran: len(ran.shapes), explain=explain),
+      _Expect('weight shapes', None, lambda ran: ran.shapes, explain=explain),
       _Expect(f'output in {mode} mode, with the same weights and random key as '
-              "the package's layer", None, _ran_output, _allclose),
+              "the package's layer", None, _ran_output, _allclose, explain),
   ]
 
 
 def _ran_output(ran):
   if ran.output is None:
-    raise ValueError('not run: its weights are not the shapes of the package\'s '
-                     '(see above)')
+    raise _NotRun("not run: its weights are not the shapes of the package's (above)")
   return np.asarray(ran.output)
 
 
-def _beside_package_case(name, build, build_package, inputs, mode):
+def _beside_package_case(name, build, build_package, inputs, mode, explain=None):
   """A case that runs a layer beside the package's and compares them.
 
   The expected values come from the package's run, so the case computes
   them when it runs; they are filled into its expectations then.
+  ``explain`` is ``_ran_expects``'.
   """
-  expects = _ran_expects(mode)
+  expects = _ran_expects(mode, explain)
 
   def call():
     ran = _run_beside_package(build(), build_package, inputs)
@@ -530,6 +808,147 @@ def _beside_package_case(name, build, build_package, inputs, mode):
 def _random_inputs(shape, seed=0):
   """Float32 activations of ``shape``, the same for every run."""
   return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+
+
+# --------------------------------------------------------------------------
+# Causes: mistakes learners make, recognised in what a function gave. The
+# grader (judge.py) names them with these functions too.
+
+def _course_softmax(scores, axis):
+  return jnp.exp(scores - fastmath.logsumexp(scores, axis=axis, keepdims=True))
+
+
+def _standard_softmax(scores, axis):
+  return jax.nn.softmax(scores, axis=axis)
+
+
+def _attention_with(query, key, value, mask, normalise, axis=-1, scale=True):
+  """Dot-product attention normalised by ``normalise`` over ``axis``, scaled by sqrt(d) or not."""
+  scores = jnp.matmul(query, jnp.swapaxes(key, -1, -2))
+  if scale:
+    scores = scores / jnp.sqrt(query.shape[-1])
+  scores = scores.astype(jnp.float32)  # (..., L_q, L_k)
+  if mask is not None:
+    scores = jnp.where(mask, scores, jnp.full_like(scores, _attention.MASK_SCORE))
+  return jnp.matmul(normalise(scores, axis), value)
+
+
+def _attention_like(got, query, key, value, mask, **mistake):
+  """Whether ``got`` is attention with ``mistake``, its softmax of either form (_either_softmax)."""
+  return any(_allclose(got, _attention_with(query, key, value, mask, normalise, **mistake))
+             for normalise in (_course_softmax, _standard_softmax))
+
+
+def attention_cause(got, query, key, value, mask):
+  """Names a mistake a DotProductAttention output shows: the softmax's axis, scale or mask."""
+  if _attention_like(got, query, key, value, mask, axis=-2):
+    return ('the weights were normalised over the queries (axis -2): each row of weights '
+            'must sum to 1 over the keys, the last axis')
+  if _attention_like(got, query, key, value, mask, scale=False):
+    return ('the scores were not scaled: divide the dot products of the queries and keys '
+            'by sqrt(d), d the size of their last axis, before the softmax')
+  if mask is not None and _attention_like(got, query, key, value, jnp.asarray(mask) == 0):
+    return ('the mask was used the wrong way round: keep the scores where the mask is True '
+            '(non-zero) and put -1e9 where it is False (0)')
+  return None
+
+
+def mask_cause(got, q, k, v):
+  """Names the causal mask a dot_product_self_attention output shows, if a known wrong one."""
+  square = jnp.ones((1, q.shape[-2], q.shape[-2]), dtype=jnp.bool_)
+  causes = [
+      (jnp.triu(square), 'the mask is the upper triangle (triu): position 0 may see only '
+       'itself, and position i the positions 0 to i, the lower triangle (tril)'),
+      (None, 'no causal mask: every position sees the later ones too, where position 0 may '
+       'see only itself'),
+      (jnp.tril(square, k=-1), 'the mask is tril with k=-1, which hides each position from '
+       'itself: position i may see the positions 0 to i, itself included (k=0)'),
+      (jnp.triu(square, k=1), 'the mask is the wrong way round, non-zero above the diagonal: '
+       'it is boolean, True where a position may attend (tril), not 0 and -1e9 to add to the '
+       'scores'),
+  ]
+  return next((cause for mask, cause in causes if _attention_like(got, q, k, v, mask)), None)
+
+
+def split_heads_cause(got, x, expected):
+  """Names heads split without their transpose: x (B, L, H * Dh), expected (B * H, L, Dh)."""
+  batch, length = x.shape[:2]
+  n_heads, d_head = np.shape(expected)[0] // batch, np.shape(expected)[2]
+  if _allclose(got, np.reshape(x, (batch * n_heads, length, d_head))):
+    return ('the heads were split without the transpose: (B, L, H, Dh) reshaped straight to '
+            '(B * H, L, Dh) mixes positions and heads; move the heads axis before the '
+            'positions first, (B, H, L, Dh)')
+  return None
+
+
+def join_heads_cause(got, x, expected):
+  """Names heads joined without their transpose: x (B * H, L, Dh), expected (B, L, H * Dh)."""
+  batch, length = np.shape(expected)[:2]
+  if _allclose(got, np.reshape(x, (batch, length, -1))):
+    return ('the heads were joined without the transpose: (B, H, L, Dh) reshaped straight '
+            'to (B, L, H * Dh) mixes heads and positions; move the positions back before '
+            'the heads first, (B, L, H, Dh)')
+  return None
+
+
+def repeated_blocks_cause(repeated):
+  """Names one block repeated, given how many of a model's sublayers repeat an earlier one."""
+  if isinstance(repeated, int) and repeated > 0:
+    return ('one block object repeated ([DecoderBlock(...)] * n_layers): the blocks share '
+            "one block's weights; build each block anew (a loop or a comprehension)")
+  return None
+
+
+def blocks_cause(tree, expected_tree):
+  """Names a number of decoder blocks other than n_layers, from the printed models."""
+  blocks, expected = tree.count('Branch_out2') // 2, expected_tree.count('Branch_out2') // 2
+  if blocks != expected:
+    return (f'{blocks} decoder block(s) where n_layers asks for {expected}: '
+            'build n_layers blocks, no more, no fewer')
+  return None
+
+
+# Why ShiftRight and PositionalEncoding are told the mode.
+PREDICT_MODE = ('ShiftRight and PositionalEncoding need mode: fed a token a call, '
+                'ShiftRight passes it on and PositionalEncoding counts positions')
+
+# The output layers of CausalAttention and TransformerLM, and what each is for.
+_LAST_DENSE = {'Dense': 'CausalAttention has no last tl.Dense(d_feature): after AttnOutput '
+                        'joins the heads, this output layer mixes them'}
+_MODEL_OUTPUT = {
+    'Dense': 'the model has no tl.Dense(vocab_size) after its LayerNorm: this output layer '
+             'turns the d_model features of each position into a score for each id',
+    'LogSoftmax': 'the model does not end with tl.LogSoftmax(): it turns the scores into '
+                  'the log-probabilities that the loss and next_symbol read',
+}
+
+
+def _top_level(tree):
+  """The direct sublayers of a printed layer, by name ('Dense_512', 'Branch_out3', ...)."""
+  return [line.strip().rstrip('[') for line in tree.split('\n')
+          if line.startswith('  ') and not line.startswith('   ') and line.strip() != ']']
+
+
+def _missing_layer_cause(tree, expected_tree, causes):
+  """The cause of a direct sublayer of the expected tree that ``tree`` lacks.
+
+  Args:
+    tree, expected_tree: The layers, printed.
+    causes: A kind of layer ('Dense', 'LogSoftmax') -> why it is needed.
+  """
+  have = _top_level(tree)
+  for layer in _top_level(expected_tree):
+    kind = layer.split('_')[0]
+    if kind in causes and layer not in have:
+      return causes[kind]
+  return None
+
+
+def _model_cause(got, ran):
+  """Names a mistake a TransformerLM run beside the package's shows (its blocks, its output)."""
+  del got
+  return (repeated_blocks_cause(ran.repeated) or blocks_cause(ran.tree, ran.expected_tree)
+          or _missing_layer_cause(ran.tree, ran.expected_tree, _MODEL_OUTPUT))
 
 
 # --------------------------------------------------------------------------
@@ -567,31 +986,6 @@ _DOT_PRODUCT_CASES = [
 ]
 
 
-def _attention_with(query, key, value, mask, normalise):
-  """Scaled dot-product attention with the scores' normalisation given."""
-  scores = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
-  scores = scores.astype(jnp.float32)  # (..., L_q, L_k)
-  if mask is not None:
-    scores = jnp.where(mask, scores, jnp.full_like(scores, _attention.MASK_SCORE))
-  return jnp.matmul(normalise(scores), value)
-
-
-def _attention_cause(inputs):
-  """Names what a DotProductAttention output shows, for a failed case.
-
-  Only what is recognised in the output is named: weights normalised over
-  the queries instead of the keys.
-  """
-  def explain(got):
-    wrong_axis = _attention_with(
-        **inputs, normalise=lambda s: jnp.exp(s - fastmath.logsumexp(s, axis=-2, keepdims=True)))
-    if _allclose(got, wrong_axis):
-      return ('the weights were normalised over the queries (axis -2): each row of '
-              'weights must sum to 1 over the keys, the last axis')
-    return None
-  return explain
-
-
 def _either_softmax(inputs):
   """Agrees with the course's numbers, or with those of a standard softmax.
 
@@ -601,7 +995,7 @@ def _either_softmax(inputs):
   each 1/L (their mean). Causal attention never masks a whole row, so both
   are right.
   """
-  standard = _attention_with(**inputs, normalise=lambda s: jax.nn.softmax(s, axis=-1))
+  standard = _attention_with(**inputs, normalise=_standard_softmax)
   return lambda got, expected: _allclose(got, expected) or _allclose(got, standard)
 
 
@@ -624,7 +1018,7 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
     inputs = dict(query=jnp.array(query), key=jnp.array(key),
                   value=jnp.array(value), mask=jnp.array(mask))
     output = _output(expected)
-    output.explain = _attention_cause(inputs)
+    output.explain = lambda got, _, inputs=inputs: attention_cause(got, **inputs)
     output.agree = _either_softmax(inputs)
     cases.append(_Case(f'DotProductAttention, {name}',
                        functools.partial(DotProductAttention, **inputs),
@@ -635,11 +1029,11 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
   mask = jnp.tril(jnp.ones((1, 5, 5), dtype=jnp.bool_))
   inputs = dict(query=query, key=key, value=value, mask=mask)
   output = _output(_attention.DotProductAttention(query, key, value, mask))
-  output.explain = _attention_cause(inputs)
+  output.explain = lambda got, _: attention_cause(got, **inputs)
   cases.append(_Case(
       'DotProductAttention on random (3, 5, 4) queries, keys and values, causal mask',
       functools.partial(DotProductAttention, **inputs), [output]))
-  return _run(cases)
+  return _run(cases, 'DotProductAttention')
 
 
 # --------------------------------------------------------------------------
@@ -668,13 +1062,22 @@ def test_compute_attention_heads_closure(compute_attention_heads_closure):
     cases.append(_Case(
         f'compute_attention_heads_closure(n_heads=2, d_head=3) on a batch of {batch}',
         lambda x=x: compute_attention_heads_closure(n_heads=2, d_head=3)(x),
-        [_shape((2 * batch, 2, 3)), _output([_POSITIONS] * (2 * batch))]))
+        [_shape((2 * batch, 2, 3)), _heads_output([_POSITIONS] * (2 * batch), x,
+                                                  split_heads_cause)]))
   x = jnp.array(_random_inputs((2, 5, 6)))  # (B, L, H * Dh) with H=3, Dh=2
   cases.append(_Case(
       'compute_attention_heads_closure(n_heads=3, d_head=2) on random (2, 5, 6)',
       lambda: compute_attention_heads_closure(n_heads=3, d_head=2)(x),
-      [_output(_attention.compute_attention_heads_closure(3, 2)(x))]))
-  return _run(cases)
+      [_heads_output(_attention.compute_attention_heads_closure(3, 2)(x), x,
+                     split_heads_cause)]))
+  return _run(cases, 'compute_attention_heads_closure')
+
+
+def _heads_output(expected, x, cause):
+  """Expects this output of a closure's function on ``x``; ``cause`` names a mistake in it."""
+  output = _output(expected)
+  output.explain = lambda got, _: cause(got, np.asarray(x), output.expected)
+  return output
 
 
 def test_compute_attention_output_closure(compute_attention_output_closure):
@@ -702,33 +1105,18 @@ def test_compute_attention_output_closure(compute_attention_output_closure):
         f'compute_attention_output_closure(n_heads={n_heads}, d_head={d_head})',
         lambda n_heads=n_heads, d_head=d_head: compute_attention_output_closure(
             n_heads=n_heads, d_head=d_head)(heads),
-        [_shape((3, 2, 6)), _output(expected)]))
+        [_shape((3, 2, 6)), _heads_output(expected, heads, join_heads_cause)]))
   x = jnp.array(_random_inputs((6, 5, 2)))  # (B * H, L, Dh) with B=2, H=3
   cases.append(_Case(
       'compute_attention_output_closure(n_heads=3, d_head=2) on random (6, 5, 2)',
       lambda: compute_attention_output_closure(n_heads=3, d_head=2)(x),
-      [_output(_attention.compute_attention_output_closure(3, 2)(x))]))
-  return _run(cases)
+      [_heads_output(_attention.compute_attention_output_closure(3, 2)(x), x,
+                     join_heads_cause)]))
+  return _run(cases, 'compute_attention_output_closure')
 
 
 # --------------------------------------------------------------------------
 # UNQ_C3: dot_product_self_attention.
-
-def _mask_cause(q, k, v):
-  """Names the mask a failed dot_product_self_attention output shows, if known."""
-  length = q.shape[-2]
-  square = jnp.ones((1, length, length), dtype=jnp.bool_)
-
-  def explain(got):
-    if _allclose(got, _attention.DotProductAttention(q, k, v, jnp.triu(square))):
-      return ('the mask is the upper triangle (triu): position 0 may see only itself, '
-              'and position i the positions 0 to i, the lower triangle (tril)')
-    if _allclose(got, _attention.DotProductAttention(q, k, v, None)):
-      return ('no causal mask: every position sees the later ones too, where position 0 '
-              'may see only itself')
-    return None
-  return explain
-
 
 def test_dot_product_self_attention(dot_product_self_attention):
   """Checks ``dot_product_self_attention(q, k, v)`` (UNQ_C3).
@@ -754,17 +1142,17 @@ def test_dot_product_self_attention(dot_product_self_attention):
   for name, (q, k, v), expected in examples:
     inputs = dict(q=jnp.array([q]), k=jnp.array([k]), v=jnp.array([v]))
     output = _output(expected)
-    output.explain = _mask_cause(**inputs)
+    output.explain = lambda got, _, inputs=inputs: mask_cause(got, **inputs)
     cases.append(_Case(f'dot_product_self_attention, {name}',
                        functools.partial(dot_product_self_attention, **inputs),
                        [_shape(np.shape(expected)), output]))
   q, k, v = (jnp.array(_random_inputs((2, 5, 4), seed)) for seed in (4, 5, 6))
   output = _output(_attention.dot_product_self_attention(q, k, v))
-  output.explain = _mask_cause(q, k, v)
+  output.explain = lambda got, _: mask_cause(got, q, k, v)
   cases.append(_Case(
       'dot_product_self_attention on random (2, 5, 4) q, k and v',
       functools.partial(dot_product_self_attention, q, k, v), [output]))
-  return _run(cases)
+  return _run(cases, 'dot_product_self_attention', dot_product_self_attention)
 
 
 # --------------------------------------------------------------------------
@@ -824,10 +1212,13 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
   """
   cases = []
   for d_feature, n_heads in ((512, 8), (16, 4)):
+    expected = _attention_tree(d_feature)
     cases.append(_Case(
         f'CausalAttention(d_feature={d_feature}, n_heads={n_heads})',
         functools.partial(CausalAttention, d_feature=d_feature, n_heads=n_heads),
-        [_Expect('str(layer)', _attention_tree(d_feature), str, _same_tree),
+        [_Expect('str(layer)', expected, str, _same_tree,
+                 lambda got, _, expected=expected: _missing_layer_cause(
+                     got, expected, _LAST_DENSE)),
          _kind(tl.Serial),
          _Expect('types of its sublayers',
                  ['Serial', 'PureLayer', 'PureLayer', 'Dense'], _sublayer_names),
@@ -835,13 +1226,14 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
   cases.append(_Case(
       'CausalAttention(d_feature=10, n_heads=3)', functools.partial(
           _raises, Exception, CausalAttention, d_feature=10, n_heads=3),
-      [_Expect('an error raised, ValueError or AssertionError as the course '
+      [_Expect("an error raised, as the course's assert raises one "
                '(10 features do not split into 3 heads)', True)]))
   cases += _mode_cases(
       'CausalAttention(d_feature=12, n_heads=3)', CausalAttention,
       _attention.CausalAttention, dict(d_feature=12, n_heads=3),
-      _random_inputs((2, 5, 12)))
-  return _run(cases)
+      _random_inputs((2, 5, 12)),
+      lambda got, ran: _missing_layer_cause(ran.tree, ran.expected_tree, _LAST_DENSE))
+  return _run(cases, 'CausalAttention', CausalAttention)
 
 
 # The modes a layer is run in beside the package's. In predict mode the
@@ -850,8 +1242,11 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
 _MODES = ('train', 'eval', 'predict')
 
 
-def _mode_cases(name, function, package_function, arguments, inputs):
-  """Cases running ``function(**arguments, mode=m)`` beside the package's, each mode."""
+def _mode_cases(name, function, package_function, arguments, inputs, explain=None):
+  """Cases running ``function(**arguments, mode=m)`` beside the package's, each mode.
+
+  ``explain`` is ``_ran_expects``'.
+  """
   cases = []
   for mode in _MODES:
     options = dict(arguments, mode=mode)
@@ -862,7 +1257,7 @@ def _mode_cases(name, function, package_function, arguments, inputs):
         f'{described} on random {np.shape(inputs)}',
         functools.partial(function, **options),
         functools.partial(package_function, **dict(arguments, mode=mode, max_len=16)),
-        inputs, mode))
+        inputs, mode, explain))
   return cases
 
 
@@ -910,7 +1305,7 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
       functools.partial(DecoderBlock, **arguments),
       functools.partial(_model.DecoderBlock, **arguments),
       _random_inputs((2, 5, 12)), 'eval'))
-  return _run(cases)
+  return _run(cases, 'DecoderBlock', DecoderBlock)
 
 
 # The exercise's model: the one training_loop trains.
@@ -966,7 +1361,9 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
         functools.partial(TransformerLM, n_layers=1, vocab_size=vocab_size,
                           d_model=d_model, d_ff=d_ff, n_heads=n_heads,
                           dropout=dropout, max_len=max_len, ff_activation=tl.Relu),
-        [_Expect('str(model)', expected, str, _same_tree),
+        [_Expect('str(model)', expected, str, _same_tree,
+                 lambda got, _, expected=expected: _missing_layer_cause(
+                     got, expected, _MODEL_OUTPUT) or blocks_cause(got, expected)),
          _kind(tl.Serial),
          _Expect('types of its sublayers', sublayers, _sublayer_names),
          _Expect('number of sublayers', 9, lambda model: len(model.sublayers))]))
@@ -981,10 +1378,10 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
   ids = np.random.default_rng(0).integers(2, 40, size=(2, 7)).astype(np.int32)
   cases += [case for case in _mode_cases(
       'TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, '
-      'dropout=0.3)', TransformerLM, _model.TransformerLM, arguments, ids)
+      'dropout=0.3)', TransformerLM, _model.TransformerLM, arguments, ids, _model_cause)
             if "mode='predict'" not in case.name]
   cases.append(_step_by_step_case(TransformerLM, arguments, ids))
-  return _run(cases)
+  return _run(cases, 'TransformerLM', TransformerLM)
 
 
 def _swap_in_cache(layer, max_len):
@@ -1015,9 +1412,7 @@ def _predict_mode_cause(model):
       ignoring.append('PositionalEncoding')
   if not ignoring:
     return None
-  return (f"{' and '.join(sorted(set(ignoring)))} ignored mode='predict': ShiftRight and "
-          'PositionalEncoding need mode (one token a call, ShiftRight must pass it '
-          'through and PositionalEncoding count the positions)')
+  return f"{' and '.join(sorted(set(ignoring)))} ignored mode='predict': {PREDICT_MODE}"
 
 
 def _all_sublayers(layer):
@@ -1034,7 +1429,7 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
   the package's eval-mode output on the whole sequence, same weights.
   """
   expects = _ran_expects("predict, one token a call from an empty state (beside the package's "
-                         'eval-mode output)')
+                         'eval-mode output)', _model_cause)
   built = {}
 
   def call():
@@ -1046,8 +1441,9 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
       raise TypeError(f'it returned a {type(model).__name__}, not a layer')
     built['model'] = model
     _swap_in_cache(model, 16)
-    package_weights, expected_shapes, expected_output = _package_run(functools.partial(
-        _model.TransformerLM, **dict(arguments, mode='eval', max_len=16)), ids)
+    package_weights, expected_shapes, expected_output, expected_tree = _package_run(
+        functools.partial(_model.TransformerLM, **dict(arguments, mode='eval', max_len=16)),
+        ids)
     rng = fastmath.random.get_prng(_RUN_SEED)
     model.init(trax.shapes.signature(ids[:, :1]), rng=rng)
     shapes = _shapes(model)
@@ -1065,9 +1461,11 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
     expects[0].expected = len(expected_shapes)
     expects[1].expected = expected_shapes
     expects[2].expected = np.asarray(expected_output)
-    return _Ran(shapes, expected_shapes, output, expected_output)
+    return _Ran(shapes, expected_shapes, output, expected_output,
+                probes.repeated_sublayers(model), str(model), expected_tree)
 
-  expects[2].explain = lambda got: _predict_mode_cause(built['model'])
+  expects[2].explain = lambda got, ran: (_model_cause(got, ran)
+                                         or _predict_mode_cause(built['model']))
   return _Case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
                f"dropout=0.3, mode='predict') on ids {ids.shape}, one token a call",
                call, expects)
@@ -1131,7 +1529,7 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
   Returns:
     int: the number of failed cases.
   """
-  TransformerLM = TransformerLM or _package_transformer_lm
+  given = {'TransformerLM': TransformerLM or _package_transformer_lm}  # Read as it runs.
   ids = next(probes.batches(2))[0]  # (1, 16)
   with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
     output_dir = os.path.join(home, 'output')  # Not '~/model', which is here too.
@@ -1142,7 +1540,8 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
       # folder too.
       options = {'output_dir': '~/output'} if _accepts(training_loop, 'output_dir') else {}
       with _home(home), _working_directory(home):  # Even a loop that ignores output_dir.
-        return training_loop(TransformerLM, probes.batches(0), probes.batches(1), **options)
+        return training_loop(given['TransformerLM'], probes.batches(0), probes.batches(1),
+                             **options)
 
     output = _Expect("the model's output on a batch, beside the package's TransformerLM("
                      "d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train') with the "
@@ -1150,7 +1549,8 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
     output.measure = functools.partial(_output_beside_package, ids=ids, expect=output)
     return _run([_Case(
         'training_loop(TransformerLM, train_gen, eval_gen, output_dir)',
-        build_loop, _loop_expects(output_dir) + [output])])
+        build_loop, _loop_expects(output_dir) + [output])],
+                'training_loop', training_loop, given)
 
 
 def _loop_expects(output_dir):
@@ -1271,31 +1671,59 @@ def test_next_symbol(next_symbol, model=None):
     int: the number of failed cases.
   """
   token_lists = [[5], [13, 483, 320, 1], [7, 7, 9, 31, 2, 1, 0], _COURSE_TOKENS]
-  cases = []
-  for tokens in token_lists:
-    padded = tokens + [0] * (_padded_length(len(tokens)) - len(tokens))
-
-    def read_next(tokens=tokens):
-      stand_in = _StandInModel()
-      return next_symbol(list(tokens), stand_in), stand_in.inputs
-
-    expects = [
-        _Expect('next token (read at position len(tokens))',
-                _StandInModel.FIRST + len(tokens), lambda out: out[0]),
-        _Expect('type of the next token', int, lambda out: type(out[0]), issubclass),
-        _Expect("the model's input(s)", [[padded]],
-                lambda out: [np.asarray(inputs).tolist() for inputs in out[1]]),
-    ]
-    plural = 's' if len(tokens) > 1 else ''
-    cases.append(_Case(f'next_symbol on {len(tokens)} token{plural}', read_next,
-                       expects))
+  cases = [_stand_in_case(next_symbol, tokens) for tokens in token_lists]
+  given = {}
   if callable(model) and not isinstance(model, tl.Layer):
+    given['TransformerLM'] = model  # Read as the case runs.
     cases.append(_Case(
         "next_symbol on the course's 10 tokens with TransformerLM(mode='eval') "
         'initialised with PRNGKey(1234)',
-        functools.partial(_course_next_symbol, next_symbol, model),
+        lambda: _course_next_symbol(next_symbol, given['TransformerLM']),
         [_Expect('next token', _COURSE_NEXT_TOKEN)]))
-  return _run(cases)
+  return _run(cases, 'next_symbol', next_symbol, given)
+
+
+def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
+  """next_symbol with the stand-in model: what it feeds the model, and where it reads."""
+  padded = tokens + [0] * (_padded_length(len(tokens)) - len(tokens))
+  stand_ins = []  # Kept for the why: line of a call that raises.
+
+  def read_next():
+    stand_ins[:] = [_StandInModel()]
+    return next_symbol(list(tokens), stand_ins[0]), stand_ins[0].inputs
+
+  expects = [
+      _Expect('next token (read at position len(tokens))',
+              _StandInModel.FIRST + len(tokens), lambda out: out[0],
+              explain=lambda got, out: _read_cause(got - _StandInModel.FIRST, tokens, out[1])),
+      _Expect('type of the next token', int, lambda out: type(out[0]), issubclass),
+      _Expect("the model's input(s)", [[padded]],
+              lambda out: [np.asarray(inputs).tolist() for inputs in out[1]],
+              explain=lambda got, out: _padding_cause(tokens, out[1])),
+  ]
+  plural = 's' if len(tokens) > 1 else ''
+  return _Case(f'next_symbol on {len(tokens)} token{plural}', read_next, expects,
+               lambda error: _padding_cause(tokens, stand_ins[0].inputs))
+
+
+def _read_cause(position, tokens, inputs):
+  """Names the position next_symbol read, if a known wrong one."""
+  if position == len(tokens) - 1:
+    return ('it read position len(cur_output_tokens) - 1, which predicts the last token '
+            'you already have: read position len(cur_output_tokens)')
+  if position != len(tokens) and position == np.shape(inputs[0])[-1] - 1:
+    return ('it read the last position (-1), which is padding: the next token is '
+            'predicted at position len(cur_output_tokens), the first after the tokens')
+  return None
+
+
+def _padding_cause(tokens, inputs):
+  """Names padding to a power of two not above the number of tokens, if so."""
+  if inputs and np.shape(inputs[0])[-1] <= len(tokens):
+    return ('the tokens were padded to a power of two not above their number (4 to 4): pad '
+            'to the smallest one strictly greater (4 to 8), so that position '
+            'len(cur_output_tokens) exists')
+  return None
 
 
 # The course's case: its 10 tokens, and the token its randomly initialised
@@ -1398,37 +1826,55 @@ def test_greedy_decode(greedy_decode, model=None):
       ('Nothing happened.', [EOS, 25]),
   ]
   options = {'verbose': True} if _accepts(greedy_decode, 'verbose') else {}
-  cases = []
-  for sentence, script in examples:
-    summary = script[:script.index(EOS) + 1]
-    article_ids = _stand_in_tokenize(sentence)
-    prefix = article_ids + [SEP]
-
-    def decode(sentence=sentence, prefix=prefix, script=script):
-      stand_in = _ScriptedNextSymbol(prefix, script)
-      printed = io.StringIO()
-      with contextlib.redirect_stdout(printed):
-        output = greedy_decode(sentence, _StandInModelArgument(),
-                               next_symbol=stand_in, tokenize=_stand_in_tokenize,
-                               detokenize=_stand_in_detokenize, **options)
-      return output, stand_in, printed.getvalue()
-
-    growing = [_stand_in_detokenize(summary[:n + 1]) for n in range(len(summary))]
-    cases.append(_Case(
-        f'greedy_decode of a {len(summary)}-token summary', decode, [
-            _Expect('the summary it returns', growing[-1], lambda out: out[0]),
-            _Expect('the tokens next_symbol is given after tokenize(sentence), '
-                    'call by call',
-                    [[SEP] + summary[:n] for n in range(len(summary))],
-                    lambda out, ids=article_ids: [_after(ids, call) for call in out[1].calls]),
-            _Expect('the model next_symbol is given', ["greedy_decode's model"],
-                    lambda out: sorted({repr(m) for m in out[1].models})),
-            _Expect('what it prints, line by line', growing,
-                    lambda out: out[2].splitlines()),
-        ]))
+  cases = [_decode_case(greedy_decode, sentence, script, options)
+           for sentence, script in examples]
   if options:  # verbose=False: the summary is returned, nothing is printed.
     cases.append(_quiet_case(greedy_decode, *examples[0]))
-  return _run(cases)
+  return _run(cases, 'greedy_decode')
+
+
+def _decode_case(greedy_decode, sentence, script, options):
+  """greedy_decode with the stand-in next_symbol writing ``script``: its calls, its summary."""
+  summary = script[:script.index(EOS) + 1]
+  article_ids = _stand_in_tokenize(sentence)
+  stand_ins = []  # Kept for the why: line of a call that raises.
+
+  def decode():
+    stand_ins[:] = [_ScriptedNextSymbol(article_ids + [SEP], script)]
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+      output = greedy_decode(sentence, _StandInModelArgument(),
+                             next_symbol=stand_ins[0], tokenize=_stand_in_tokenize,
+                             detokenize=_stand_in_detokenize, **options)
+    return output, stand_ins[0], printed.getvalue()
+
+  growing = [_stand_in_detokenize(summary[:n + 1]) for n in range(len(summary))]
+  why = lambda got, out: _decoding_cause(article_ids, out[1], out[0])
+  return _Case(f'greedy_decode of a {len(summary)}-token summary', decode, [
+      _Expect('the summary it returns', growing[-1], lambda out: out[0], explain=why),
+      _Expect('the tokens next_symbol is given after tokenize(sentence), call by call',
+              [[SEP] + summary[:n] for n in range(len(summary))],
+              lambda out: [_after(article_ids, call) for call in out[1].calls], explain=why),
+      _Expect('the model next_symbol is given', ["greedy_decode's model"],
+              lambda out: sorted({repr(m) for m in out[1].models})),
+      _Expect('what it prints, line by line', growing, lambda out: out[2].splitlines(),
+              explain=why),
+  ], lambda error: _decoding_cause(article_ids, stand_ins[0]))
+
+
+def _decoding_cause(article_ids, stand_in, summary=None):
+  """Names an off-by-one of a decoding loop, from the stand-in's calls and the summary."""
+  written = [_after(article_ids, call) for call in stand_in.calls]
+  if written and written[0][:1] != [SEP]:
+    return ('decoding started without the separator: start from tokenize(sentence) + [0], '
+            "the article's ids (ending with EOS) then SEP")
+  if any(EOS in tokens[1:] for tokens in written):
+    return ('it went on after EOS: stop as soon as next_symbol gives EOS (1), once it is '
+            'appended')
+  if isinstance(summary, str) and not summary.endswith(_SUMMARY_PIECES[EOS]):
+    return ('it stopped before appending EOS: append every token next_symbol gives, EOS '
+            "(1) too, then stop; the summary ends with '<EOS>'")
+  return None
 
 
 def _quiet_case(greedy_decode, sentence, script):
@@ -1509,7 +1955,7 @@ def test_trained_model(model):
                    and np.allclose(got, wanted, rtol=1e-4, atol=1e-3))
   return _run([_Case(f'your model on the sample article, ids {ids.shape}',
                      functools.partial(model, ids),
-                     [_shape(expected.shape), output])])
+                     [_shape(expected.shape), output])], 'trained_model')
 
 
 def _ids(tokens):
@@ -1549,4 +1995,4 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
     return ids
   return _run([_Case('greedy_decode of the sample article with your next_symbol and model',
                      summarise, [_Expect("the summary's ids, token for token", expected,
-                                         _ids)])])
+                                         _ids)])], 'summary')

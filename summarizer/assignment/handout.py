@@ -381,8 +381,10 @@ _SETUP_COMMENT = """\
 # Written for learners, in the course's manner ("dots = None" lines become
 # a list of steps). Each step names the variable the package's solution
 # assigns (None for a step that assigns none), so a test can keep the two in
-# step; the hints never show code.
+# step; the hints never show code. What the package's solution does beyond
+# the course comes after the steps, as one note marked BEYOND_THE_COURSE.
 
+BEYOND_THE_COURSE = 'Beyond the course'
 STEPS = {
     'DotProductAttention': [
         ('depth', 'the size of the queries\' last axis, d'),
@@ -420,7 +422,7 @@ STEPS = {
         (None, 'return the heads joined into features: (B, L, H * Dh)'),
     ],
     'CausalAttention': [
-        (None, 'd_feature must be a multiple of n_heads (else raise ValueError)'),
+        (None, 'assert that d_feature is a multiple of n_heads, as the course does'),
         ('d_head', 'the features of each head'),
         ('AttnHeads', "a function returning a new tl.Fn layer named 'AttnHeads' that "
                       'runs your compute_attention_heads_closure at these sizes'),
@@ -431,14 +433,9 @@ STEPS = {
                "core; a tl.Fn named 'AttnOutput' that runs your "
                'compute_attention_output_closure: (B, L, d_feature); a last Dense '
                'of d_feature'),
-        (None, "mode and max_len serve the package's predict-mode cache (fast "
-               "decoding): in predict mode the package's layer puts a cached attention "
-               "in place of the 'DotProductAttn' layer, which keeps the keys and values "
-               'of earlier calls, so a model fed one token a call still attends to every '
-               "token before it. The course's layer, and yours, need not use them: yours "
-               'attends over the whole sequence it is given (as greedy_decode gives it), '
-               "and to check your model one token a call, the checks put the package's "
-               "cached attention in place of your 'DotProductAttn' layer"),
+        (BEYOND_THE_COURSE, "mode and max_len are for the package's predict-mode "
+                            'cache of keys and values (fast decoding); your layer, as the '
+                            "course's, may leave them unused"),
     ],
     'DecoderBlock': [
         ('causal_attention', 'your CausalAttention of d_model in n_heads, in this '
@@ -511,20 +508,26 @@ def steps(name):
   """The scaffolding comments of an exercise, at the body's indentation.
 
   The steps of ``STEPS``, then the library functions the solution calls
-  (``jnp.matmul``, ``tl.Branch``): never code, never a package function.
+  (``jnp.matmul``, ``tl.Branch``), then its note on what goes beyond the
+  course, if any: never code, never a package function.
   """
   the_cut, function = cut(name), graded_function(name)
   body_lines = range(len(the_cut.head) + 1, len(the_cut.head) + len(the_cut.body) + 1)
   used = [dotted for dotted in references(function, the_cut.tree, body_lines)
           if '.' in dotted and dotted.split('.')[0] not in GRADED]
   notes = ['Steps (each one or two lines of code):']
-  for number, (target, text) in enumerate(STEPS[name], 1):
+  numbered = [step for step in STEPS[name] if step[0] != BEYOND_THE_COURSE]
+  for number, (target, text) in enumerate(numbered, 1):
     label = f'{number}. {target}: ' if target else f'{number}. '
     notes += textwrap.wrap(label + text, 74, subsequent_indent='     ',
                            break_on_hyphens=False)
   if used:
     notes += textwrap.wrap('Useful here: ' + ', '.join(used), 74,
                            subsequent_indent='  ', break_on_hyphens=False)
+  for target, text in STEPS[name]:
+    if target == BEYOND_THE_COURSE:
+      notes += textwrap.wrap(f'{target}: {text}', 74, subsequent_indent='  ',
+                             break_on_hyphens=False)
   return [f'{the_cut.indent}# {note}'.rstrip() for note in notes]
 # --------------------------------------------------------------------------
 # The exercise cells.
@@ -561,6 +564,16 @@ def solution_source(name):
   """The function as a correct answer defines it in the notebook."""
   the_cut = cut(name)
   return ''.join(the_cut.head + the_cut.body + the_cut.tail)
+
+
+def course_code(name):
+  """The package's ``name`` as the exercise's answer, for a notebook to show beside its explanation.
+
+  Read from the package (``solution_source``), so the notebook shows what
+  runs; a Markdown code block, which Jupyter highlights.
+  """
+  from IPython.display import Markdown  # pylint: disable=g-import-not-at-top
+  return Markdown(f'```python\n{solution_source(name)}```')
 
 
 def check_source(name):

@@ -10,8 +10,11 @@ mistake is recognised in what came.
 
 import numpy as np
 
-from summarizer.assignment.checks import (_first_token_difference, _largest_difference,
-                                          _show, _tree_difference)
+from summarizer.assignment.checks import (PREDICT_MODE, _first_token_difference,
+                                          _largest_difference, _show, _tree_difference,
+                                          attention_cause, blocks_cause, join_heads_cause,
+                                          mask_cause, repeated_blocks_cause,
+                                          split_heads_cause, weight_difference)
 
 NOT_COMPARED = ('takes verbose', 'raised')
 # Cases only a function that takes their argument is run through.
@@ -91,15 +94,6 @@ def failure(case_name, what, got, expected):
   return lines + ([f'    {difference}'] if difference else [])
 
 
-def weight_difference(got, expected):
-  """Where two lists of weight shapes first differ, the package's first."""
-  for index, (came, wanted) in enumerate(zip(got, expected)):
-    if came != wanted:
-      return (f'weight #{index + 1}: the expected shape is {tuple(wanted)}, yours is '
-              f'{tuple(came)} ({len(expected)} weights expected, you have {len(got)})')
-  return f'{len(expected)} weights expected, you have {len(got)}'
-
-
 # --------------------------------------------------------------------------
 # Causes recognised in what came.
 
@@ -113,77 +107,34 @@ def why(name, what, got, wanted, measures):
     return None
 
 
-def _close(got, expected):
-  return (isinstance(got, np.ndarray) and got.shape == np.shape(expected)
-          and np.allclose(got, expected, rtol=1e-5, atol=1e-5))
+# The causes the in-notebook checks name too (checks.py), read from the measures.
 
-
-def _attention(q, k, v, mask, axis=-1):
-  scores = q @ np.swapaxes(k, -1, -2) / np.sqrt(q.shape[-1])
-  if mask is not None:
-    scores = np.where(mask, scores, -1e9)
-  scores = scores - scores.max(axis=axis, keepdims=True)
-  weights = np.exp(scores) / np.exp(scores).sum(axis=axis, keepdims=True)
-  return weights @ v
-
-
-def _wrong_axis(got, wanted, m):
-  if _close(got, _attention(m['input q'], m['input k'], m['input v'], m['input mask'], -2)):
-    return ('the weights were normalised over the queries (axis -2): each row of weights '
-            'must sum to 1 over the keys, the last axis')
-  return None
+def _attention_cause(got, wanted, m):
+  return attention_cause(got, m['input q'], m['input k'], m['input v'], m['input mask'])
 
 
 def _mask_cause(got, wanted, m):
-  q, k, v = m['input q'], m['input k'], m['input v']
-  square = np.ones((1, q.shape[-2], q.shape[-2]), bool)
-  if _close(got, _attention(q, k, v, np.triu(square))):
-    return ('the mask is the upper triangle (triu): position 0 may see only itself, and '
-            'position i the positions 0 to i, the lower triangle (tril)')
-  if _close(got, _attention(q, k, v, None)):
-    return 'no causal mask: every position sees the later ones too'
-  return None
+  return mask_cause(got, m['input q'], m['input k'], m['input v'])
 
 
 def _heads_cause(got, wanted, m):
-  x = m['input x']  # (B, L, H * Dh); wanted (B * H, L, Dh)
-  batch, length = x.shape[:2]
-  n_heads, d_head = wanted.shape[0] // batch, wanted.shape[2]
-  if _close(got, x.reshape(batch * n_heads, length, d_head)):  # (B * H, L, Dh), no transpose
-    return ('the heads were split without the transpose: (B, L, H, Dh) reshaped straight to '
-            '(B * H, L, Dh) mixes positions and heads; move the heads axis before the '
-            'positions first, (B, H, L, Dh)')
-  return None
+  return split_heads_cause(got, m['input x'], wanted)
 
 
 def _join_cause(got, wanted, m):
-  x = m['input x']  # (B * H, L, Dh); wanted (B, L, H * Dh)
-  batch, length = wanted.shape[:2]
-  if _close(got, x.reshape(batch, length, -1)):  # (B, L, H * Dh), no transpose
-    return ('the heads were joined without the transpose: (B, H, L, Dh) reshaped straight to '
-            '(B, L, H * Dh) mixes heads and positions; move the positions back before the '
-            'heads first, (B, L, H, Dh)')
-  return None
+  return join_heads_cause(got, m['input x'], wanted)
 
 
 def _blocks_cause(got, wanted, m):
-  got_blocks, wanted_blocks = got.count('Branch_out2') // 2, wanted.count('Branch_out2') // 2
-  if got_blocks != wanted_blocks:
-    return (f'{got_blocks} decoder block(s) where n_layers asks for {wanted_blocks}: '
-            'build n_layers blocks, no more, no fewer')
-  return None
+  return blocks_cause(got, wanted)
 
 
 def _repeated_cause(got, wanted, m):
-  if isinstance(got, int) and got > 0:
-    return ('one block object repeated ([DecoderBlock(...)] * n_layers): the blocks share '
-            'their weights; build each block anew (a loop or a comprehension)')
-  return None
+  return repeated_blocks_cause(got)
 
 
 def _mode_cause(got, wanted, m):
-  return ("ShiftRight and PositionalEncoding need mode: in predict mode (one token a call) "
-          'ShiftRight must pass the token through and PositionalEncoding count the positions')
+  return PREDICT_MODE
 
 
 def _shipped_cause(got, wanted, m):
@@ -193,7 +144,7 @@ def _shipped_cause(got, wanted, m):
 
 
 EXPLAIN = {
-    ('DotProductAttention', 'output'): _wrong_axis,
+    ('DotProductAttention', 'output'): _attention_cause,
     ('dot_product_self_attention', 'output'): _mask_cause,
     ('compute_attention_heads_closure', 'output'): _heads_cause,
     ('compute_attention_output_closure', 'output'): _join_cause,

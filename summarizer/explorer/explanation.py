@@ -28,6 +28,8 @@ from summarizer.explorer.attention_weights import attention_weights
 from summarizer.explorer.facts import TRACE_BLOCK, token_pieces, trace_facts, vocabulary_words
 from summarizer.explorer.page import render_page
 from summarizer.inference import api
+from summarizer.inference import beam
+from summarizer.inference import search_options
 from summarizer.inference import summaries
 from summarizer.inference.loaded_model import load
 
@@ -220,12 +222,16 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
     n_heads: Attention heads of a checkpoint without ``config.json``.
     on_cut: Called with (kept, total) token counts if the article is cut;
       'warn' (default) raises an ``ArticleCutWarning``, as ``summarize`` does.
-    search: A ``inference.beam.Search`` (beams and constraints; default: greedy).
+    search: A ``inference.beam.Search`` (beams and constraints); default:
+      ``summarize``'s (beam search, or greedy search for the course's
+      decoder or sampling).
 
   Returns:
     An ``Explanation``.
   """
   summaries.check_article(text)
+  search = search or beam.Search(*search_options.chosen(
+      None, None, None, search_options.greedy_for(method, temperature)))
   loaded = load(model_dir, vocab_file, n_heads)
   run = summaries.summarize_tokens(
       text, loaded, max_length, method, temperature, top_k, seed,

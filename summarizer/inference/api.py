@@ -26,9 +26,8 @@ def warn_cut(kept, total, stacklevel=4):
 
 
 def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
-                      method='fast', temperature=0.0, num_beams=1,
-                      length_penalty=search_options.LENGTH_PENALTY, no_repeat_ngram_size=0,
-                      min_length=0):
+                      method='fast', temperature=0.0, num_beams=None, length_penalty=None,
+                      no_repeat_ngram_size=None, min_length=0):
   """Summarises an article and says how familiar it was to the model.
 
   Args:
@@ -42,6 +41,9 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
       log-probability / length ** length_penalty (Hugging Face's).
     no_repeat_ngram_size: Forbid any n-gram of this many tokens twice in the
       summary (0: allowed).
+    The three search settings not given are ``search_options.BEST``'s (4
+    beams, length penalty 2, no trigram twice), or ``GREEDY``'s where
+    ``method`` is 'greedy' or ``temperature`` is above 0.
     min_length: Forbid the summary to end before this many tokens.
 
   Returns:
@@ -61,9 +63,8 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
 
 
 def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
-              method='fast', temperature=0.0, num_beams=1,
-              length_penalty=search_options.LENGTH_PENALTY, no_repeat_ngram_size=0,
-              min_length=0):
+              method='fast', temperature=0.0, num_beams=None, length_penalty=None,
+              no_repeat_ngram_size=None, min_length=0):
   """Summarises an article; returns the summary as a string.
 
   The arguments are ``summarize_details``'s, which also tells how familiar
@@ -79,7 +80,9 @@ def _summary_run(text, model_dir, max_length, method, temperature, num_beams,
                  length_penalty, no_repeat_ngram_size, min_length):
   """The article's ``SummaryRun``; a text that is no article is refused before the model loads."""
   check_article(text)
-  search = beam.Search(num_beams, length_penalty, no_repeat_ngram_size, min_length)
+  settings = search_options.chosen(num_beams, length_penalty, no_repeat_ngram_size,
+                                   search_options.greedy_for(method, temperature))
+  search = beam.Search(*settings, min_length)
   return summarize_tokens(text, load(model_dir), max_length, method, temperature,
                           on_cut=functools.partial(warn_cut, stacklevel=5), search=search,
                           stream=False)

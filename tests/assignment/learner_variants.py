@@ -52,19 +52,22 @@ class Variant:
     function: The graded function it defines.
     source: Its code.
     fails: The checks it must fail, its own first (none for a correct one).
+    why: The start of the why: line its own check must print (None: no
+      cause named).
   """
   name: str
   function: str
   source: str
   fails: tuple = ()
+  why: str = None
 
   @property
   def correct(self):
     return not self.fails
 
 
-def _mistake(name, function, source, *also_fails):
-  return Variant(name, function, textwrap.dedent(source), (function, *also_fails))
+def _mistake(name, function, source, *also_fails, why=None):
+  return Variant(name, function, textwrap.dedent(source), (function, *also_fails), why)
 
 
 def _correct(name, function, source):
@@ -92,7 +95,9 @@ VARIANTS = [
             dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
           dots = jnp.exp(dots - fastmath.logsumexp(dots, axis=-1, keepdims=True))
           return jnp.matmul(dots, value)
-        ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION),
+        ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION,
+             why='the scores were not scaled: divide the dot products of the queries and keys '
+                 'by sqrt(d)'),
     _mistake('mask the wrong way round', 'DotProductAttention', '''
         def DotProductAttention(query, key, value, mask):
           dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
@@ -100,7 +105,8 @@ VARIANTS = [
             dots = jnp.where(mask, jnp.full_like(dots, -1e9), dots)
           dots = jnp.exp(dots - fastmath.logsumexp(dots, axis=-1, keepdims=True))
           return jnp.matmul(dots, value)
-        ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION),
+        ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION,
+             why='the mask was used the wrong way round'),
     _mistake('weights normalised over the queries (axis -2)', 'DotProductAttention', '''
         def DotProductAttention(query, key, value, mask):
           dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(query.shape[-1])
@@ -108,7 +114,9 @@ VARIANTS = [
             dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
           dots = jnp.exp(dots - fastmath.logsumexp(dots, axis=-2, keepdims=True))
           return jnp.matmul(dots, value)
-        ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION),
+        ''', 'dot_product_self_attention', *_LAYERS_AFTER_ATTENTION,
+             why='the weights were normalised over the queries (axis -2): each row of '
+                 'weights must sum to 1 over the keys, the last axis'),
     _correct('operators instead of jnp calls', 'DotProductAttention', '''
         def DotProductAttention(query, key, value, mask):
           dots = (query @ key.swapaxes(-1, -2)) / np.sqrt(query.shape[-1])
@@ -132,7 +140,7 @@ VARIANTS = [
             batch_size, seqlen = x.shape[0], x.shape[1]
             return jnp.reshape(x, (batch_size * n_heads, seqlen, d_head))
           return compute_attention_heads
-        ''', *_LAYERS_AFTER_ATTENTION),
+        ''', *_LAYERS_AFTER_ATTENTION, why='the heads were split without the transpose'),
     _correct('swapaxes and -1 for the batch', 'compute_attention_heads_closure', '''
         def compute_attention_heads_closure(n_heads, d_head):
           def compute_attention_heads(x):
@@ -145,13 +153,29 @@ VARIANTS = [
     _mistake('no causal mask', 'dot_product_self_attention', '''
         def dot_product_self_attention(q, k, v):
           return DotProductAttention(q, k, v, None)
-        ''', *_LAYERS_AFTER_ATTENTION),
+        ''', *_LAYERS_AFTER_ATTENTION,
+             why='no causal mask: every position sees the later ones too'),
     _mistake('the mask above the diagonal (triu)', 'dot_product_self_attention', '''
         def dot_product_self_attention(q, k, v):
           mask_size = q.shape[-2]
           mask = jnp.triu(jnp.ones((1, mask_size, mask_size), dtype=jnp.bool_), k=0)
           return DotProductAttention(q, k, v, mask)
-        ''', *_LAYERS_AFTER_ATTENTION),
+        ''', *_LAYERS_AFTER_ATTENTION,
+             why='the mask is the upper triangle (triu): position 0 may see only itself'),
+    _mistake('the mask with k=-1', 'dot_product_self_attention', '''
+        def dot_product_self_attention(q, k, v):
+          mask_size = q.shape[-2]
+          mask = jnp.tril(jnp.ones((1, mask_size, mask_size), dtype=jnp.bool_), k=-1)
+          return DotProductAttention(q, k, v, mask)
+        ''', *_LAYERS_AFTER_ATTENTION,
+             why='the mask is tril with k=-1, which hides each position from itself'),
+    _mistake('an additive mask (0 and -1e9), not boolean', 'dot_product_self_attention', '''
+        def dot_product_self_attention(q, k, v):
+          mask_size = q.shape[-2]
+          mask = jnp.triu(jnp.full((1, mask_size, mask_size), -1e9), k=1)
+          return DotProductAttention(q, k, v, mask)
+        ''', *_LAYERS_AFTER_ATTENTION,
+             why='the mask is the wrong way round, non-zero above the diagonal'),
     _correct('a float mask', 'dot_product_self_attention', '''
         def dot_product_self_attention(q, k, v):
           mask_size = q.shape[-2]
@@ -177,7 +201,7 @@ VARIANTS = [
             seqlen = x.shape[1]
             return jnp.reshape(x, (-1, seqlen, n_heads * d_head))
           return compute_attention_output
-        ''', *_LAYERS_AFTER_ATTENTION),
+        ''', *_LAYERS_AFTER_ATTENTION, why='the heads were joined without the transpose'),
     _correct('swapaxes', 'compute_attention_output_closure', '''
         def compute_attention_output_closure(n_heads, d_head):
           def compute_attention_output(x):
@@ -210,8 +234,10 @@ VARIANTS = [
                         [tl.Dense(d_feature), AttnHeads()]),
               tl.Fn('DotProductAttn', dot_product_self_attention),
               tl.Fn('AttnOutput', compute_attention_output_closure(n_heads, d_head)))
-        ''', 'DecoderBlock', 'TransformerLM', 'training_loop'),
-    _mistake('no ValueError when d_feature does not split into n_heads', 'CausalAttention', '''
+        ''', 'DecoderBlock', 'TransformerLM', 'training_loop',
+             why='CausalAttention has no last tl.Dense(d_feature)'),
+    _mistake('nothing raised when d_feature does not split into n_heads', 'CausalAttention',
+             '''
         def CausalAttention(d_feature, n_heads, mode='train', max_len=4096):
           d_head = d_feature // n_heads
           def AttnHeads():
@@ -288,7 +314,7 @@ VARIANTS = [
               tl.PositionalEncoding(max_len=max_len, mode=mode),
               DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation),
               tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
-        '''),
+        ''', why='1 decoder block(s) where n_layers asks for 2'),
     _mistake('one block repeated', 'TransformerLM', '''
         def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
                           dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
@@ -299,7 +325,8 @@ VARIANTS = [
               tl.PositionalEncoding(max_len=max_len, mode=mode),
               [block] * n_layers,
               tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
-        '''),
+        ''', why='one block object repeated ([DecoderBlock(...)] * n_layers): the blocks '
+                'share one block\'s weights'),
     _mistake('no ShiftRight', 'TransformerLM', '''
         def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
                           dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
@@ -320,7 +347,8 @@ VARIANTS = [
               [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
                for _ in range(n_layers)],
               tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
-        '''),
+        ''', why="PositionalEncoding and ShiftRight ignored mode='predict': "
+                "ShiftRight and PositionalEncoding need mode"),
     _mistake('PositionalEncoding not told the mode', 'TransformerLM', '''
         def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
                           dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
@@ -331,7 +359,8 @@ VARIANTS = [
               [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
                for _ in range(n_layers)],
               tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
-        '''),
+        ''', why="PositionalEncoding ignored mode='predict': ShiftRight and "
+                "PositionalEncoding need mode"),
     _mistake('ShiftRight not told the mode', 'TransformerLM', '''
         def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
                           dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
@@ -342,7 +371,30 @@ VARIANTS = [
               [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
                for _ in range(n_layers)],
               tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
-        '''),
+        ''', why="ShiftRight ignored mode='predict': ShiftRight and "
+                "PositionalEncoding need mode"),
+    _mistake('no LogSoftmax at the end', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          return tl.Serial(
+              tl.ShiftRight(mode=mode),
+              tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode),
+              [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+               for _ in range(n_layers)],
+              tl.LayerNorm(), tl.Dense(vocab_size))
+        ''', 'training_loop', why='the model does not end with tl.LogSoftmax()'),
+    _mistake('no Dense of vocab_size at the end', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          return tl.Serial(
+              tl.ShiftRight(mode=mode),
+              tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode),
+              [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+               for _ in range(n_layers)],
+              tl.LayerNorm(), tl.LogSoftmax())
+        ''', 'training_loop', why='the model has no tl.Dense(vocab_size) after its LayerNorm'),
     _correct('blocks appended in a for loop', 'TransformerLM', '''
         def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
                           dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
@@ -421,7 +473,16 @@ VARIANTS = [
           padded_with_batch = np.array(padded)[None, :]
           output, _ = model((padded_with_batch, padded_with_batch))
           return int(np.argmax(output[0, token_length - 1, :]))
-        '''),
+        ''', why='it read position len(cur_output_tokens) - 1, which predicts the last token'),
+    _mistake('reads the last position (-1)', 'next_symbol', '''
+        def next_symbol(cur_output_tokens, model):
+          token_length = len(cur_output_tokens)
+          padded_length = 2 ** int(np.ceil(np.log2(token_length + 1)))
+          padded = cur_output_tokens + [0] * (padded_length - token_length)
+          padded_with_batch = np.array(padded)[None, :]
+          output, _ = model((padded_with_batch, padded_with_batch))
+          return int(np.argmax(output[0, -1, :]))
+        ''', why='it read the last position (-1), which is padding'),
     _mistake('pads to a power of two not above the length', 'next_symbol', '''
         def next_symbol(cur_output_tokens, model):
           token_length = len(cur_output_tokens)
@@ -430,7 +491,7 @@ VARIANTS = [
           padded_with_batch = np.array(padded)[None, :]
           output, _ = model((padded_with_batch, padded_with_batch))
           return int(np.argmax(output[0, token_length, :]))
-        '''),
+        ''', why='the tokens were padded to a power of two not above their number'),
     _mistake('returns a numpy integer', 'next_symbol', '''
         def next_symbol(cur_output_tokens, model):
           token_length = len(cur_output_tokens)
@@ -465,7 +526,7 @@ VARIANTS = [
             if cur_output == EOS:
               break
           return detokenize(generated_output)
-        '''),
+        ''', why='decoding started without the separator'),
     _mistake('prints whatever verbose says', 'greedy_decode', '''
         def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
                           detokenize=detokenize, verbose=False, max_length=64):
@@ -492,7 +553,37 @@ VARIANTS = [
             if verbose:
               print(detokenize(generated_output))
           return detokenize(generated_output)
-        '''),
+        ''', why='it went on after EOS'),
+    _mistake('appends one token after EOS', 'greedy_decode', '''
+        def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                          detokenize=detokenize, verbose=False, max_length=64):
+          cur_output_tokens = tokenize(input_sentence) + [0]
+          generated_output = []
+          cur_output = last_output = 0
+          while last_output != EOS:
+            last_output = cur_output
+            cur_output = next_symbol(cur_output_tokens, model)
+            cur_output_tokens.append(cur_output)
+            generated_output.append(cur_output)
+            if verbose:
+              print(detokenize(generated_output))
+          return detokenize(generated_output)
+        ''', why='it went on after EOS'),
+    _mistake('stops before appending EOS', 'greedy_decode', '''
+        def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                          detokenize=detokenize, verbose=False, max_length=64):
+          cur_output_tokens = tokenize(input_sentence) + [0]
+          generated_output = []
+          for _ in range(max_length):
+            cur_output = next_symbol(cur_output_tokens, model)
+            if cur_output == EOS:
+              break
+            cur_output_tokens.append(cur_output)
+            generated_output.append(cur_output)
+            if verbose:
+              print(detokenize(generated_output))
+          return detokenize(generated_output)
+        ''', why='it stopped before appending EOS'),
     _correct("the course's while loop", 'greedy_decode', '''
         def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
                           detokenize=detokenize, verbose=False, max_length=64):
@@ -546,7 +637,7 @@ VARIANTS = [
               tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
               tl.PositionalEncoding(max_len=max_len, mode=mode),
               blocks, tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
-        ''', 'training_loop'),
+        ''', 'training_loop', why='0 decoder block(s) where n_layers asks for 1'),
     _correct("the course's greedy_decode: prints as it goes, no verbose", 'greedy_decode', '''
         def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
                           detokenize=detokenize):
@@ -606,10 +697,30 @@ def run_check(checks, name, names):
   return failed, printed.getvalue()
 
 
+def run_checks(checks, variant):
+  """{check name: (failed cases, what it printed)} for the checks a variant is run through."""
+  names = namespace(variant)
+  return {name: run_check(checks, name, names) for name in checks_to_run(variant)}
+
+
 def outcome(checks, variant):
   """{check name: whether it failed} for the checks a variant is run through."""
-  names = namespace(variant)
-  return {name: bool(run_check(checks, name, names)[0]) for name in checks_to_run(variant)}
+  return {name: bool(failed) for name, (failed, _) in run_checks(checks, variant).items()}
+
+
+def course_namespace(**replaced):
+  """The notebook's namespace with the course's answers, some replaced (name -> code).
+
+  Defined in the course's order, as a notebook runs its cells: a default
+  argument bound to an earlier function (the course's ``CausalAttention``
+  binds the closures) is the one defined above it.
+  """
+  names = {'tokenize': text.course_tokenize, 'detokenize': text.course_detokenize}
+  exec(handout.setup_source(), names)  # pylint: disable=exec-used
+  for name in handout.GRADED:
+    source = replaced.get(name, COURSE_ANSWERS[name])
+    exec(compile(source, f'<course {name}>', 'exec'), names)  # pylint: disable=exec-used
+  return names
 
 
 def caught(variant, failed):

@@ -14,7 +14,7 @@ import pytest
 
 import summarizer
 from summarizer import attention, decoding, model, training
-from summarizer.assignment import checks
+from summarizer.assignment import checks, handout
 from summarizer._trax import jnp, tl, trax
 
 # Check name -> (the package's function, extra arguments in the course's call form).
@@ -326,8 +326,12 @@ def test_an_unfilled_exercise_fails_every_case_without_crashing(name, capsys):
   assert failed == N_CASES[name]
   assert 'it raised NotImplementedError' in out
   assert out.strip().splitlines()[-1] == f'0 Tests passed, {N_CASES[name]} Tests failed'
-  # As many failures printed as counted.
-  assert sum(line.startswith('Failed: ') for line in out.splitlines()) == N_CASES[name]
+  # As many failures printed as counted: a case's tests after the one whose call
+  # raised are said in one line ('N more tests').
+  printed = sum(int(more.group(1)) if more else 1 for more in (
+      re.search(r': (\d+) more tests: not compared', line)
+      for line in out.splitlines() if line.startswith('Failed: ')))
+  assert printed == N_CASES[name]
 
 
 def closure_of(inner):
@@ -387,9 +391,12 @@ def test_an_error_inside_a_layer_is_the_learners_exception_and_line(capsys):
   # not raise ValueError for 10 features in 3 heads).
   assert checks.test_CausalAttention(causal_attention_with_an_unfilled_closure) == 3 * 3 + 1
   out = capsys.readouterr().out
-  assert ("Failed: CausalAttention(d_feature=12, n_heads=3, mode='eval') on random "
+  assert ("Failed: CausalAttention(d_feature=12, n_heads=3, mode='train') on random "
           '(2, 5, 12): it raised NotImplementedError (in compute_attention_output, line ') in out
   assert ': raise NotImplementedError())' in out
+  # The same error in the other modes: one line each.
+  assert ("Failed: CausalAttention(d_feature=12, n_heads=3, mode='eval') on random "
+          '(2, 5, 12): it raised NotImplementedError (same as above)\n') in out
   assert 'LayerError' not in out and 'Exception passing through layer' not in out
 
 
@@ -409,9 +416,13 @@ def test_next_symbol_with_the_model_function_runs_the_courses_case(capsys):
   def one_block(**kwargs):  # The course's case builds the full model: 6 blocks.
     return summarizer.TransformerLM(**dict(kwargs, n_layers=1))
 
+  # Its TransformerLM is not the course's: with the package's in its place the case
+  # passes, so the check sends the learner back to that exercise.
   assert checks.test_next_symbol(decoding.next_symbol, one_block) == 1
   assert ("next_symbol on the course's 10 tokens with TransformerLM(mode='eval') "
-          'initialised with PRNGKey(1234): next token\n    expected: 23317') in capsys.readouterr().out
+          "initialised with PRNGKey(1234): next token\n    why: with the package's "
+          'TransformerLM in place of yours this case passes: fix Exercise 7 (TransformerLM) '
+          'first\n') in capsys.readouterr().out
 
 
 def test_greedy_decode_that_prints_whatever_verbose_says_fails(capsys):
@@ -426,18 +437,64 @@ def test_greedy_decode_that_prints_whatever_verbose_says_fails(capsys):
       capsys.readouterr().out
 
 
-def shown_in_full_then_cut(array):
-  """What _show printed before it cut arrays: every item rounded, then the text cut."""
-  whole = repr(checks._rounded(array.tolist()))  # pylint: disable=protected-access
-  return whole[:600] + ' ...' if len(whole) > 600 else whole
+# --------------------------------------------------------------------------
+# Each failure printed once, in a few lines; the check cell's error sums up.
+
+def run_check_cell(name, function, capsys, **extra):
+  """Runs the notebook's check cell of ``name``; returns (what it printed, its error)."""
+  namespace = dict(extra, checks=checks, **{name: function})
+  with pytest.raises(AssertionError) as raised:
+    exec(handout.check_source(name), namespace)  # pylint: disable=exec-used
+  return capsys.readouterr().out, str(raised.value)
 
 
-@pytest.mark.parametrize('shape', [(), (5,), (200,), (201,), (202,), (3, 250), (1, 1, 1000),
+def test_a_failed_check_cell_prints_each_failure_once_and_its_error_only_sums_up(capsys):
+  out, error = run_check_cell('CausalAttention', causal_attention_without_output_dense, capsys)
+  assert error == 'test_CausalAttention: 16 of 18 tests failed (each printed above)'
+  headers = [line for line in out.splitlines() if line.startswith('Failed: ')]
+  assert len(headers) == len(set(headers)) == 16
+  assert out.count("missing (line 9 of the expected tree, after 'AttnOutput'): Dense_512") == 1
+  # The second size's layer, and the runs in the modes after the first, fail alike:
+  # one line each.
+  assert out.count('(same as above)') == 2 + 2 * 2
+  assert len(out.splitlines()) <= 30  # 16 failures, 12 lines of details, the tally.
+
+
+def test_failed_cases_after_a_passing_check_says_so(capsys):
+  assert checks.test_compute_attention_heads_closure(
+      summarizer.compute_attention_heads_closure) == 0
+  assert checks.failed_cases() == 'test_compute_attention_heads_closure: all 5 tests passed'
+  assert capsys.readouterr().out == 'All tests passed\n'
+
+
+def test_a_failed_array_is_shown_by_its_edges(capsys):
+  off_by_one = lambda **inputs: summarizer.DotProductAttention(**inputs) + 1
+  assert checks.test_DotProductAttention(off_by_one) == 5
+  out = capsys.readouterr().out
+  # The course's small examples whole; the random (3, 5, 4) output cut to its edges.
+  assert 'expected: [[1, 1, 1], [0, 1, 0]]\n    got:      [[2, 2, 2], [1, 2, 1]]' in out
+  [expected] = [line for line in out.splitlines() if line.endswith('(shape (3, 5, 4))')
+                and 'expected:' in line]
+  assert ', ..., ' in expected
+  assert max(len(line) for line in out.splitlines() if not line.startswith('Failed: ')) <= 180
+
+
+@pytest.mark.parametrize('shape', [(), (5,), (4, 4), (200,), (201,), (3, 250), (1, 1, 1000),
                                    (2, 8, 33300), (2, 0, 7)])
-def test_a_shown_array_is_the_start_of_the_whole_arrays_text(shape):
-  # _show rounds only the items its 600 characters can reach: the same text.
+def test_a_shown_array_is_whole_when_small_else_its_edges_and_shape(shape):
   array = np.random.default_rng(0).normal(size=shape).astype(np.float32)
-  assert checks._show(array) == shown_in_full_then_cut(array)  # pylint: disable=protected-access
-  assert checks._show(jnp.asarray(array)) == shown_in_full_then_cut(array)  # pylint: disable=protected-access
-  digits = np.asarray(np.arange(np.prod(shape), dtype=np.int32).reshape(shape) % 3)  # 1 character.
-  assert checks._show(digits) == shown_in_full_then_cut(digits)  # pylint: disable=protected-access
+  for value in (array, jnp.asarray(array)):
+    text = checks._show(value)  # pylint: disable=protected-access
+    if array.size <= 16:
+      assert text == repr(checks._rounded(array.tolist()))  # pylint: disable=protected-access
+      continue
+    assert text.endswith(f' (shape {shape})') and ', ..., ' in text and '\n' not in text
+    assert len(text) <= 150
+    first = checks._rounded(float(array.flat[0]))  # pylint: disable=protected-access
+    assert text.startswith('[' * array.ndim + repr(first) + ', ')
+
+
+def test_a_long_list_is_shown_by_its_first_and_last_items():
+  show = checks._show  # pylint: disable=protected-access
+  assert show(list(range(40))) == '[0, 1, 2, ..., 38, 39] (40 items)'
+  assert show([(12, 12)] * 8) == repr([(12, 12)] * 8)

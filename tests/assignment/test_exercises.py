@@ -232,10 +232,34 @@ def test_no_cell_names_a_package_function_that_does_an_exercise(notebook):
 def test_each_step_names_what_the_solution_assigns():
   for name in COURSE_ORDER:
     assigned = handout._assigned(handout.cut(name).tree)  # pylint: disable=protected-access
-    targets = [target for target, _ in handout.STEPS[name] if target]
+    targets = [target for target, _ in handout.STEPS[name]
+               if target and target != handout.BEYOND_THE_COURSE]
     assert set(targets) <= set(assigned), name
     source = handout.exercise_source(name)
     assert all(f'. {target}: ' in source for target in targets), name
+
+
+def test_the_hints_follow_the_course_and_say_last_what_goes_beyond_it():
+  hints = handout.steps('CausalAttention')
+  text = ' '.join(line.lstrip(' #') for line in hints)
+  # The course asserts that the heads split the features; so do the hints.
+  assert hints[1].strip() == ('# 1. assert that d_feature is a multiple of n_heads, as the '
+                              'course does')
+  assert 'ValueError' not in text and 'raise' not in text
+  # The predict-mode cache is the package's, not the course's: one short note, last.
+  beyond = [i for i, line in enumerate(hints) if line.strip().startswith('# Beyond the course: ')]
+  assert beyond and beyond[0] > max(i for i, line in enumerate(hints) if 'Useful here' in line)
+  assert len(hints) - beyond[0] <= 3
+  assert text.count('cache') == 1
+  for name in COURSE_ORDER:  # Only notes marked so go beyond the course, after the steps.
+    numbered = [line for line in handout.steps(name) if re.match(r'\s*# \d+\. ', line)]
+    assert not any('Beyond the course' in line for line in numbered), name
+
+
+def test_the_packages_causal_attention_asserts_as_the_course_does():
+  with pytest.raises(AssertionError, match='not a multiple of n_heads'):
+    summarizer.CausalAttention(d_feature=10, n_heads=3)
+  assert 'assert d_feature % n_heads == 0' in handout.solution_source('CausalAttention')
 
 
 def test_every_cell_has_nbgrader_metadata(notebook):

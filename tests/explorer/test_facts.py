@@ -38,8 +38,8 @@ def test_the_made_up_name_is_marked_and_the_copied_ones_traced(court):
   facts = {f.text: f for f in court.facts}
   assert facts[MADE_UP].status == 'not in the article'
   assert MADE_UP not in read(COURT) and not facts[MADE_UP].agrees
-  # It read the judge's two names, Samoren and Uldunman, while it wrote one.
-  assert {'Samoren', 'Uldunman'} <= set(facts[MADE_UP].attended_text.split())
+  # It read the judge's first name, Samoren, while it wrote its first part, 'Samo'.
+  assert 'Samoren' in facts[MADE_UP].attended_text.split()
   for name in ('Holmilus Torulard', '375,000'):           # The story's own facts.
     assert facts[name].status == 'from the article' and facts[name].agrees
     assert name in facts[name].attended_text
@@ -82,10 +82,10 @@ def test_the_shipped_vocabulary_keeps_headline_words_whole_and_not_made_up_names
 
 def test_only_made_up_names_are_marked_in_test_stories():
   # Stories 85-159 open highlights with "Delays", "Gusts", "Chief", "Scientists"
-  # ..., words their articles never write; three make up a name.
+  # ..., words their articles never write; two make up a name.
   made_up = {}
   for index in range(85, 160):
     for fact in explain(news.story('test', index).article).facts:
       if not fact.in_article:
         made_up.setdefault(index, []).append(fact.text)
-  assert made_up == {112: ['Seljorer'], 142: ['Judge Samorman'], 147: ['Sorethard']}
+  assert made_up == {142: ['Judge Samorman'], 147: ['Sorethard']}

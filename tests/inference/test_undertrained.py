@@ -51,16 +51,17 @@ def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, micr
   assert lines[5].startswith('  summary of validation story 1: ')
   assert legend in (out / 'train.log').read_text()
 
-  # Ten steps in, this model ends its summary at once; made to write 64 tokens
-  # (--min-length), it writes one token over and over. Each gets its warning.
+  # Ten steps in, this model ends its summary at once when searched greedily; made
+  # to write 64 tokens (--min-length), it writes one token over and over. Each
+  # gets its warning.
   shipped = f'{model_directory.shipped_steps():,}'
-  assert __main__.main([SAMPLE, '--model', str(out)]) == 0
+  assert __main__.main([SAMPLE, '--model', str(out), '--num-beams', '1']) == 0
   captured = capsys.readouterr()
   assert captured.out == '\n'
   assert [line for line in captured.err.splitlines() if 'undertrained' in line] == [
       'warning: the summary is empty: the model is likely undertrained (trained 10 steps; '
       f'the shipped model: {shipped}); train it longer (--resume with a higher --max-steps)']
-  assert __main__.main([SAMPLE, '--model', str(out), '--min-length', '64']) == 0
+  assert __main__.main([SAMPLE, '--model', str(out), '--num-beams', '1', '--min-length', '64']) == 0
   captured = capsys.readouterr()
   warnings = [line for line in captured.err.splitlines() if 'undertrained' in line]
   assert len(warnings) == 1
@@ -69,5 +70,5 @@ def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, micr
                               f'steps; the shipped model: {shipped}); train it longer (--resume '
                               'with a higher --max-steps)')
   with open(SAMPLE, encoding='utf-8') as f, pytest.warns(api.ArticleCutWarning):
-    details = api.summarize_details(f.read(), str(out), min_length=64)
+    details = api.summarize_details(f.read(), str(out), num_beams=1, min_length=64)
   assert details['undertrained'] == warnings[0][len('warning: '):]
