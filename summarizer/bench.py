@@ -6,6 +6,7 @@
   python -m summarizer.bench --only import,decode --json
   python -m summarizer.bench --only batch,beam   # batches; beam search vs greedy (10 min)
   python -m summarizer.bench --only first-model  # your own model in 10 minutes vs Lead-3
+  python -m summarizer.bench --only first-model --shared-core  # ... on one busy core
 
 Each line compares two things measured in the same run and states its goal:
 
@@ -55,6 +56,9 @@ def main(argv=None):
   p.add_argument('--minutes', type=finite_float, default=10.0,
                  help="first-model: the training run's --max-minutes (default: 10)")
   p.add_argument('--seed', type=seed, default=0, help="first-model: the run's --seed")
+  p.add_argument('--shared-core', action='store_true',
+                 help='first-model: train on one core beside a busy loop on the same core '
+                      '(a slow or busy machine: about a third of a 2-core machine)')
   p.add_argument('--json', action='store_true', help='print JSON only')
   args = p.parse_args(argv)
   if args.minutes <= 0:
@@ -69,7 +73,7 @@ def main(argv=None):
     # Imported now, not at the top: --help and a bad flag answer at once.
     from summarizer.evaluation.benchmarks import run, table  # pylint: disable=g-import-not-at-top
     results = run(sections, 'course' if args.full else args.preset, args.model,
-                  args.minutes, args.seed)
+                  args.minutes, args.seed, args.shared_core)
     if args.json:
       print(json.dumps(results, indent=2))
     else:

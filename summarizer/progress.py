@@ -95,5 +95,12 @@ class PlainProgress:
     elapsed = f'{seconds // 60} min {seconds % 60} s' if seconds >= 60 else f'{seconds} s'
     count = f'{self.n}/{self.total}' if self.total else f'{self.n}'
     label = f'{self.desc}: ' if self.desc else ''
-    print(f'{label}{count} {self.unit}s, {elapsed}{self._postfix}', file=self.file,
+    print(f'{label}{count} {plural(self.unit)}, {elapsed}{self._postfix}', file=self.file,
           flush=True)
+
+
+def plural(noun):
+  """'steps', 'articles', 'stories'."""
+  if noun.endswith('y') and noun[-2:-1] not in tuple('aeiou'):
+    return noun[:-1] + 'ies'
+  return noun + 's'

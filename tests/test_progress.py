@@ -29,6 +29,11 @@ def test_iterating_counts_and_a_resumed_bar_starts_where_it_was():
   assert list(progress.bar(range(5), total=5, desc='reading', unit='article', file=log)) == [
       0, 1, 2, 3, 4]
   assert log.getvalue().splitlines()[-1].startswith('reading: 5/5 articles, ')
+  judging = io.StringIO()
+  list(progress.bar(range(3), total=3, desc='judging against Lead-3', unit='story',
+                    file=judging))
+  assert judging.getvalue().splitlines()[-1].startswith('judging against Lead-3: 3/3 stories, ')
+  assert [progress.plural(n) for n in ('step', 'story', 'day')] == ['steps', 'stories', 'days']
   resumed = progress.bar(total=100, initial=90, file=io.StringIO())
   assert resumed.n == 90 and resumed.every == 1
 

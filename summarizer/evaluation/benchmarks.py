@@ -383,10 +383,12 @@ def _verdict(name, value):
   return f'{"meets" if met else "MISSES"} goal {"≥" if higher else "≤"} {goal:g}'
 
 
-def run(sections=DEFAULT_BENCH_SECTIONS, preset='tiny', model_dir=None, minutes=10.0, seed=0):
+def run(sections=DEFAULT_BENCH_SECTIONS, preset='tiny', model_dir=None, minutes=10.0, seed=0,
+        shared_core=False):
   """Runs the chosen benchmarks; returns their results as a dict.
 
-  ``minutes`` and ``seed`` are the first-model section's training run's.
+  ``minutes``, ``seed`` and ``shared_core`` are the first-model section's
+  training run's (``first_model.bench_first_model``).
   """
   results = {}
   if 'import' in sections:
@@ -408,7 +410,8 @@ def run(sections=DEFAULT_BENCH_SECTIONS, preset='tiny', model_dir=None, minutes=
   if 'beam' in sections:
     results['beam'] = bench_beam(model_dir)
   if 'first-model' in sections:
-    results['first-model'] = first_model.bench_first_model(minutes, seed)
+    results['first-model'] = first_model.bench_first_model(minutes, seed,
+                                                           shared_core=shared_core)
   return results
 
 

@@ -6,7 +6,7 @@ the train command ends by summarising the first validation stories with
 the model it saved, scoring them and Lead-3 (each story's first three
 sentences) on the same stories, and ``config.json`` keeps both::
 
-  "verdict": {"split": "validation", "n": 100, "step": 1702,
+  "verdict": {"split": "validation", "n": 100, "step": 1702, "sentences": 0.98,
               "model": {"rouge1": ..., "entity_precision": ..., ...},
               "lead3": {"rouge1": ..., ...}}
 
@@ -15,7 +15,6 @@ warning (``summarizer.inference.undertrained.verdict_warning`` says when).
 """
 
 import itertools
-import time
 
 from summarizer import progress
 from summarizer.corpus import sources
@@ -23,6 +22,7 @@ from summarizer.decoding import MAX_SUMMARY_TOKENS
 from summarizer.evaluation import baselines
 from summarizer.evaluation import scoring
 from summarizer.inference import summaries
+from summarizer.inference import undertrained
 
 # Validation stories a verdict reads (the first ones of the split).
 VERDICT_STORIES = 100
@@ -30,8 +30,7 @@ VERDICT_STORIES = 100
 BATCH_SIZE = 16
 
 
-def judge(loaded, source='news', data_dir=None, limit=VERDICT_STORIES, deadline=None,
-          show_progress=False):
+def judge(loaded, source='news', data_dir=None, limit=VERDICT_STORIES, show_progress=False):
   """Scores a model and Lead-3 on the first validation stories.
 
   Args:
@@ -39,9 +38,7 @@ def judge(loaded, source='news', data_dir=None, limit=VERDICT_STORIES, deadline=
       when the run has saved it).
     source: The data source the model was trained on.
     data_dir: TFDS data directory (``tfds:`` sources).
-    limit: Read at most this many stories.
-    deadline: A ``time.monotonic()`` after which no further batch is
-      summarised (a run's time budget), or None.
+    limit: Read at most this many stories (all of them, however long they take).
     show_progress: Show a progress bar on standard error.
 
   Returns:
@@ -55,21 +52,22 @@ def judge(loaded, source='news', data_dir=None, limit=VERDICT_STORIES, deadline=
   read = []
   try:
     for first in range(0, len(pairs), BATCH_SIZE):
-      if deadline is not None and time.monotonic() > deadline and read:
-        break
       batch = pairs[first:first + BATCH_SIZE]
       runs = summaries.summarize_many([article for article, _ in batch], loaded,
                                       MAX_SUMMARY_TOKENS)
-      read += [(article, reference, run.details()['summary_text'])
+      read += [(article, reference, run.details()['summary_text'],
+                undertrained.unreadable(run.ids, run.details()['summary_text'],
+                                        loaded.detokenize) is None)
                for (article, reference), run in zip(batch, runs)]
       bar.update(len(batch))
   finally:
     bar.close()
   if not read:
     return None
-  articles, references, predictions = zip(*read)
+  articles, references, predictions, sentences = zip(*read)
   lead3 = [baselines.lead3(article) for article in articles]
   return {'split': 'validation', 'n': len(read), 'step': loaded.source.step,
+          'sentences': round(sum(sentences) / len(sentences), 4),
           'model': _rounded(scoring.score_system(predictions, articles, references)),
           'lead3': _rounded(scoring.score_system(lead3, articles, references))}
 

@@ -20,7 +20,6 @@ perplexity: far outside what the model saw, not merely at its edge.
 
 import itertools
 import math
-import time
 
 import numpy as np
 
@@ -60,7 +59,7 @@ def summarize_perplexities(perplexities, split):
 
 
 def calibrate(loaded, source='news', split='validation', limit=CALIBRATION_ARTICLES,
-              data_dir=None, show_progress=False, deadline=None):
+              data_dir=None, show_progress=False):
   """Measures the perplexities of a model's validation articles.
 
   Args:
@@ -71,8 +70,6 @@ def calibrate(loaded, source='news', split='validation', limit=CALIBRATION_ARTIC
     limit: Read at most this many articles.
     data_dir: TFDS data directory (``tfds:`` sources).
     show_progress: Show a progress bar on standard error.
-    deadline: A ``time.monotonic()`` after which no further article is read
-      (a run's time budget), or None.
 
   Returns:
     The calibration record (see the module docstring).
@@ -82,8 +79,6 @@ def calibrate(loaded, source='news', split='validation', limit=CALIBRATION_ARTIC
                        disable=not show_progress)
   perplexities = []
   for article, _ in pairs:
-    if deadline is not None and time.monotonic() > deadline and perplexities:
-      break
     perplexities.append(article_perplexity(loaded, article))
   if not perplexities:
     return None

@@ -29,7 +29,7 @@ class TrainArgs:
   preset: str = 'tiny'
   max_steps: int = 1000         # None: no step limit (a --max-minutes run).
   max_minutes: float = None     # The whole command's wall-clock budget.
-  eval_steps: int = 200
+  eval_steps: int = None        # None: evaluate about once a minute (runs.plan.EVAL_SECONDS).
   save_steps: int = 200
   eval_batches: int = 8
   learning_rate: float = None

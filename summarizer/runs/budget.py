@@ -3,9 +3,11 @@
 ``--max-minutes N`` bounds the whole command: start-up, compiling, training,
 evaluations, the final save, the learning curve, the verdict against Lead-3
 and the calibration. The budget keeps back, for what follows training, the
-seconds it expects those to take (``TAIL_SECONDS``, plus the verdict's and
-the calibration's shares); training stops at the first step past what is
-left, saves, and the run ends as any other.
+seconds it expects those to take at this machine's measured speed
+(``TAIL_SECONDS``, plus the verdict's and the calibration's); training stops
+at the first step past what is left, saves, and the run ends as any other.
+The verdict and the calibration always read all their stories and articles:
+where they take longer than kept for them, the run says by how much.
 
 The learning rate then follows the clock, not a step count: a linear
 warm-up over the preset's warm-up steps, then a linear decay that reaches
@@ -20,12 +22,12 @@ import time
 # Seconds kept back for the end of a run: a final evaluation, the last save,
 # loss.png, config.json (measured here at 3-6 s for the tiny preset).
 TAIL_SECONDS = 10.0
-# The share of the budget the calibration of the out-of-domain warning may take
-# (9 s of ten minutes: it took 3.8-4.1 s for the quick preset's 500 articles).
-CALIBRATION_SHARE = 0.015
-# The share the verdict against Lead-3 may take (summarising validation stories;
-# 9 s of ten minutes: 100 stories took 3.9-4.3 s). Each stops at its deadline.
-VERDICT_SHARE = 0.015
+# Seconds the verdict takes a story, and the calibration an article, on the
+# machine the recipe was tuned on, with room to spare (the quick preset's 100
+# stories took 3.9-4.3 s, its 500 articles 3.8-4.1 s). Both always read all of
+# theirs; a slower machine keeps back proportionally more (``fit_to_speed``).
+VERDICT_SECONDS_PER_STORY = 0.09
+CALIBRATION_SECONDS_PER_ARTICLE = 0.016
 
 
 class Budget:
@@ -34,16 +36,30 @@ class Budget:
   Args:
     minutes: The whole command's budget, in minutes.
     started: ``time.monotonic()`` when the command started.
-    calibrates: Whether the run ends with a calibration (it gets its share).
-    judges: Whether the run ends with a verdict (it gets its share).
+    verdict_stories: The stories the run's verdict will judge (0: none).
+    calibration_articles: The articles its calibration will read (0: none).
   """
 
-  def __init__(self, minutes, started, calibrates=True, judges=True):
+  def __init__(self, minutes, started, verdict_stories=0, calibration_articles=0):
     self.end = started + 60.0 * minutes
-    self._calibration_seconds = 60.0 * minutes * CALIBRATION_SHARE if calibrates else 0.0
-    verdict_seconds = 60.0 * minutes * VERDICT_SHARE if judges else 0.0
-    self.train_end = self.end - TAIL_SECONDS - self._calibration_seconds - verdict_seconds
+    self._ending_work = (verdict_stories * VERDICT_SECONDS_PER_STORY
+                         + calibration_articles * CALIBRATION_SECONDS_PER_ARTICLE)
+    self.slowdown = 1.0
     self.train_started = None  # Set by the first step's schedule call.
+
+  def fit_to_speed(self, slowdown):
+    """Keeps back more for the verdict and the calibration on a machine ``slowdown`` times slower."""
+    self.slowdown = max(float(slowdown), 1.0)
+
+  @property
+  def ending_seconds(self):
+    """Seconds kept back for the verdict and the calibration, at the measured speed."""
+    return self._ending_work * self.slowdown
+
+  @property
+  def train_end(self):
+    """When training must stop (``time.monotonic()``)."""
+    return self.end - TAIL_SECONDS - self.ending_seconds
 
   def seconds_left(self, now=None):
     """Seconds until the training time is spent (negative once it is)."""
@@ -61,13 +77,9 @@ class Budget:
     span = max(self.train_end - self.train_started, 1e-9)
     return min(max((now - self.train_started) / span, 0.0), 1.0)
 
-  def verdict_deadline(self):
-    """When the verdict must stop summarising stories (``time.monotonic()``)."""
-    return self.calibration_deadline() - self._calibration_seconds
-
-  def calibration_deadline(self):
-    """When the calibration must stop reading articles (``time.monotonic()``)."""
-    return self.end - TAIL_SECONDS / 2
+  def overrun(self, now=None):
+    """Seconds past the budget's end (0 if within it)."""
+    return max((time.monotonic() if now is None else now) - self.end, 0.0)
 
 
 class BudgetSchedule:

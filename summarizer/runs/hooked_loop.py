@@ -50,13 +50,21 @@ class HookedLoop(training.Loop):
     save: Called as ``save(write, directory)`` to save the checkpoint named
       ``model``, where ``write(basename)`` is Loop's own save (the run passes
       ``runs.saving.save_or_explain``).
+    on_eval: Called as ``on_eval()`` after each evaluation, Loop's own (at the
+      steps ``eval_at`` picks) or one asked for with ``run_evals``.
     **kwargs: ``Loop``'s.
   """
 
-  def __init__(self, *args, on_step=None, save=None, **kwargs):
+  def __init__(self, *args, on_step=None, save=None, on_eval=None, **kwargs):
     self._on_step = on_step
     self._save = save
+    self._on_eval = on_eval
     super().__init__(*args, **kwargs)
+
+  def run_evals(self, summary_writers=None):
+    super().run_evals(summary_writers)
+    if self._on_eval is not None:
+      self._on_eval()
 
   def save_checkpoint(self, basename):
     if self._save is None or basename != 'model':

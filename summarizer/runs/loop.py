@@ -25,6 +25,7 @@ from summarizer.inference import undertrained
 from summarizer.inference.loaded_model import LoadedModel
 from summarizer.inference.model_directory import BASENAME
 from summarizer.model import TransformerLM
+from summarizer.runs import diagnosis
 from summarizer.runs import export
 from summarizer.runs import initialisation
 from summarizer.runs import locks
@@ -33,14 +34,18 @@ from summarizer.runs import run_dir
 from summarizer.runs import saving
 from summarizer.runs.budget import Budget
 from summarizer.runs.hooked_loop import HookedLoop, quiet_loop_log
+from summarizer.runs.plan import EvalClock, Plan
 from summarizer.runs.prepare import prepare, tasks
 from summarizer.runs.preview import preview_of
 from summarizer.runs.report import Report, plot_losses
 from summarizer.runs.stopping import BudgetSpent, Diverged, Stopped, finite, stop_signals
 
+# Steps a budgeted run asks Trax's Loop for at a time (it stops at the budget's end).
+STEPS_PER_CALL = 10**6
 
-def _steps(loop, run, report, log, stop):
-  """Trains to ``max_steps`` or the budget's end, evaluating every ``eval_steps``.
+
+def _steps(loop, run, report, stop, clock):
+  """Trains to ``max_steps`` or the budget's end; the loop evaluates when ``clock`` says.
 
   Saves at the end; a run that its budget ended is evaluated once more.
 
@@ -48,32 +53,30 @@ def _steps(loop, run, report, log, stop):
     The signal that stopped the run early, or None.
   """
   args = run.args
-  last = args.max_steps if args.max_steps is not None else float('inf')
-
-  def record():
-    run_dir.save_run_config(args, run.config, run.earlier_runs, loop.step,
-                            run.counter['longest_article'])
-
-  record()
   saved = False
   try:
-    while loop.step < last:
-      target = min(last, (loop.step // args.eval_steps + 1) * args.eval_steps)
-      loop.run(int(target - loop.step))
-      record()
-      report.evaluation(loop, log)
+    if args.max_steps is None:
+      while True:  # Until the budget is spent (or a signal): BudgetSpent, Stopped.
+        loop.run(STEPS_PER_CALL)
+    elif loop.step < args.max_steps:
+      loop.run(args.max_steps - loop.step)
   except (Stopped, BudgetSpent) as e:
     loop.save_checkpoint(BASENAME)
     saved = True
-    if isinstance(e, BudgetSpent) and loop.step % args.eval_steps:
+    if isinstance(e, BudgetSpent) and clock.last_step != loop.step:
       loop.run_evals()  # The budget's last step is evaluated, as a last step is.
-      report.evaluation(loop, log)
   finally:
     report.bar.close()
   if not saved and stop['signal'] is None and loop.step % args.save_steps:
     loop.save_checkpoint(BASENAME)
-  record()
+  _record(run, loop)
   return stop['signal']
+
+
+def _record(run, loop):
+  """Writes the run's config.json with the step it has reached."""
+  run_dir.save_run_config(run.args, run.config, run.earlier_runs, loop.step,
+                          run.counter['longest_article'])
 
 
 def train(args, started=None, judge=None):
@@ -101,8 +104,9 @@ def train(args, started=None, judge=None):
     export.check_export_target(args.export_to)
   started = time.monotonic() if started is None else started
   judge = judge if args.verdict_stories else None
-  budget = (Budget(args.max_minutes, started, calibrates=args.calibration_articles > 0,
-                   judges=judge is not None)
+  budget = (Budget(args.max_minutes, started,
+                   verdict_stories=args.verdict_stories if judge is not None else 0,
+                   calibration_articles=args.calibration_articles)
             if args.max_minutes is not None else None)
   with locks.locked(args.output_dir, args.export_to):
     return _train_locked(args, budget, started, judge)
@@ -112,20 +116,30 @@ def _train_locked(args, budget, started, judge):
   run = prepare(args)
   args, config, out = run.args, run.config, run.args.output_dir
   train_task, eval_task = tasks(run, budget)
+  clock = EvalClock(args.eval_steps, args.max_steps)
   with quiet_loop_log(os.path.join(out, 'train.log')) as log, stop_signals() as stop:
 
     def on_step(step, loss):
       report.step(step, loss)
+      line = plan.measure(step, run.counter['tokens'])
+      if line is not None:
+        report.note(line, log)
       if run.repeat is not None and run.repeat.ended_at is None:
         run.repeat.feed(step, loss)
         if run.repeat.ended_at is not None:
           report.note(_repeat_line(run.repeat), log)
+          report.new_phase()
       if not finite(loss):
         raise Diverged(step)
       if stop['signal'] is not None:
         raise Stopped()
       if budget is not None and budget.spent():
         raise BudgetSpent()
+
+    def on_eval():
+      clock.evaluated(loop.step)
+      _record(run, loop)
+      report.evaluation(loop, log, _phase(run))
 
     def save(write, directory):
       # A finite loss can still come with an update to NaN: never save such weights.
@@ -136,20 +150,29 @@ def _train_locked(args, budget, started, judge):
     loop = HookedLoop(
         TransformerLM(**config.model_kwargs(), mode='train'), [train_task],
         eval_model=TransformerLM(**config.model_kwargs(), mode='eval'),
-        eval_tasks=[eval_task], output_dir=out,
-        eval_at=lambda step: step % args.eval_steps == 0 or step == args.max_steps,
-        random_seed=args.seed, on_step=on_step, save=save)
+        eval_tasks=[eval_task], output_dir=out, eval_at=clock.due,
+        random_seed=args.seed, on_step=on_step, save=save, on_eval=on_eval)
     if run.start_weights is not None:
       loop.update_weights_and_state(weights=run.start_weights)
     elif not run.resuming and (args.tied_init or args.embedding_scale != 1.0):
       loop.update_weights_and_state(weights=_initial_weights(args, loop.model.weights))
     _announce(run, loop)
-    report = Report(args, run.counter, loop.step, budget, preview_of(run))
+    _record(run, loop)
+    plan = Plan(run, budget, loop.step)
+    report = Report(args, run.counter, loop.step, budget, preview_of(run),
+                    lessons=run.repeat is not None)
     try:
-      stopped_by = _steps(loop, run, report, log, stop)
+      stopped_by = _steps(loop, run, report, stop, clock)
     except Diverged as e:
       raise _diverged_error(run, e.step) from None
-  return _finish(run, loop, report, stopped_by, budget, started, judge)
+  return _finish(run, loop, report, stopped_by, budget, started, judge, plan)
+
+
+def _phase(run):
+  """'repeat lessons' while they last, 'stories' after them, None in a run without them."""
+  if run.repeat is None:
+    return None
+  return 'repeat lessons' if run.repeat.ended_at is None else 'stories'
 
 
 def _initial_weights(args, weights):
@@ -191,19 +214,20 @@ def _announce(run, loop):
   print('config: ' + ', '.join(f'{k}={v}' for k, v in config.to_dict().items()), flush=True)
 
 
-def _finish(run, loop, report, stopped_by, budget, started, judge=None):
+def _finish(run, loop, report, stopped_by, budget, started, judge=None, plan=None):
   """Plots, judges, calibrates and exports a run that was not stopped; returns its summary."""
   args, out = run.args, run.args.output_dir
   eval_losses = loop.history.get('eval', 'metrics/CrossEntropyLoss')
-  plot_losses(report.train_losses, eval_losses, os.path.join(out, 'loss.png'))
+  plot_losses(report.train_losses, eval_losses, os.path.join(out, 'loss.png'),
+              lessons_ended=(run.repeat.ended_at or loop.step) if run.repeat is not None else None)
   manifest.record_run(out)
   judging = time.monotonic()
   # The model as saved, read once for the verdict and the calibration.
   saved = (LoadedModel(model_directory.read(out))
            if stopped_by is None and (judge is not None or args.calibration_articles) else None)
+  verdict = None
   if judge is not None and stopped_by is None:
     verdict = judge(saved, args.data, args.data_dir, args.verdict_stories,
-                    deadline=budget.verdict_deadline() if budget is not None else None,
                     show_progress=args.progress)
     if verdict is not None:
       update_config(out, **{VERDICT_KEY: verdict})
@@ -212,8 +236,7 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None):
   if args.calibration_articles and stopped_by is None:
     calibration.save_calibration(out, calibration.calibrate(
         saved, args.data, 'validation', args.calibration_articles, args.data_dir,
-        show_progress=args.progress,
-        deadline=budget.calibration_deadline() if budget is not None else None))
+        show_progress=args.progress))
   ended = time.monotonic()
   seconds = time.time() - report.started
   accuracy = loop.history.get('eval', 'metrics/Accuracy')
@@ -241,6 +264,11 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None):
   if stopped_by is not None:
     print(f'interrupted: checkpoint of step {loop.step} saved in {out}; '
           'continue with --resume', file=sys.stderr)
+  else:
+    if plan is not None:
+      plan.ended(run.counter['tokens'], seconds)
+    for line in diagnosis.diagnose(run, loop.step, plan, budget, verdict, ended - judging):
+      print(line, flush=True)
   return summary
 
 
@@ -257,8 +285,10 @@ def _verdict_line(verdict):
   scores = ', '.join(f'{name} {_score(value)} ({_score(lead3[name])})'
                      for name, value in model.items())
   warning = undertrained.verdict_warning(verdict)
-  return (f'against Lead-3 on {verdict["n"]} validation stories, model (Lead-3): {scores}: '
-          + ('beats it' if warning is None else 'not yet: its summaries will say so'))
+  sentences = (f'; {verdict["sentences"]:.0%} of its summaries are sentences'
+               if verdict.get('sentences') is not None else '')
+  return (f'against Lead-3 on {verdict["n"]} validation stories, model (Lead-3): {scores}'
+          f'{sentences}: ' + ('beats it' if warning is None else 'not yet: its summaries will say so'))
 
 
 def _score(value):

@@ -162,13 +162,17 @@ class RepeatPhase:
     if self.learned or self._steps >= self.max_steps:
       self.ended_at, self.loss = step, mean
 
+  def recent_loss(self):
+    """The mean loss of the phase's last steps (None before its first)."""
+    return float(np.mean(self._losses)) if self._losses else None
+
   def batches(self, lessons, stories):
     """Yields repeat lessons while the phase lasts (at most its steps), then the stories."""
     # One more than the steps: Trax's TrainTask takes the first batch as its sample.
     yield next(lessons)
-    for _ in range(self.max_steps):
-      if self.ended_at is not None:
-        break
+    drawn = 0
+    while self.ended_at is None and drawn < self.max_steps:  # A plan may lower max_steps.
+      drawn += 1
       yield next(lessons)
     if self.ended_at is None:  # Drawn without a loop feeding the losses.
       self.ended_at = self.max_steps

@@ -28,10 +28,15 @@ class Report:
       bar counts the training time's seconds and shows the time left.
     preview: A ``summarizer.runs.preview.Preview``, whose story's summary
       follows each evaluation line, or None.
+    lessons: Whether the run begins with repeat lessons: its lines then say
+      which phase they are in, and the train loss of the lessons is never
+      averaged with the stories'.
   """
 
-  def __init__(self, args, counter, first_step, budget=None, preview=None):
+  def __init__(self, args, counter, first_step, budget=None, preview=None, lessons=False):
     self.counter = counter
+    self._lessons = lessons
+    self._phase_start = 0  # Index in train_losses of the current phase's first step.
     self._preview = preview
     self.eval_batches = args.eval_batches
     self.train_losses = []
@@ -65,14 +70,30 @@ class Report:
     self.bar.update(seconds - self._seconds_shown)
     self._seconds_shown = seconds
 
-  def evaluation(self, loop, log):
-    """Prints 'step N: train loss X, eval loss Y, eval accuracy Z' once per evaluation."""
+  def new_phase(self):
+    """The repeat lessons are over: the train loss averages the stories' steps from now."""
+    self._phase_start = len(self.train_losses)
+
+  def evaluation(self, loop, log, phase=None):
+    """Prints 'step N: train loss X, eval loss Y, eval accuracy Z' once per evaluation.
+
+    In a run with repeat lessons, 'step N, repeat lessons: ...' or 'step N,
+    stories: ...', the lessons' loss named as theirs.
+    """
     evals = loop.history.get('eval', 'metrics/CrossEntropyLoss')
     accuracy = loop.history.get('eval', 'metrics/Accuracy')
     if not evals or evals[-1][0] != loop.step:
       return
-    line = (f'step {loop.step}: train loss {self.mean_train_loss():.4f}, '
-            f'eval loss {evals[-1][1]:.4f}, eval accuracy {accuracy[-1][1]:.4f}')
+    scores = f'eval loss {evals[-1][1]:.4f}, eval accuracy {accuracy[-1][1]:.4f}'
+    train = self.mean_train_loss()
+    train = 'none yet' if train is None else f'{train:.4f}'  # The stories' first step is next.
+    if phase == 'repeat lessons':
+      line = (f"step {loop.step}, repeat lessons: the lessons' train loss {train}; "
+              f'on the stories, {scores}')
+    elif phase is not None:
+      line = f'step {loop.step}, {phase}: train loss {train}, {scores}'
+    else:
+      line = f'step {loop.step}: train loss {train}, {scores}'
     if self._last_line is None:
       legend = self.legend()
       self.bar.write(legend)
@@ -97,32 +118,51 @@ class Report:
               f"train loss is the mean over the last {TRAIN_LOSS_WINDOW} steps' batches (or all, "
               f"if fewer), its eval loss and accuracy the mean over {self.eval_batches} "
               f"validation batch{'' if self.eval_batches == 1 else 'es'}")
+    if self._lessons:
+      legend += ("\nthe run begins with repeat lessons (a story's names and numbers, twice): "
+                 "their train loss falls while the stories' eval loss does not; the stories "
+                 'come after them')
     if self._preview is not None:
       legend += ("\nafter each, the model's summary of validation story 1, whose highlights "
                  f'are: {self._preview.highlights}')
     return legend
 
   def mean_train_loss(self, n=TRAIN_LOSS_WINDOW):
-    """Mean of the last ``n`` step losses (one step's loss is noisy)."""
-    if not self.train_losses:
+    """Mean of the last ``n`` step losses of the current phase (one step's loss is noisy)."""
+    losses = self.train_losses[self._phase_start:]
+    if not losses:
       return None
-    return float(np.mean([loss for _, loss in self.train_losses[-n:]]))
+    return float(np.mean([loss for _, loss in losses[-n:]]))
 
 
-def plot_losses(train_losses, eval_losses, path):
-  """Writes the learning curve: train loss per step (smoothed) and eval loss."""
+def plot_losses(train_losses, eval_losses, path, lessons_ended=None):
+  """Writes the learning curve: train loss per step (smoothed) and eval loss.
+
+  Args:
+    train_losses: (step, loss) of every training step.
+    eval_losses: (step, loss) of every evaluation.
+    path: Where to write the PNG.
+    lessons_ended: In a run with repeat lessons, the step they ended at (or
+      the last step, if they never did): they are shaded and their train
+      loss drawn apart from the stories'.
+  """
   import matplotlib  # pylint: disable=g-import-not-at-top
   matplotlib.use('Agg')
   import matplotlib.pyplot as plt  # pylint: disable=g-import-not-at-top
   fig, ax = plt.subplots(figsize=(7, 4))
-  if train_losses:
-    steps, values = zip(*train_losses)
-    window = max(1, len(values) // 50)
-    smooth = np.convolve(values, np.ones(window) / window, mode='valid')
-    ax.plot(steps[window - 1:], smooth, label='train (weighted cross-entropy)')
+  if lessons_ended is None:
+    _plot_smoothed(ax, train_losses, 'train (weighted cross-entropy)')
+  else:
+    _plot_smoothed(ax, [(s, v) for s, v in train_losses if s <= lessons_ended],
+                   'train: repeat lessons')
+    _plot_smoothed(ax, [(s, v) for s, v in train_losses if s > lessons_ended], 'train: stories')
+    first = train_losses[0][0] if train_losses else 0
+    ax.axvspan(first, lessons_ended, color='0.9', zorder=0)
+    ax.text(first, 1.0, ' repeat lessons', transform=ax.get_xaxis_transform(), va='top',
+            ha='left', fontsize=8, color='0.35')
   if eval_losses:
     steps, values = zip(*eval_losses)
-    ax.plot(steps, values, 'o-', label='eval')
+    ax.plot(steps, values, 'o-', label='eval (validation stories)')
   ax.set_xlabel('step')
   ax.set_ylabel('loss')
   ax.legend()
@@ -131,3 +171,13 @@ def plot_losses(train_losses, eval_losses, path):
   with files.replacing(path) as temporary:  # Never through a link planted at its name.
     fig.savefig(temporary, dpi=100, format='png')
   plt.close(fig)
+
+
+def _plot_smoothed(ax, losses, label):
+  """Plots (step, loss) pairs averaged over a fiftieth of them."""
+  if not losses:
+    return
+  steps, values = zip(*losses)
+  window = max(1, len(values) // 50)
+  smooth = np.convolve(values, np.ones(window) / window, mode='valid')
+  ax.plot(steps[window - 1:], smooth, label=label)

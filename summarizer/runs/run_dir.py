@@ -168,9 +168,13 @@ def prepare_output_dir(args, config):
 
 
 def _refuse_what_is_not_ours(args):
-  """For a directory with no run of ours: refuses --resume, --overwrite-output-dir and any file."""
+  """For a directory with no run of ours: refuses --resume, --overwrite-output-dir and any file.
+
+  An empty directory (or one the command has just made) has nothing to
+  overwrite: --overwrite-output-dir starts a new run in it.
+  """
   out = args.output_dir
-  if args.overwrite_output_dir:
+  if args.overwrite_output_dir and set(os.listdir(out)) - {locks.LOCK_NAME}:
     manifest.remove_run(out)  # Refuses: no run of ours there.
   if args.resume and not model_directory.has_checkpoint(out):
     raise SummarizerError(f'--resume: no checkpoint in {out}')

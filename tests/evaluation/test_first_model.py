@@ -1,6 +1,7 @@
 """The bench's first-model section: the train and evaluate commands run, their figures read."""
 
 import json
+import os
 
 from summarizer import bench as bench_command
 from summarizer.errors import SummarizerError
@@ -16,8 +17,9 @@ def _scores(r1, r2, rl, precision, recall):
 def test_the_commands_are_run_as_a_learner_would_and_the_bar_is_judged(monkeypatch, tmp_path):
   calls = []
 
-  def fake_run(argv):
+  def fake_run(argv, core=None):
     calls.append(argv)
+    assert core is None  # Not pinned unless asked.
     if argv[0] == 'summarizer.train':
       return ('training tiny ...\ndone: step=1234, train_loss=1.5, eval_loss=1.4, '
               'tokens_per_second=9876, interrupted=False, output_dir=x\n')
@@ -35,6 +37,39 @@ def test_the_commands_are_run_as_a_learner_would_and_the_bar_is_judged(monkeypat
                              'entity_precision': True, 'entity_recall': False}
   table = benchmarks.table({'first-model': result})
   assert 'MISSES the bar (entity_recall)' in table and 'within the budget' in table
+
+
+def test_shared_core_pins_the_run_beside_a_busy_loop_on_the_same_core(monkeypatch, tmp_path):
+  seen = {}
+
+  def fake_run(argv, core=None):
+    if argv[0] == 'summarizer.evaluate':
+      return json.dumps({'model': _scores(0.4, 0.2, 0.3, 0.85, 0.7),
+                         'lead3': _scores(0.3, 0.13, 0.21, 1.0, 0.62), 'n': 100})
+    # While the run trains, a busy loop runs pinned to the run's core.
+    seen['core'] = core
+    busy = [int(p) for p in os.listdir('/proc') if p.isdigit() and _is_busy_loop(p)]
+    seen['busy_cores'] = [os.sched_getaffinity(pid) for pid in busy]
+    return ('plan: the stories; this machine: 3,000 tokens/s\n'
+            'diagnosis: this machine trained at 3,000 tokens/s\n'
+            'done: step=900, tokens_per_second=3000, output_dir=x\n')
+
+  monkeypatch.setattr(first_model, '_run', fake_run)
+  result = first_model.bench_first_model(minutes=1, keep=str(tmp_path / 'run'), shared_core=True)
+  assert seen['core'] == min(os.sched_getaffinity(0))
+  assert seen['busy_cores'] == [{seen['core']}]
+  assert result['plan'].startswith('plan: ') and len(result['diagnosis']) == 1
+  assert 'on one core a busy loop shares' in benchmarks.table({'first-model': result})
+  # The busy loop is gone afterwards.
+  assert not [p for p in os.listdir('/proc') if p.isdigit() and _is_busy_loop(p)]
+
+
+def _is_busy_loop(pid):
+  try:
+    with open(f'/proc/{pid}/cmdline', 'rb') as f:
+      return first_model.BUSY_LOOP.encode() in f.read()
+  except OSError:
+    return False
 
 
 def test_a_failing_command_is_one_line():

@@ -72,3 +72,27 @@ def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, micr
   with open(SAMPLE, encoding='utf-8') as f, pytest.warns(api.ArticleCutWarning):
     details = api.summarize_details(f.read(), str(out), num_beams=1, min_length=64)
   assert details['undertrained'] == warnings[0][len('warning: '):]
+
+
+def test_a_summary_of_a_few_tokens_repeated_or_of_no_sentence_is_flagged():
+  two, comma = 17, 4
+  # '2, 2, 2, ...': two tokens again and again, neither more than half alone.
+  assert undertrained.repeated_token([two, comma] * 6 + [9, 10, 11]) is None
+  assert undertrained.repeated_run([two, comma] * 6 + [9, 10, 11]) == (two, comma)
+  assert undertrained.repeated_run([1, 2, 3] * 4) == (1, 2, 3)
+  assert undertrained.repeated_run(list(range(20))) is None        # A real summary.
+  assert undertrained.repeated_run([1, 2, 1, 2]) is None           # Too short to tell.
+  assert undertrained.not_a_sentence('Rasis.') and undertrained.not_a_sentence(' , . ')
+  assert not undertrained.not_a_sentence('Heavy rain.')
+  assert not undertrained.not_a_sentence('Rasis')  # Cut short by a length limit: not judged.
+
+  def detokenize(ids):
+    return ''.join({two: '2', comma: ', '}.get(i, 'x') for i in ids)
+
+  assert undertrained.unreadable([], '', detokenize) == 'the summary is empty'
+  assert undertrained.unreadable([two, comma] * 6 + [9, 10, 11], '2, ' * 6, detokenize) == (
+      "the summary is mostly a few tokens repeated ('2, ' again and again)")
+  assert undertrained.unreadable([5, 6], 'Rasis.', detokenize) == (
+      "the summary is not a sentence ('Rasis.')")
+  assert undertrained.unreadable(list(range(12)), 'Striker Kaev scored 3 goals.',
+                                 detokenize) is None

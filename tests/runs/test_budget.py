@@ -15,7 +15,7 @@ from conftest import micro_args
 def test_the_schedule_warms_up_then_decays_to_zero_as_the_clock_runs_out(monkeypatch):
   now = {'t': 100.0}
   monkeypatch.setattr(run_budget.time, 'monotonic', lambda: now['t'])
-  budget = run_budget.Budget(minutes=10, started=100.0, calibrates=False, judges=False)
+  budget = run_budget.Budget(minutes=10, started=100.0)
   train_seconds = 600 - run_budget.TAIL_SECONDS
   schedule = run_budget.BudgetSchedule(0.01, warmup_steps=4, budget=budget)
   assert schedule(1) == pytest.approx(0.0025)   # Step 1 of 4 of the warm-up.
@@ -39,22 +39,25 @@ def test_the_schedule_ends_at_max_steps_when_those_come_first(monkeypatch):
   assert schedule(200) == 0.0
 
 
-def test_the_calibration_keeps_a_share_of_the_budget():
-  with_calibration = run_budget.Budget(minutes=10, started=0.0)
-  without = run_budget.Budget(minutes=10, started=0.0, calibrates=False)
-  assert without.train_end - with_calibration.train_end == pytest.approx(
-      600 * run_budget.CALIBRATION_SHARE)
-  assert with_calibration.train_end < with_calibration.calibration_deadline() < 600
+def test_the_verdict_and_the_calibration_are_kept_back_by_their_size_and_the_speed():
+  bare = run_budget.Budget(minutes=10, started=0.0)
+  judged = run_budget.Budget(minutes=10, started=0.0, verdict_stories=100,
+                             calibration_articles=500)
+  kept = (100 * run_budget.VERDICT_SECONDS_PER_STORY
+          + 500 * run_budget.CALIBRATION_SECONDS_PER_ARTICLE)
+  assert bare.train_end - judged.train_end == pytest.approx(kept)
+  assert judged.ending_seconds == pytest.approx(kept)
+  # On a machine five times slower than the recipe's, five times as much is kept back.
+  judged.fit_to_speed(5.0)
+  assert bare.train_end - judged.train_end == pytest.approx(5 * kept)
+  # A faster machine keeps back no less than the recipe's.
+  judged.fit_to_speed(0.5)
+  assert judged.ending_seconds == pytest.approx(kept)
 
 
-def test_the_verdict_keeps_a_share_of_the_budget_before_the_calibration():
-  judged = run_budget.Budget(minutes=10, started=0.0)
-  unjudged = run_budget.Budget(minutes=10, started=0.0, judges=False)
-  assert unjudged.train_end - judged.train_end == pytest.approx(600 * run_budget.VERDICT_SHARE)
-  # The verdict ends where the calibration's share begins.
-  assert judged.train_end < judged.verdict_deadline() < judged.calibration_deadline()
-  assert judged.calibration_deadline() - judged.verdict_deadline() == pytest.approx(
-      600 * run_budget.CALIBRATION_SHARE)
+def test_overrun_counts_the_seconds_past_the_end():
+  budget = run_budget.Budget(minutes=1, started=0.0)
+  assert budget.overrun(now=59.0) == 0 and budget.overrun(now=72.5) == pytest.approx(12.5)
 
 
 def test_a_run_ends_within_its_minutes_and_records_them(tmp_path):
@@ -66,7 +69,7 @@ def test_a_run_ends_within_its_minutes_and_records_them(tmp_path):
   assert seconds <= 30, seconds
   assert summary['wall_seconds'] <= 30 and summary['step'] > 4 and not summary['interrupted']
   # Trained until the budget's end, less the tail kept for saving and calibrating.
-  assert seconds >= 30 - 2 * run_budget.TAIL_SECONDS - 30 * run_budget.CALIBRATION_SHARE
+  assert seconds >= 30 - 2 * run_budget.TAIL_SECONDS - 1
   values = json.loads((out / 'config.json').read_text())
   assert values['max_minutes'] == 0.5 and values['max_steps'] is None
   assert values['lineage'][-1]['max_minutes'] == 0.5

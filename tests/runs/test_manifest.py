@@ -130,3 +130,14 @@ def test_the_checkpoint_is_recorded_before_it_is_written(tmp_path):
     (out / name).write_bytes(b'x')
   manifest.remove_run(str(out))
   assert not any((out / name).exists() for name in manifest.CHECKPOINT_FILES)
+
+
+def test_overwrite_on_a_new_or_empty_directory_starts_a_run(tmp_path):
+  # Nothing there to overwrite: a careless --overwrite-output-dir is no reason to refuse.
+  for out in (tmp_path / 'new', tmp_path / 'empty'):
+    if out.name == 'empty':
+      out.mkdir()
+    assert train.main(['--output-dir', str(out), '--overwrite-output-dir', '--max-steps', '1',
+                       '--preset', 'micro', '--no-progress', '--calibration-articles', '0',
+                       '--verdict-stories', '0']) == 0
+    assert manifest.read(str(out)) is not None

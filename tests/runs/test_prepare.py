@@ -1,11 +1,13 @@
 """A prepared run: its tasks weigh and cut as the preset says."""
 
 import dataclasses
+import json
 
 import pytest
 
 from summarizer import train as train_command
 from summarizer.runs import loop as run_loop
+from summarizer.runs import plan as run_plan
 from summarizer.runs import run_dir
 
 from conftest import micro_args
@@ -70,15 +72,29 @@ def test_the_repeat_phase_ends_once_its_loss_is_low_or_its_steps_are_done():
   assert drawn == ['lesson'] * 4 + ['story'] * 5
 
 
-def test_repeat_lessons_end_early_in_a_run_and_it_says_so(tmp_path):
+def test_repeat_lessons_end_early_in_a_run_and_it_says_so(tmp_path, monkeypatch):
+  monkeypatch.setattr(run_plan, 'EVAL_SECONDS', 0.0)  # An evaluation after every step.
+  monkeypatch.setattr(run_plan, 'MEASURE_SECONDS', 0.0)
   out = tmp_path / 'run'
-  summary = run_loop.train(micro_args(out, max_steps=22, eval_steps=22, save_steps=22,
+  summary = run_loop.train(micro_args(out, max_steps=22, eval_steps=None, save_steps=22,
                                       repeat_steps=50, repeat_until_loss=100.0))
   # Any loss is below 100: the phase ends as soon as its window of 20 steps is full.
   assert summary['repeat_steps_taken'] == 20
   log = (out / 'train.log').read_text()
   assert 'step 20: repeat lessons over, their loss' in log and 'on to the stories' in log
-  import json
+  lines = log.splitlines()
+  # The plan, once measured: the phases and the speed.
+  plans = [line for line in lines if line.startswith('plan: ')]
+  assert len(plans) == 1 and plans[0].startswith(
+      'plan: repeat lessons until their loss is below 100 (at most 50 steps), then the '
+      'stories; this machine: ')
+  assert plans[0].endswith(' to step 22')
+  # Each evaluation says its phase; the lessons' loss is named as theirs, and the
+  # stories' train loss is theirs alone.
+  assert next(l for l in lines if l.startswith('step 19,')).startswith(
+      "step 19, repeat lessons: the lessons' train loss ")
+  assert next(l for l in lines if l.startswith('step 22,')).startswith(
+      'step 22, stories: train loss ')
   values = json.loads((out / 'config.json').read_text())
   assert values['repeat_until_loss'] == 100.0
 

@@ -2,7 +2,6 @@
 evaluation, and a verdict against Lead-3 that every summary of a weak model repeats."""
 
 import json
-import time
 
 import pytest
 
@@ -63,12 +62,31 @@ def test_no_verdict_with_zero_stories(tmp_path):
   assert VERDICT_KEY not in json.loads((out / 'config.json').read_text())
 
 
-def test_judging_stops_at_its_deadline_after_one_batch(random_model_dir, monkeypatch):
+def test_judging_reads_all_its_stories_and_counts_their_sentences(random_model_dir,
+                                                                  monkeypatch):
   monkeypatch.setattr(run_verdict, 'BATCH_SIZE', 2)
   loaded = loaded_model.load(random_model_dir)
-  record = run_verdict.judge(loaded, limit=6, deadline=time.monotonic())
-  assert record['n'] == 2
-  assert run_verdict.judge(loaded, limit=3)['n'] == 3
+  seen = []
+
+  def unreadable(ids, text, detokenize):  # Every other summary is no sentence.
+    del ids, text, detokenize
+    seen.append(None)
+    return None if len(seen) % 2 else 'no sentence'
+
+  monkeypatch.setattr(undertrained, 'unreadable', unreadable)
+  record = run_verdict.judge(loaded, limit=5)
+  assert record['n'] == 5  # However long they take: no deadline shrinks a verdict.
+  assert len(seen) == 5 and record['sentences'] == 0.6
+
+
+def test_a_verdict_of_summaries_that_are_no_sentences_says_so():
+  verdict = {'n': 100, 'step': 224, 'model': _scores(0.01, 0.0, 0.01, 0.05), 'lead3': LEAD3,
+             'sentences': 0.02}
+  warning = undertrained.verdict_warning(verdict)
+  assert 'only 2% of its summaries there are sentences' in warning
+  assert 'read well' not in warning
+  fluent = dict(verdict, model=_scores(0.25, 0.1, 0.2, 0.6), sentences=0.97)
+  assert 'read well before they are right' in undertrained.verdict_warning(fluent)
 
 
 @pytest.mark.parametrize('model,behind', [

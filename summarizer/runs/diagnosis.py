@@ -1,0 +1,54 @@
+"""What the end of a run says in plain words, where something needs saying.
+
+A run that went as planned ends with its verdict and ``done:``. Otherwise
+one ``diagnosis:`` line each, before ``done:``, for:
+
+* a run that never left the repeat lessons: its model has read no story;
+* a machine well below the recipe's speed (busy, or slow): ten minutes
+  there teach less than the recipe's ten minutes;
+* a run that ended past its budget (the verdict and the calibration
+  always read all their stories and articles, however long they take);
+* a model below the bar, and how to go on from it.
+"""
+
+from summarizer.inference import undertrained
+
+
+def diagnose(run, step, plan, budget, verdict, ending_seconds):
+  """The run's ``diagnosis:`` lines (none when there is nothing to say).
+
+  Args:
+    run: The ``Run``.
+    step: The step the run ended at.
+    plan: The run's ``Plan`` (its measured speed), or None.
+    budget: The run's ``Budget``, or None.
+    verdict: The verdict record, or None (none was made).
+    ending_seconds: Seconds the verdict and the calibration took.
+  """
+  more = (f'python -m summarizer.train --output-dir {run.args.output_dir} --resume '
+          '--max-minutes 5')
+  lines = []
+  repeat = run.repeat
+  if repeat is not None and repeat.ended_at is None:
+    until = (f', not yet below {repeat.until_loss:g}' if repeat.until_loss is not None else '')
+    lines.append(f'the run never left the repeat lessons: after {step:,} steps their loss is '
+                 f'{repeat.recent_loss():.2f}{until}, so its model has read no story; more '
+                 f'time goes to the stories: {more}')
+  if plan is not None and plan.slow():
+    lines.append(f'this machine trained at {plan.tokens_per_second:,.0f} tokens/s, against '
+                 f'the {plan.recipe_speed:,} the recipe was tuned at: it is busy (other '
+                 'programs use its cores) or slow, so its minutes taught less; close other '
+                 f'programs, or give the run more minutes: {more}')
+  if budget is not None and budget.overrun() >= 1:
+    read = []
+    if verdict is not None:
+      read.append(f'the verdict ({verdict["n"]} stories)')
+    if run.args.calibration_articles:
+      read.append(f'the calibration ({run.args.calibration_articles} articles)')
+    took = (f': {" and ".join(read)} took {ending_seconds:.0f} s, and always read all '
+            'they are given' if read else '')
+    lines.append(f'the run ended {budget.overrun():.0f} s past its budget{took}')
+  if verdict is not None and undertrained.shortfalls(verdict):
+    lines.append(f'the model is below the bar ({"; ".join(undertrained.shortfalls(verdict))}): '
+                 f'each of its summaries will warn so; train it longer: {more}')
+  return [f'diagnosis: {line}' for line in lines]

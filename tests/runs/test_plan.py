@@ -1,0 +1,160 @@
+"""A run's plan: its speed measured in its first seconds, lessons fitted to it, a clock for
+evaluations, and the plain words at its end."""
+
+import types
+
+import pytest
+
+from summarizer.runs import budget as run_budget
+from summarizer.runs import diagnosis
+from summarizer.runs import plan as run_plan
+from summarizer.runs.prepare import RepeatPhase
+
+
+class Clock:
+  """A time.monotonic that tests move by hand."""
+
+  def __init__(self, now=1000.0):
+    self.now = now
+
+  def __call__(self):
+    return self.now
+
+
+@pytest.fixture
+def clock(monkeypatch):
+  fake = Clock()
+  monkeypatch.setattr(run_plan.time, 'monotonic', fake)
+  monkeypatch.setattr(run_budget.time, 'monotonic', fake)
+  return fake
+
+
+def _run(preset='quick', repeat=None, max_steps=None):
+  return types.SimpleNamespace(
+      config=types.SimpleNamespace(preset=preset), repeat=repeat,
+      args=types.SimpleNamespace(max_steps=max_steps, output_dir='runs/mine',
+                                 verdict_stories=100, calibration_articles=500))
+
+
+def test_evaluations_come_on_the_clock_or_every_n_steps(clock):
+  by_clock = run_plan.EvalClock(max_steps=None, seconds=60)
+  assert not by_clock.due(1)
+  clock.now += 59
+  assert not by_clock.due(500)  # However many steps: a minute has not passed.
+  clock.now += 1
+  assert by_clock.due(501)
+  by_clock.evaluated(501)
+  assert not by_clock.due(502) and by_clock.last_step == 501
+  by_steps = run_plan.EvalClock(every_steps=200, max_steps=450)
+  assert by_steps.due(400) and not by_steps.due(401) and by_steps.due(450)
+
+
+def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict(clock):
+  budget = run_budget.Budget(10, started=clock.now, verdict_stories=100,
+                             calibration_articles=500)
+  kept = budget.ending_seconds
+  repeat = RepeatPhase(2000, until_loss=0.3)
+  plan = run_plan.Plan(_run(repeat=repeat), budget, first_step=0)
+  clock.now += 30  # Start-up and compiling: the first step is not measured.
+  assert plan.measure(1, tokens=2000) is None
+  clock.now += 4
+  assert plan.measure(9, tokens=14000) is None  # Too soon to tell.
+  clock.now += 6  # Ten seconds, 20 steps, 40,000 tokens: 4,000 tokens/s, 2 steps/s.
+  line = plan.measure(21, tokens=42000)
+  assert plan.tokens_per_second == pytest.approx(4000)
+  assert budget.ending_seconds == pytest.approx(4 * kept)  # 16,000 / 4,000.
+  left = budget.seconds_left()
+  steps = int(2 * left)
+  most = int(run_plan.MAX_LESSON_SHARE * (21 + steps))
+  assert repeat.max_steps == most < 2000
+  assert line == (f'plan: repeat lessons until their loss is below 0.3 (at most {most:,} '
+                  'steps: 40% of the steps this machine makes in the budget), then the '
+                  "stories; this machine: 4,000 tokens/s (the recipe's: 16,000), about "
+                  f'{steps:,} steps in the {int(round(left)) // 60} min '
+                  f'{int(round(left)) % 60} s of training left')
+  assert plan.measure(22, tokens=44000) is None  # Said once.
+  assert plan.slow()
+
+
+def test_a_fast_machine_keeps_the_recipe(clock):
+  repeat = RepeatPhase(2000, until_loss=0.3)
+  budget = run_budget.Budget(10, started=clock.now)
+  plan = run_plan.Plan(_run(repeat=repeat), budget, first_step=0)
+  plan.measure(1, 0)
+  clock.now += 10
+  line = plan.measure(101, 170000)  # 17,000 tokens/s, 10 steps/s: 5,000 and more steps.
+  assert repeat.max_steps == 2000 and ': 40%' not in line and not plan.slow()
+  assert line.startswith('plan: repeat lessons until their loss is below 0.3 (at most 2,000 '
+                         'steps), then the stories; this machine: 17,000 tokens/s')
+
+
+def test_a_run_bounded_by_steps_says_how_long_they_take(clock):
+  plan = run_plan.Plan(_run(preset='tiny', max_steps=1000), None, first_step=0)
+  plan.measure(1, 0)
+  clock.now += 10
+  assert plan.measure(101, 30000) == ('plan: the stories; this machine: 3,000 tokens/s, '
+                                      'about 1 min 30 s to step 1,000')
+  assert not plan.slow()  # No recipe speed to be slow against.
+
+
+def test_the_end_of_a_run_says_what_went_wrong_in_plain_words(clock):
+  repeat = RepeatPhase(2000, until_loss=0.3)
+  for step in range(1, 30):
+    repeat.feed(step, 2.5)
+  budget = run_budget.Budget(10, started=clock.now)
+  plan = run_plan.Plan(_run(repeat=repeat), budget, first_step=0)
+  plan.ended(tokens=3119 * 500, seconds=500)
+  clock.now += 625
+  verdict = {'n': 100, 'step': 1095, 'sentences': 0.0, 'lead3': {
+      'rouge1': 0.29, 'rouge2': 0.13, 'rougeL': 0.21},
+      'model': {'rouge1': 0.003, 'rouge2': 0.0, 'rougeL': 0.003, 'entity_precision': 0.05}}
+  lines = diagnosis.diagnose(_run(repeat=repeat), 1095, plan, budget, verdict, 40.0)
+  more = 'python -m summarizer.train --output-dir runs/mine --resume --max-minutes 5'
+  assert lines == [
+      'diagnosis: the run never left the repeat lessons: after 1,095 steps their loss is 2.50, '
+      f'not yet below 0.3, so its model has read no story; more time goes to the stories: {more}',
+      'diagnosis: this machine trained at 3,119 tokens/s, against the 16,000 the recipe was '
+      'tuned at: it is busy (other programs use its cores) or slow, so its minutes taught '
+      f'less; close other programs, or give the run more minutes: {more}',
+      'diagnosis: the run ended 25 s past its budget: the verdict (100 stories) and the '
+      'calibration (500 articles) took 40 s, and always read all they are given',
+      'diagnosis: the model is below the bar (rouge1 0.003 against 0.290; rouge2 0.000 '
+      'against 0.130; rougeL 0.003 against 0.210; 5% of the names and numbers it writes are '
+      f'in the article): each of its summaries will warn so; train it longer: {more}']
+  # A run that went as planned has nothing to say.
+  repeat.ended_at = 900
+  fast = run_plan.Plan(_run(repeat=repeat), None, first_step=0)
+  fast.ended(tokens=16500 * 500, seconds=500)
+  good = dict(verdict, model={'rouge1': 0.4, 'rouge2': 0.2, 'rougeL': 0.3,
+                              'entity_precision': 0.9})
+  assert diagnosis.diagnose(_run(repeat=repeat), 5000, fast, None, good, 9.0) == []
+
+
+def test_the_train_loss_of_the_stories_is_not_averaged_with_the_lessons():
+  from summarizer.runs.report import Report  # pylint: disable=import-outside-toplevel
+  args = types.SimpleNamespace(eval_batches=1, progress=False, max_steps=10)
+  report = Report(args, {'tokens': 0}, 0, lessons=True)
+  for step, loss in enumerate([0.5, 0.3, 0.1], start=1):
+    report.step(step, loss)
+  assert report.mean_train_loss() == pytest.approx(0.3)
+  report.new_phase()
+  assert report.mean_train_loss() is None
+  report.step(4, 6.0)
+  report.step(5, 5.0)
+  assert report.mean_train_loss() == pytest.approx(5.5)
+  assert 'the run begins with repeat lessons' in report.legend()
+
+
+def test_loss_png_marks_the_repeat_lessons(tmp_path):
+  from summarizer.runs.report import plot_losses  # pylint: disable=import-outside-toplevel
+  import matplotlib.image  # pylint: disable=import-outside-toplevel
+  train = [(step, 5.0 - step / 100) for step in range(1, 301)]
+  plot_losses(train, [(100, 6.0), (300, 4.0)], str(tmp_path / 'plain.png'))
+  plot_losses(train, [(100, 6.0), (300, 4.0)], str(tmp_path / 'phases.png'), lessons_ended=120)
+  plain = matplotlib.image.imread(str(tmp_path / 'plain.png'))
+  phases = matplotlib.image.imread(str(tmp_path / 'phases.png'))
+  # The shaded span: light grey pixels that the plain curve does not have.
+  def grey(image):
+    rgb = image[..., :3]
+    return int(((abs(rgb - 0.9) < 0.02).all(axis=-1)).sum())
+  assert grey(phases) > grey(plain) + 1000
