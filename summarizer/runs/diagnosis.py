@@ -35,7 +35,8 @@ def diagnose(run, step, plan, budget, verdict, ending_seconds):
                  f'{repeat.recent_loss():.2f}{until}, so its model has read no story; more '
                  f'time goes to the stories: {more}')
   if plan is not None and plan.slow():
-    lines.append(f'this machine trained at {plan.tokens_per_second:,.0f} tokens/s, against '
+    speed = plan.run_tokens_per_second or plan.tokens_per_second
+    lines.append(f'this machine trained at {speed:,.0f} tokens/s, against '
                  f'the {plan.recipe_speed:,} the recipe was tuned at: it is busy (other '
                  'programs use its cores) or slow, so its minutes taught less; close other '
                  f'programs, or give the run more minutes: {more}')

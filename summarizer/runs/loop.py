@@ -138,6 +138,7 @@ def _train_locked(args, budget, started, judge):
 
     def on_eval():
       clock.evaluated(loop.step)
+      plan.update(run.counter['tokens'])
       _record(run, loop)
       report.evaluation(loop, log, _phase(run))
 

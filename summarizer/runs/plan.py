@@ -66,7 +66,8 @@ class Plan:
     first_step: The step the run starts from.
 
   Attributes:
-    tokens_per_second: The measured speed (None until measured).
+    tokens_per_second: The speed measured over the first steps (None until then).
+    run_tokens_per_second: The whole run's speed (None until it ends).
     recipe_speed: The tokens a second the preset was tuned at, or None.
   """
 
@@ -74,6 +75,7 @@ class Plan:
     self.run, self.budget, self.first_step = run, budget, first_step
     self.recipe_speed = RECIPE_TOKENS_PER_SECOND.get(run.config.preset)
     self.tokens_per_second = None
+    self.run_tokens_per_second = None  # The whole run's, once it has ended.
     self._start = None  # (time, step, tokens) at the end of the first step.
 
   def measure(self, step, tokens):
@@ -120,15 +122,30 @@ class Plan:
       speed += f" (the recipe's: {self.recipe_speed:,})"
     return f'plan: {phases}; this machine: {speed}, {room}'
 
+  def update(self, tokens):
+    """Refits the budget to the speed since the first step (called at each evaluation).
+
+    The first seconds' measure can be off (a machine busy for a moment); the
+    seconds kept back for the verdict and the calibration follow the speed
+    of the whole run so far.
+    """
+    if self._start is None or self.tokens_per_second is None:
+      return
+    started, _, counted = self._start
+    speed = (tokens - counted) / max(time.monotonic() - started, 1e-9)
+    if self.budget is not None and self.recipe_speed and speed > 0:
+      self.budget.fit_to_speed(self.recipe_speed / speed)
+
   def ended(self, tokens, seconds):
-    """Takes the run's whole count at its end: the speed of a run too short to measure."""
-    if self.tokens_per_second is None and seconds > 0:
-      self.tokens_per_second = tokens / seconds
+    """Takes the run's whole count at its end: the speed its diagnosis speaks of."""
+    if seconds > 0:
+      self.run_tokens_per_second = tokens / seconds
 
   def slow(self):
-    """Whether the run went well below its recipe's speed."""
-    return (self.recipe_speed is not None and self.tokens_per_second is not None
-            and self.tokens_per_second < SLOW_SHARE * self.recipe_speed)
+    """Whether the run as a whole went well below its recipe's speed."""
+    speed = self.run_tokens_per_second or self.tokens_per_second
+    return (self.recipe_speed is not None and speed is not None
+            and speed < SLOW_SHARE * self.recipe_speed)
 
 
 def _duration(seconds):

@@ -74,6 +74,12 @@ def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict
                   f'{int(round(left)) % 60} s of training left')
   assert plan.measure(22, tokens=44000) is None  # Said once.
   assert plan.slow()
+  # The first seconds were slow for a moment: the budget follows the run's speed since.
+  clock.now += 30  # 40 s since the first step, 320,000 tokens more: 8,000 tokens/s.
+  plan.update(tokens=2000 + 320000)
+  assert budget.ending_seconds == pytest.approx(2 * kept)
+  plan.ended(tokens=16000 * 100, seconds=100)
+  assert not plan.slow()  # Judged on the whole run.
 
 
 def test_a_fast_machine_keeps_the_recipe(clock):
