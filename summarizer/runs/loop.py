@@ -138,7 +138,7 @@ def _train_locked(args, budget, started, judge):
 
     def on_eval():
       clock.evaluated(loop.step)
-      plan.update(run.counter['tokens'])
+      plan.update(loop.step, run.counter['tokens'])
       _record(run, loop)
       report.evaluation(loop, log, _phase(run))
 

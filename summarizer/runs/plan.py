@@ -28,8 +28,10 @@ MEASURE_SECONDS = 8.0
 MEASURE_STEPS = 5
 # Seconds between two evaluations (and previews) without --eval-steps.
 EVAL_SECONDS = 60.0
-# The most of a budgeted run's steps the repeat lessons may take.
-MAX_LESSON_SHARE = 0.4
+# The most of a budgeted run's steps the repeat lessons may take: on a slow
+# machine, a model that writes the stories' sentences beats one that never
+# read a story. Refitted at each evaluation to the run's speed so far.
+MAX_LESSON_SHARE = 0.5
 
 
 class EvalClock:
@@ -77,6 +79,8 @@ class Plan:
     self.tokens_per_second = None
     self.run_tokens_per_second = None  # The whole run's, once it has ended.
     self._start = None  # (time, step, tokens) at the end of the first step.
+    # The preset's most lesson steps: a plan may lower the phase's max_steps, never raise it above.
+    self._lesson_steps = run.repeat.max_steps if run.repeat is not None else None
 
   def measure(self, step, tokens):
     """Takes a step's end (the loop's hook); returns the plan's line once measured, else None."""
@@ -109,11 +113,8 @@ class Plan:
     phases = 'the stories'
     if repeat is not None and repeat.ended_at is None:
       share = ''
-      if self.budget is not None:
-        most = max(int(MAX_LESSON_SHARE * (step + steps - self.first_step)), 1)
-        if most < repeat.max_steps:
-          repeat.max_steps = most
-          share = f': {MAX_LESSON_SHARE:.0%} of the steps this machine makes in the budget'
+      if self.budget is not None and self._fit_lessons(step, steps):
+        share = f': {MAX_LESSON_SHARE:.0%} of the steps this machine makes in the budget'
       until = (f'until their loss is below {repeat.until_loss:g} '
                if repeat.until_loss is not None else '')
       phases = f'repeat lessons {until}(at most {repeat.max_steps:,} steps{share}), then the stories'
@@ -122,19 +123,29 @@ class Plan:
       speed += f" (the recipe's: {self.recipe_speed:,})"
     return f'plan: {phases}; this machine: {speed}, {room}'
 
-  def update(self, tokens):
-    """Refits the budget to the speed since the first step (called at each evaluation).
+  def _fit_lessons(self, step, steps_left):
+    """Caps the repeat lessons at a share of the run's steps; returns whether that cut them."""
+    most = max(int(MAX_LESSON_SHARE * (step + steps_left - self.first_step)), 1)
+    self.run.repeat.max_steps = min(self._lesson_steps, most)
+    return most < self._lesson_steps
 
-    The first seconds' measure can be off (a machine busy for a moment); the
-    seconds kept back for the verdict and the calibration follow the speed
-    of the whole run so far.
+  def update(self, step, tokens):
+    """Refits the plan to the speed since the first step (called at each evaluation).
+
+    The first seconds' measure can be off (a machine busy for a moment): the
+    seconds kept back for the verdict and the calibration, and the repeat
+    lessons' most steps, follow the speed of the whole run so far.
     """
-    if self._start is None or self.tokens_per_second is None:
+    if self._start is None or self.tokens_per_second is None or self.budget is None:
       return
-    started, _, counted = self._start
-    speed = (tokens - counted) / max(time.monotonic() - started, 1e-9)
-    if self.budget is not None and self.recipe_speed and speed > 0:
-      self.budget.fit_to_speed(self.recipe_speed / speed)
+    started, first, counted = self._start
+    seconds = max(time.monotonic() - started, 1e-9)
+    if self.recipe_speed and tokens > counted:
+      self.budget.fit_to_speed(self.recipe_speed / ((tokens - counted) / seconds))
+    repeat = self.run.repeat
+    if repeat is not None and repeat.ended_at is None:
+      steps_left = max(self.budget.seconds_left(), 0.0) * (step - first) / seconds
+      self._fit_lessons(step, steps_left)
 
   def ended(self, tokens, seconds):
     """Takes the run's whole count at its end: the speed its diagnosis speaks of."""

@@ -68,7 +68,7 @@ def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict
   most = int(run_plan.MAX_LESSON_SHARE * (21 + steps))
   assert repeat.max_steps == most < 2000
   assert line == (f'plan: repeat lessons until their loss is below 0.3 (at most {most:,} '
-                  'steps: 40% of the steps this machine makes in the budget), then the '
+                  'steps: 50% of the steps this machine makes in the budget), then the '
                   "stories; this machine: 4,000 tokens/s (the recipe's: 16,000), about "
                   f'{steps:,} steps in the {int(round(left)) // 60} min '
                   f'{int(round(left)) % 60} s of training left')
@@ -76,8 +76,11 @@ def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict
   assert plan.slow()
   # The first seconds were slow for a moment: the budget follows the run's speed since.
   clock.now += 30  # 40 s since the first step, 320,000 tokens more: 8,000 tokens/s.
-  plan.update(tokens=2000 + 320000)
+  plan.update(161, tokens=2000 + 320000)
   assert budget.ending_seconds == pytest.approx(2 * kept)
+  # ... and the lessons' most steps: half of the steps at 4 steps/s from here.
+  assert repeat.max_steps == int(run_plan.MAX_LESSON_SHARE * (161 + 4 * budget.seconds_left()))
+  assert most < repeat.max_steps < 2000
   plan.ended(tokens=16000 * 100, seconds=100)
   assert not plan.slow()  # Judged on the whole run.
 
