@@ -49,8 +49,22 @@ def load_job(job_dir):
   return job, given
 
 
-def run_cell(source, label, names, errors):
-  """Runs a cell statement by statement, as far as each goes; errors are recorded."""
+class TookTooLong(BaseException):
+  """A statement of another cell than the graded one ran past its seconds (see run_cell)."""
+
+
+def _too_long(signum, frame):
+  del signum, frame
+  raise TookTooLong()
+
+
+def run_cell(source, label, names, errors, seconds=None):
+  """Runs a cell statement by statement, as far as each goes; errors are recorded.
+
+  With ``seconds``, each statement is stopped after that many seconds of
+  wall-clock time (a scratch cell's loop costs the other functions a few
+  seconds, not their whole limit).
+  """
   filename = f'<cell {label}>'
   linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
   try:
@@ -59,23 +73,46 @@ def run_cell(source, label, names, errors):
     errors.append(f'{label}: SyntaxError: {error.msg} (line {error.lineno})')
     return
   for statement in tree.body:
+    if seconds:
+      signal.signal(signal.SIGALRM, _too_long)
+      signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
       exec(compile(ast.Module([statement], []), filename, 'exec'), names)  # pylint: disable=exec-used
+    except TookTooLong:
+      errors.append(f'{label}: line {statement.lineno} ran past {seconds} s and was stopped '
+                    '(while grading another function)')
     except (Exception, SystemExit) as error:  # pylint: disable=broad-except
       errors.append(f'{label}: {probes.describe(error)}')
+    finally:
+      if seconds:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+# Seconds each statement of a cell other than the graded function's own may run.
+OTHER_CELLS_SECONDS = 5
 
 
 def namespace(job, item, solutions, errors):
-  """The names an item's function sees: setup, stand-ins, the package's earlier answers, cells."""
+  """The names an item's function sees, as a kernel running the notebook would have them.
+
+  The trusted setup, the stand-ins of Part 1's helpers, then the learner's
+  code cells in the notebook's order (solution cells, scratch cells, imports,
+  helpers), up to the last cell of the item's function (all of them for the
+  whole model); then the package's answers to the earlier exercises take the
+  place of the learner's, so one mistake costs its own function only.
+  """
   names = {'__name__': '__main__'}
   exec(job['setup'], names)  # pylint: disable=exec-used
   names.update(tokenize=probes.stand_in_tokenize, detokenize=probes.stand_in_detokenize)
+  cells = job['submissions'][item['submission']]
+  own = item.get('upto')
+  ids = [cell['grade_id'] for cell in cells]
+  last = len(cells) - 1 - ids[::-1].index(own) if own in ids else len(cells) - 1
+  for cell in cells[:last + 1]:
+    run_cell(cell['source'], cell['label'], names, errors,
+             None if own and cell['grade_id'] == own else OTHER_CELLS_SECONDS)
   for name in item['package']:
     exec(solutions[name], names)  # pylint: disable=exec-used
-  cells = job['submissions'][item['submission']]
-  for name in item['cells']:
-    if name in cells:
-      run_cell(cells[name], name, names, errors)
   return names
 
 
@@ -275,6 +312,9 @@ def not_dumpable():
 def main(job_dir):
   not_dumpable()
   job, given = load_job(job_dir)
+  # The package is imported from where the grader found it (a checkout on
+  # PYTHONPATH, which -I and the empty environment would otherwise lose).
+  sys.path.insert(1, job['package_parent'])
   preload(job['setup'])
   channel, solutions = sys.stdout.buffer, {}
   for item in job['items']:
