@@ -14,7 +14,6 @@ import ast
 import dataclasses
 import difflib
 import functools
-import os
 import secrets
 import shutil
 import time
@@ -157,7 +156,7 @@ def run_items(submissions, items, seed, mode):
   given, json_given, _ = prepared(seed)
   job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
          'model_size': coursework.model_size(), 'model_file': coursework.MODEL_FILE,
-         'given': json_given, 'package_parent': os.path.dirname(PACKAGE_DIR)}
+         'given': json_given}
   solutions = [{name: handout.solution_source(name) for name in item['package']}
                for item in items]
   return sandbox.run(job, given, solutions, mode=mode, read_only_dirs=[coursework.MODEL_DIR])

@@ -143,7 +143,7 @@ def bwrap_command(job_dir, read_only_dirs):
               '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--clearenv',
               '--setenv', 'HOME', '/tmp', '--setenv', 'PATH', '/usr/bin',
               '--setenv', 'JAX_PLATFORMS', 'cpu', '--chdir', '/tmp',
-              sys.executable, '-I', '/grader/worker.py', '/job']
+              sys.executable, '-I', '/grader/worker.py', '/job', os.path.dirname(PACKAGE_DIR)]
   return command
 
 
@@ -151,7 +151,8 @@ def process_command(job_dir):
   """The weaker mode: the worker as a plain process, from a copy of its two files."""
   for name in ('worker.py', 'probes.py'):
     shutil.copy(os.path.join(HERE, name), os.path.join(job_dir, name))
-  return [sys.executable, '-I', os.path.join(job_dir, 'worker.py'), job_dir]
+  return [sys.executable, '-I', os.path.join(job_dir, 'worker.py'), job_dir,
+          os.path.dirname(PACKAGE_DIR)]
 
 
 def run(job, given, solutions, mode='bwrap', read_only_dirs=(), timeout=1800):

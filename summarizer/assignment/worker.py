@@ -1,6 +1,6 @@
 """Runs a learner's cells inside the sandbox and writes what they output; judges nothing.
 
-Started by ``sandbox.py`` as ``python -I worker.py JOB_DIR`` inside
+Started by ``sandbox.py`` as ``python -I worker.py JOB_DIR PACKAGE_PARENT`` inside
 bubblewrap, next to ``probes.py`` (the only other file it loads of the
 assignment room). ``JOB_DIR/job.json`` names the items to run, in the course's order,
 and holds the notebook's setup (trusted) and the learner's cells;
@@ -35,8 +35,11 @@ import time
 
 import numpy as np
 
-# python -I leaves this file's folder off the path: probes.py is beside it.
+# python -I leaves this file's folder off the path: probes.py is beside it. The
+# package is imported from the folder the grader found it in (argv[2]: a
+# checkout on PYTHONPATH, which -I and the empty environment would lose).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path[1:1] = sys.argv[2:3]
 import probes  # pylint: disable=import-error,wrong-import-position
 
 
@@ -312,9 +315,6 @@ def not_dumpable():
 def main(job_dir):
   not_dumpable()
   job, given = load_job(job_dir)
-  # The package is imported from where the grader found it (a checkout on
-  # PYTHONPATH, which -I and the empty environment would otherwise lose).
-  sys.path.insert(1, job['package_parent'])
   preload(job['setup'])
   channel, solutions = sys.stdout.buffer, {}
   for item in job['items']:
