@@ -110,7 +110,7 @@ def namespace(job, item, solutions, errors):
   cells = job['submissions'][item['submission']]
   own = item.get('upto')
   ids = [cell['grade_id'] for cell in cells]
-  last = len(cells) - 1 - ids[::-1].index(own) if own in ids else len(cells) - 1
+  last = len(cells) - 1 - ids[::-1].index(own) if own and own in ids else len(cells) - 1
   for cell in cells[:last + 1]:
     run_cell(cell['source'], cell['label'], names, errors,
              None if own and cell['grade_id'] == own else OTHER_CELLS_SECONDS)

@@ -169,6 +169,31 @@ def test_the_learners_cells_are_their_solution_cells_and_their_own_in_order():
   assert grader.read_cells(cells)['dot_product_self_attention'].strip().startswith('def ')
 
 
+def test_the_whole_model_runs_every_cell_and_a_function_the_cells_up_to_its_own():
+  # Cells of the learner's own (no grade id) before a solution cell pasted twice.
+  cells = [{'label': 'cell 3', 'grade_id': None, 'source': 'order.append("scratch")'},
+           {'label': 'f', 'grade_id': 'f', 'source': 'order.append("first f")'},
+           {'label': 'cell 5', 'grade_id': None, 'source': 'order.append("pasted")'},
+           {'label': 'f', 'grade_id': 'f', 'source': 'order.append("last f")'},
+           {'label': 'g', 'grade_id': 'g', 'source': 'order.append("g")'}]
+  script = textwrap.dedent(f'''
+      import sys
+      sys.path.insert(0, {sandbox.HERE!r})
+      import worker
+      job = {{'setup': 'order = []', 'submissions': [{cells!r}]}}
+      for upto in ('f', None):
+        item = {{'submission': 0, 'upto': upto, 'package': []}}
+        print(worker.namespace(job, item, {{}}, [])['order'])
+      ''')
+  done = subprocess.run([sys.executable, '-I', '-c', script, 'job', os.path.dirname(
+      sandbox.HERE.rsplit(os.sep, 1)[0])], capture_output=True, text=True, timeout=600,
+                        check=False, env={'PATH': '/usr/bin', 'JAX_PLATFORMS': 'cpu'})
+  assert done.returncode == 0, done.stderr
+  assert done.stdout.splitlines() == [
+      "['scratch', 'first f', 'pasted', 'last f']",
+      "['scratch', 'first f', 'pasted', 'last f', 'g']"]
+
+
 @pytest.fixture(scope='module')
 def cheats(tmp_path_factory):
   if not shutil.which('bwrap'):
