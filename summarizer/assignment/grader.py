@@ -18,7 +18,7 @@ import secrets
 import shutil
 import time
 
-from summarizer.assignment import coursework, handout, sandbox
+from summarizer.assignment import coursework, handout, limits, sandbox
 from summarizer.assignment.judge import QUIET, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
@@ -28,9 +28,6 @@ POINTS = handout.POINTS
 # Functions whose check runs the learner's earlier ones too (the note's run).
 USES_EARLIER = ('dot_product_self_attention', 'CausalAttention', 'DecoderBlock',
                 'TransformerLM', 'training_loop')
-# Seconds and memory (MB) a function's run may take in the sandbox.
-LIMITS = {name: (120, 6144) for name in GRADED}
-LIMITS.update({'part 4': (240, 8192), 'part 5': (300, 8192)})
 WHOLE = ('part 4', 'part 5')  # The whole-model items, apart (see worker.py).
 NEAR_COPY = 0.9  # Similarity (0-1) of normalised code above which a function is flagged.
 
@@ -114,10 +111,10 @@ def trusted_setup():
 
 def _item(item_id, probe, package, submission=0):
   """One run: the learner's cells up to the probed function's (all for the whole model)."""
-  seconds, memory_mb = LIMITS[probe]
   function = None if probe in WHOLE else probe
   return dict(id=item_id, probe=probe, function=function, package=list(package),
-              upto=function, seconds=seconds, memory_mb=memory_mb, submission=submission)
+              upto=function, seconds=limits.function_seconds(probe),
+              memory_mb=limits.PROCESS_MEMORY_MB, submission=submission)
 
 
 def first_items(functions=GRADED, whole=True, submission=0):
@@ -131,11 +128,23 @@ def first_items(functions=GRADED, whole=True, submission=0):
                   for name in GRADED if name in functions]
 
 
-def with_yours_items(own, submission=0):
-  """The note's runs: functions that pass while an earlier one of the learner's fails."""
+def was_stopped(result):
+  """Whether a run was stopped at a limit (its seconds, or the sandbox's memory or processes)."""
+  status = (result or {}).get('status') or {}
+  return bool(status.get('timed out') or status.get('stopped'))
+
+
+def with_yours_items(own, submission=0, stopped=()):
+  """The note's runs: functions that pass while an earlier one of the learner's fails.
+
+  None where an earlier function was stopped at a limit: it would be again,
+  and each of these runs would wait its whole limit for a note.
+  """
   items = []
   for name in USES_EARLIER:
     index = GRADED.index(name)
+    if set(stopped) & set(GRADED[:index]):
+      continue
     if name in own and not own[name].lines and any(
         own[n].lines for n in GRADED[:index] if n in own):
       items.append(_item(name + ' with yours', name, [], submission))
@@ -151,15 +160,20 @@ def prepared(seed):
   return given, json_given, inputs.expected_results(seed, given, json_given)
 
 
-def run_items(submissions, items, seed, mode):
-  """Runs items (each naming its submission) in one sandbox; returns id -> result."""
+def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS):
+  """Runs items (each naming its submission) in one sandbox; returns id -> result.
+
+  The sandbox is stopped after ``seconds`` (wall clock), all its items together.
+  """
   given, json_given, _ = prepared(seed)
   job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
          'model_size': coursework.model_size(), 'model_file': coursework.MODEL_FILE,
-         'given': json_given}
+         'given': json_given, 'other cells seconds': limits.OTHER_CELLS_SECONDS,
+         'file mb': limits.FILE_MB}
   solutions = [{name: handout.solution_source(name) for name in item['package']}
                for item in items]
-  return sandbox.run(job, given, solutions, mode=mode, read_only_dirs=[coursework.MODEL_DIR])
+  return sandbox.run(job, given, solutions, mode=mode, read_only_dirs=[coursework.MODEL_DIR],
+                     seconds=seconds)
 
 
 _SESSION_SEED = secrets.randbits(31)  # Drawn when the grader loads: one a grading run.
@@ -194,13 +208,15 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
   expected = prepared(seed)[2]
   items = sorted((dict(item, id=f'{k}/{item["id"]}') for k in range(len(submissions))
                   for item in first_items(functions, whole, k)), key=_course_order)
-  ran = run_items(submissions, items, seed, mode)
+  deadline = time.monotonic() + limits.SUBMISSION_SECONDS * len(submissions)
+  ran = run_items(submissions, items, seed, mode, deadline - time.monotonic())
   owns = [{name: function_verdict(name, ran.get(f'{k}/{name}'), expected[name])
            for name in functions} for k in range(len(submissions))]
   later = [dict(item, id=f'{k}/{item["id"]}') for k, own in enumerate(owns)
-           for item in with_yours_items(own, k)]
-  if later:
-    ran.update(run_items(submissions, later, seed, mode))
+           for item in with_yours_items(own, k, [n for n in functions
+                                                 if was_stopped(ran.get(f'{k}/{n}'))])]
+  if later and deadline - time.monotonic() > limits.FUNCTION_SECONDS / 2:  # Notes only.
+    ran.update(run_items(submissions, later, seed, mode, deadline - time.monotonic()))
   if sandbox.package_digest(watched) != before:
     raise SummarizerError('the installed package changed while grading: reinstall it '
                           'before trusting any grade')
@@ -240,8 +256,11 @@ def failure_lines(name, result, expected_cases):
   if result is None:
     return ['not run (the sandbox stopped before it)']
   status, results = result['status'], result['results']
+  if status.get('stopped'):
+    return [str(status['stopped'])]
   if status.get('timed out'):
-    return [f"ran out of time ({status['seconds']:.0f} s): a loop that never ends?"]
+    return [f"stopped after {status['seconds']:.0f} s (wall clock), the function's limit: "
+            'a loop that never ends, or a sleep?']
   if results is None:
     code = status.get('exit')
     how = f'killed by signal {-code}' if code and code < 0 else f'exit status {code}'

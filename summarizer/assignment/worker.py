@@ -91,10 +91,6 @@ def run_cell(source, label, names, errors, seconds=None):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-# Seconds each statement of a cell other than the graded function's own may run.
-OTHER_CELLS_SECONDS = 5
-
-
 def namespace(job, item, solutions, errors):
   """The names an item's function sees, as a kernel running the notebook would have them.
 
@@ -113,7 +109,7 @@ def namespace(job, item, solutions, errors):
   last = len(cells) - 1 - ids[::-1].index(own) if own and own in ids else len(cells) - 1
   for cell in cells[:last + 1]:
     run_cell(cell['source'], cell['label'], names, errors,
-             None if own and cell['grade_id'] == own else OTHER_CELLS_SECONDS)
+             None if own and cell['grade_id'] == own else job['other cells seconds'])
   for name in item['package']:
     exec(solutions[name], names)  # pylint: disable=exec-used
   return names
@@ -180,12 +176,16 @@ def frame(data):
   return len(data).to_bytes(8, 'big') + data
 
 
-def limit(memory_mb, seconds):
-  """The child's limits: its address space, its CPU time, the files it writes."""
+def limit(memory_mb, seconds, file_mb):
+  """The child's own limits: its address space, its CPU time, the size of a file it writes.
+
+  Its wall-clock seconds are this process's to count (``fork_item``); the
+  sandbox's memory and processes together are watched from outside it.
+  """
   memory = memory_mb << 20
   resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
   resource.setrlimit(resource.RLIMIT_CPU, (seconds * 4, seconds * 4))  # 2 cores, threads.
-  resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+  resource.setrlimit(resource.RLIMIT_FSIZE, (file_mb << 20, file_mb << 20))
   resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
@@ -197,7 +197,7 @@ def child(job, item, solutions, given, write_end):
     quiet = os.open(os.devnull, os.O_RDWR)
     os.dup2(quiet, 0)  # Later items' solutions wait on stdin: not the child's.
     os.dup2(quiet, 1)  # The grader's channel is the parent's stdout: not the child's.
-    limit(item['memory_mb'], item['seconds'])
+    limit(item['memory_mb'], item['seconds'], job['file mb'])
     data = encode_results(run_item(job, item, solutions, given))
     with os.fdopen(write_end, 'wb') as pipe:
       pipe.write(data)
@@ -266,7 +266,13 @@ def with_group(pid, sig):
 
 
 def sweep():
-  """Kills every other process of the sandbox (what an item left behind)."""
+  """Kills every other process of the sandbox (what an item left behind).
+
+  Only as the sandbox's first process: with ``--sandbox process`` /proc shows
+  the machine's processes, and the child's group is all ``reap`` kills.
+  """
+  if os.getpid() != 1:
+    return
   keep = {os.getpid(), os.getppid(), 1}
   for entry in os.listdir('/proc'):
     if entry.isdigit() and int(entry) not in keep:

@@ -1,0 +1,143 @@
+"""The sandbox's limits limit: its /tmp, its memory and its processes together, its seconds.
+
+The fast tests run a small script in the sandbox (bubblewrap's command line
+of ``sandbox.py``, the worker replaced) under the watch; the last one grades
+two functions of a submission whose cell sleeps forever.
+"""
+
+import shutil
+import subprocess
+import textwrap
+import time
+
+import pytest
+
+import learner_variants
+from summarizer.assignment import grader, limits, sandbox, watch
+
+needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
+pytestmark = needs_bwrap
+
+
+def in_sandbox(script, tmp_path):
+  """The sandbox's command line with a script of ours in the worker's place."""
+  job_dir = tmp_path / 'job'
+  job_dir.mkdir()
+  command = sandbox.bwrap_command(str(job_dir), [])
+  command = command[:command.index('/grader/worker.py', command.index('-I'))]
+  return command + ['-c', textwrap.dedent(script)]
+
+
+def watched_run(script, tmp_path, seconds=60, **bounds):
+  """Runs a script in the sandbox under a watch; returns (stdout, stops, seconds taken)."""
+  process = subprocess.Popen(in_sandbox(script, tmp_path), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+  started = time.monotonic()
+  out, _, stops = sandbox._pump(process, b'', watch.Watch(process.pid, seconds, **bounds))  # pylint: disable=protected-access
+  return out.decode(), [stop for _, stop in stops], time.monotonic() - started
+
+
+# The first process forks children that each hold some memory, waits for
+# them, and says how each ended (it is kept: only the running function's
+# processes are killed).
+MANY = '''
+    import os, signal, time
+    children = []
+    for _ in range({count}):
+      pid = os.fork()
+      if pid == 0:
+        held = bytearray({mb} << 20)
+        held[::4096] = b'x' * len(held[::4096])
+        time.sleep(120)
+        os._exit(0)
+      children.append(pid)
+    ends = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in children]
+    print('ends', sorted(set(ends)))
+    '''
+
+
+def test_tmp_and_dev_shm_are_bounded_and_dev_is_read_only(tmp_path):
+  script = f'''
+      import os
+      for folder in ('/tmp', '/dev/shm'):
+        try:
+          with open(folder + '/big', 'wb') as f:
+            for _ in range({limits.TMP_MB // 8 + 2}):
+              f.write(bytes(8 << 20))
+        except OSError as error:
+          print(folder, error.strerror, os.path.getsize(folder + '/big') >> 20)
+        os.remove(folder + '/big')
+      try:
+        open('/dev/mine', 'w')
+      except OSError as error:
+        print('/dev', error.strerror)
+      '''
+  done = subprocess.run(in_sandbox(script, tmp_path), capture_output=True, text=True,
+                        timeout=120, check=False)
+  assert done.returncode == 0, done.stderr
+  lines = done.stdout.splitlines()
+  assert lines[:2] == [f'/tmp No space left on device {limits.TMP_MB}',
+                       f'/dev/shm No space left on device {limits.TMP_MB}']
+  assert lines[2] == '/dev Read-only file system'
+
+
+def test_memory_of_the_processes_together_stops_the_running_function(tmp_path):
+  # Three processes of 300 MB: each under any one-process bound, over 600 MB together.
+  out, stops, seconds = watched_run(MANY.format(count=3, mb=300), tmp_path, memory_mb=600)
+  assert [stop.everything for stop in stops] == [False]
+  assert 'MB of memory, over the sandbox\'s 600 MB (all its processes together)' in stops[0].reason
+  assert out.split('\n')[0] == 'ends [-9]'  # The first process went on; its children did not.
+  assert seconds < 60
+
+
+def test_too_many_processes_are_stopped(tmp_path):
+  out, stops, seconds = watched_run(MANY.format(count=limits.SANDBOX_PROCESSES + 8, mb=1),
+                                    tmp_path)
+  assert stops and stops[0].reason.startswith('stopped at ')
+  assert f"over the sandbox's {limits.SANDBOX_PROCESSES}" in stops[0].reason
+  assert out.strip() == 'ends [-9]'
+  assert seconds < 60
+
+
+def test_the_sandbox_is_stopped_at_its_seconds(tmp_path):
+  out, stops, seconds = watched_run('import time\nwhile True: time.sleep(1)', tmp_path, 3)
+  assert [(stop.reason, stop.everything) for stop in stops] == [
+      ("stopped after 3 s (wall clock), the submission's limit", True)]
+  assert out == '' and seconds < 10
+
+
+def test_a_stop_is_put_on_the_item_it_stopped_and_the_items_never_run():
+  first = b'{"id": "a", "status": {"exit": 0}, "size": 0}'
+  frames = sandbox._frame(first)  # pylint: disable=protected-access
+  assert sandbox.complete_frames(frames) == 1
+  assert sandbox.complete_frames(frames + frames[:5]) == 1
+  items = sandbox.read_frames(frames)
+  sandbox._mark_stops(items, ['a', 'b', 'c'], [(1, watch.Stop('over', True))])  # pylint: disable=protected-access
+  assert {k: v['status'].get('stopped') for k, v in items.items()} == {
+      'a': None, 'b': 'over', 'c': 'not run: over'}
+
+
+SLEEPS = '''
+import time
+while True:
+  time.sleep(1)
+
+def DotProductAttention(query, key, value, mask):
+  return None
+'''
+
+
+def test_a_sleeping_cell_costs_its_own_function_within_its_limit(monkeypatch):
+  monkeypatch.setattr(limits, 'FUNCTION_SECONDS', 20)
+  notebook = learner_variants.notebook_with(
+      dict(learner_variants.COURSE_ANSWERS, DotProductAttention=SLEEPS))
+  started = time.monotonic()
+  report = grader.grade(notebook, seed=11, functions=('DotProductAttention',
+                                                      'compute_attention_heads_closure'),
+                        whole=False)
+  took = time.monotonic() - started
+  dpa, heads = report.verdicts
+  assert dpa.points == 0 and heads.points == heads.max_points, (dpa, heads)
+  assert len(dpa.lines) == 1 and dpa.lines[0].startswith('stopped after 2')
+  assert "(wall clock), the function's limit" in dpa.lines[0]
+  assert took < 20 + 2 * limits.OTHER_CELLS_SECONDS + 120, took
