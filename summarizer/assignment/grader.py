@@ -259,7 +259,7 @@ def failure_lines(name, result, expected_cases):
   if status.get('stopped'):
     return [str(status['stopped'])]
   if status.get('timed out'):
-    return [f"stopped after {status['seconds']:.0f} s (wall clock), the function's limit: "
+    return [f"stopped after {status['seconds']:.0f} s (wall clock), its limit: "
             'a loop that never ends, or a sleep?']
   if results is None:
     code = status.get('exit')

@@ -139,5 +139,5 @@ def test_a_sleeping_cell_costs_its_own_function_within_its_limit(monkeypatch):
   dpa, heads = report.verdicts
   assert dpa.points == 0 and heads.points == heads.max_points, (dpa, heads)
   assert len(dpa.lines) == 1 and dpa.lines[0].startswith('stopped after 2')
-  assert "(wall clock), the function's limit" in dpa.lines[0]
+  assert '(wall clock), its limit' in dpa.lines[0]
   assert took < 20 + 2 * limits.OTHER_CELLS_SECONDS + 120, took
