@@ -5,8 +5,10 @@ of ``sandbox.py``, the worker replaced) under the watch; the last one grades
 two functions of a submission whose cell sleeps forever.
 """
 
+import os
 import shutil
 import subprocess
+import sys
 import textwrap
 import time
 
@@ -28,9 +30,11 @@ def in_sandbox(script, tmp_path):
   return command + ['-c', textwrap.dedent(script)]
 
 
-def watched_run(script, tmp_path, seconds=60, **bounds):
-  """Runs a script in the sandbox under a watch; returns (stdout, stops, seconds taken)."""
-  process = subprocess.Popen(in_sandbox(script, tmp_path), stdin=subprocess.PIPE,
+def watched_run(script, tmp_path, seconds=60, plain=False, **bounds):
+  """Runs a script in the sandbox (or a plain process) watched; returns (stdout, stops, seconds)."""
+  command = ([sys.executable, '-c', textwrap.dedent(script)] if plain
+             else in_sandbox(script, tmp_path))
+  process = subprocess.Popen(command, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
   started = time.monotonic()
   out, _, stops = sandbox._pump(process, b'', watch.Watch(process.pid, seconds, **bounds))  # pylint: disable=protected-access
@@ -88,6 +92,18 @@ def test_memory_of_the_processes_together_stops_the_running_function(tmp_path):
   assert 'MB of memory, over the sandbox\'s 600 MB (all its processes together)' in stops[0].reason
   assert out.split('\n')[0] == 'ends [-9]'  # The first process went on; its children did not.
   assert seconds < 60
+
+
+def test_the_process_mode_is_watched_too_and_sweeps_nothing_of_the_machines(tmp_path, monkeypatch):
+  out, stops, _ = watched_run(MANY.format(count=3, mb=300), tmp_path, plain=True, memory_mb=600)
+  assert len(stops) == 1 and not stops[0].everything and out.split('\n')[0] == 'ends [-9]'
+  # Outside bubblewrap /proc lists the machine's processes: the worker's sweep kills none.
+  sys.path.insert(0, sandbox.HERE)
+  import worker  # pylint: disable=import-error,import-outside-toplevel
+  killed = []
+  monkeypatch.setattr(os, 'kill', lambda pid, sig: killed.append(pid))
+  worker.sweep()
+  assert not killed
 
 
 def test_too_many_processes_are_stopped(tmp_path):
