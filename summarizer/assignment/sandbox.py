@@ -250,9 +250,10 @@ def _pump(process, frames, watcher):
     ended = stops and stops[-1][1].everything
     if time.monotonic() - looked >= limits.WATCH_SECONDS and not ended:
       looked = time.monotonic()
-      stop = watcher.look()
+      done = complete_frames(out)
+      stop = watcher.look(everything=[d for d, _ in stops].count(done) >= 2)
       if stop:
-        stops.append((complete_frames(out), stop))
+        stops.append((done, stop))
   process.stdout.close()
   process.wait()
   for thread in threads:

@@ -9,7 +9,7 @@ says which limit of ``limits.py`` is passed, if any:
 - more memory or more processes than the sandbox may hold: the running
   function's processes are killed (the worker, the sandbox's first process,
   is kept and goes on with the next function), or every process when the
-  worker alone is over;
+  worker alone is over or the same run is stopped a third time;
 - the submission's seconds spent: every process is killed.
 
 Each stop is one line (``Stop``) that the grader shows on the feedback of the
@@ -27,21 +27,22 @@ Stop = collections.namedtuple('Stop', 'reason everything')
 
 
 def _children_table():
-  """pid -> parent pid, for every process /proc shows."""
+  """pid -> parent pid, for every process /proc shows that has not ended (zombies aside)."""
   table = {}
   for entry in os.listdir('/proc'):
     if entry.isdigit():
       try:
         with open(f'/proc/{entry}/stat', 'rb') as f:
-          fields = f.read().rsplit(b')', 1)[1].split()
-        table[int(entry)] = int(fields[1])
+          state, parent = f.read().rsplit(b')', 1)[1].split()[:2]
+        if state not in (b'Z', b'X'):
+          table[int(entry)] = int(parent)
       except (OSError, IndexError, ValueError):
         pass  # Gone while listed.
   return table
 
 
 def descendants(pid):
-  """Every process started by ``pid``, its children's children included."""
+  """Every live process started by ``pid``, its children's children included."""
   table = _children_table()
   found, frontier = [], [pid]
   while frontier:
@@ -80,12 +81,14 @@ class Watch:
   Args:
     pid: The process the sandbox runs under (bwrap's, or the worker's).
     seconds: Wall-clock seconds of the whole run.
-    memory_mb, processes: The sandbox's bounds, all its processes together.
+    memory_mb, processes: The sandbox's bounds, all its processes together
+      (by default ``limits``'s).
   """
 
-  def __init__(self, pid, seconds, memory_mb=limits.SANDBOX_MEMORY_MB,
-               processes=limits.SANDBOX_PROCESSES):
-    self.pid, self.memory_mb, self.processes = pid, memory_mb, processes
+  def __init__(self, pid, seconds, memory_mb=None, processes=None):
+    self.pid = pid
+    self.memory_mb = memory_mb or limits.SANDBOX_MEMORY_MB
+    self.processes = processes or limits.SANDBOX_PROCESSES
     self.seconds = seconds
     self.started = time.monotonic()
     self.peak_mb, self.peak_processes = 0, 0
@@ -94,8 +97,12 @@ class Watch:
     """The sandbox's first process, kept when a function's run is stopped."""
     return next((pid for pid in inside if _is_first(pid)), self.pid)  # Or the process mode's.
 
-  def look(self):
-    """Checks the limits once; returns a Stop when one is passed (after acting on it), or None."""
+  def look(self, everything=False):
+    """Checks the limits once; returns a Stop when one is passed (after acting on it), or None.
+
+    With ``everything``, a limit passed stops every process (the caller saw the
+    same run stopped twice already: a fork bomb that outran the kills).
+    """
     inside = descendants(self.pid)
     if time.monotonic() - self.started > self.seconds:
       return self.stop(inside, f'stopped after {self.seconds:.0f} s (wall clock), '
@@ -103,13 +110,13 @@ class Watch:
     if len(inside) > self.processes:
       self.peak_processes = max(self.peak_processes, len(inside))
       return self.stop(inside, f'stopped at {len(inside)} processes, over the '
-                       f"sandbox's {self.processes}")
+                       f"sandbox's {self.processes}", everything)
     used = sum(memory_kb(pid) for pid in inside) >> 10
     self.peak_mb, self.peak_processes = max(self.peak_mb, used), max(self.peak_processes,
                                                                      len(inside))
     if used > self.memory_mb:
       return self.stop(inside, f'stopped at {used} MB of memory, over the sandbox\'s '
-                       f'{self.memory_mb} MB (all its processes together)')
+                       f'{self.memory_mb} MB (all its processes together)', everything)
     return None
 
   def stop(self, inside, reason, everything=False):

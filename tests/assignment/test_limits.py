@@ -115,6 +115,31 @@ def test_too_many_processes_are_stopped(tmp_path):
   assert seconds < 60
 
 
+# Every process forks, seven times over (128 in all), then sleeps; the first one
+# (the sandbox's init) waits for all of them, orphans included.
+BURST = '''
+    import os, time
+    for _ in range(7):
+      os.fork()
+    if os.getpid() != 1:
+      time.sleep(120)
+      os._exit(0)
+    ends = set()
+    while True:
+      try:
+        ends.add(os.waitstatus_to_exitcode(os.wait()[1]))
+      except ChildProcessError:
+        break
+    print('ends', sorted(ends))
+    '''
+
+
+def test_a_burst_of_forks_is_stopped(tmp_path):
+  out, stops, seconds = watched_run(BURST, tmp_path)
+  assert stops and all('processes, over the sandbox' in stop.reason for stop in stops)
+  assert out in ('ends [-9]\n', '') and seconds < 60  # The first process kept, or all stopped.
+
+
 def test_the_sandbox_is_stopped_at_its_seconds(tmp_path):
   out, stops, seconds = watched_run('import time\nwhile True: time.sleep(1)', tmp_path, 3)
   assert [(stop.reason, stop.everything) for stop in stops] == [
@@ -157,3 +182,30 @@ def test_a_sleeping_cell_costs_its_own_function_within_its_limit(monkeypatch):
   assert len(dpa.lines) == 1 and dpa.lines[0].startswith('stopped after 2')
   assert '(wall clock), its limit' in dpa.lines[0]
   assert took < 20 + 2 * limits.OTHER_CELLS_SECONDS + 120, took
+
+
+HOGS = '''
+def DotProductAttention(query, key, value, mask):
+  import os, time
+  for _ in range(3):
+    if os.fork() == 0:
+      held = bytearray(400 << 20)
+      held[::4096] = b'x' * len(held[::4096])
+      time.sleep(600)
+  os.wait()
+'''
+
+
+def test_processes_holding_too_much_together_cost_their_function_only(monkeypatch):
+  # Three processes of 400 MB, each far under one process's bound (PROCESS_MEMORY_MB).
+  monkeypatch.setattr(limits, 'SANDBOX_MEMORY_MB', 1536)
+  notebook = learner_variants.notebook_with(
+      dict(learner_variants.COURSE_ANSWERS, DotProductAttention=HOGS))
+  report = grader.grade(notebook, seed=11, functions=('DotProductAttention',
+                                                      'compute_attention_heads_closure'),
+                        whole=False)
+  dpa, heads = report.verdicts
+  assert dpa.points == 0 and heads.points == heads.max_points, (dpa, heads)
+  assert len(dpa.lines) == 1 and dpa.lines[0].startswith('stopped at '), dpa.lines
+  assert dpa.lines[0].endswith("MB of memory, over the sandbox's 1536 MB (all its processes "
+                               'together)')
