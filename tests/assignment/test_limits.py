@@ -209,3 +209,26 @@ def test_processes_holding_too_much_together_cost_their_function_only(monkeypatc
   assert len(dpa.lines) == 1 and dpa.lines[0].startswith('stopped at '), dpa.lines
   assert dpa.lines[0].endswith("MB of memory, over the sandbox's 1536 MB (all its processes "
                                'together)')
+
+
+def test_a_looping_function_parts_4_and_5_use_fits_in_the_submissions_seconds():
+  rest = 60  # The other runs of the course's answers, and the sandbox's start (95 s in all here).
+  # A loop in a function of the whole model costs its run and both parts'.
+  in_the_body = limits.FUNCTION_SECONDS + sum(limits.WHOLE_SECONDS.values())
+  # A loop at the top of a cell costs its function's run and a few seconds of every other.
+  at_the_top = limits.FUNCTION_SECONDS + limits.OTHER_CELLS_SECONDS * (len(grader.GRADED) + 1)
+  assert max(in_the_body, at_the_top) + rest < limits.SUBMISSION_SECONDS <= 240 - 20
+
+
+def test_a_stop_is_the_functions_one_line_and_no_note_run_follows_it():
+  stopped = {'status': {'exit': -9, 'stopped': 'stopped at 9 processes, over the sandbox\'s 8'},
+             'results': None}
+  timed_out = {'status': {'exit': -9, 'timed out': True, 'seconds': 30.02}, 'results': None}
+  assert grader.failure_lines('DecoderBlock', stopped, []) == [stopped['status']['stopped']]
+  assert grader.failure_lines('DecoderBlock', timed_out, []) == [
+      "stopped after 30 s (wall clock), its limit: a loop that never ends, or a sleep?"]
+  own = {name: grader.Verdict('test_' + name, name, 0, 1, ['wrong'] if name == 'TransformerLM'
+                              else [], []) for name in grader.GRADED}
+  assert [item['probe'] for item in grader.with_yours_items(own)] == ['training_loop']
+  assert grader.with_yours_items(own, stopped=['TransformerLM']) == []
+  assert grader.was_stopped(stopped) and grader.was_stopped(timed_out)
