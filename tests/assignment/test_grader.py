@@ -180,7 +180,7 @@ def test_the_whole_model_runs_every_cell_and_a_function_the_cells_up_to_its_own(
       import sys
       sys.path.insert(0, {sandbox.HERE!r})
       import worker
-      job = {{'setup': 'order = []', 'submissions': [{cells!r}]}}
+      job = {{'setup': 'order = []', 'submissions': [{cells!r}], 'other cells seconds': 5}}
       for upto in ('f', None):
         item = {{'submission': 0, 'upto': upto, 'package': []}}
         print(worker.namespace(job, item, {{}}, [])['order'])
