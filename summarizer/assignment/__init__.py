@@ -6,6 +6,7 @@
 - ``coursework``: the data the notebook reads (stories, the shipped model).
 - ``grader``: the teacher's verdict, computed outside the learner's kernel: the
   learner's cells run in a bubblewrap sandbox (``sandbox``, ``worker``) that
-  returns only outputs (``probes``), compared here with the package's.
+  returns only outputs (``probes``), compared here with the package's; ``watch``
+  stops it from outside at the limits of ``limits``.
 - ``nbgrader_plugin``: the nbgrader preprocessor that writes that verdict.
 """

@@ -34,7 +34,8 @@ every layer is run beside the package's, with the same weights and random
 key, in 'train', 'eval' and 'predict' mode, at sizes where the heads' width
 differs from their number and with two blocks of their own weights; the
 loop ``training_loop`` builds is checked for its mode and its model's
-output; ``greedy_decode`` must print only when ``verbose`` says so. A
+output; ``greedy_decode`` is run with and without ``verbose`` (what it prints
+is feedback, never a failure). A
 mistake in a function therefore fails the checks of the functions built on
 it too. ``test_trained_model`` and ``test_summary`` check the assignment's
 last parts: the shipped weights in the learner's model, and its summary.
@@ -1806,8 +1807,9 @@ def test_greedy_decode(greedy_decode, model=None):
   With a stand-in ``next_symbol``, ``tokenize`` and ``detokenize``: decoding
   starts from ``tokenize(sentence) + [0]``, appends each token it gets,
   passes its model to ``next_symbol``, stops at EOS (1) even when more would
-  come, prints the summary as it grows, and returns the detokenised summary
-  with its '<EOS>'.
+  come, and returns the detokenised summary with its '<EOS>'. What it prints
+  (the course's version prints the summary as it grows, whatever ``verbose``
+  says) is feedback: never a failure.
 
   Args:
     greedy_decode: The function to check; called with ``verbose=True`` when
@@ -1828,7 +1830,7 @@ def test_greedy_decode(greedy_decode, model=None):
   options = {'verbose': True} if _accepts(greedy_decode, 'verbose') else {}
   cases = [_decode_case(greedy_decode, sentence, script, options)
            for sentence, script in examples]
-  if options:  # verbose=False: the summary is returned, nothing is printed.
+  if options:  # verbose=False: the summary is returned all the same.
     cases.append(_quiet_case(greedy_decode, *examples[0]))
   return _run(cases, 'greedy_decode')
 
@@ -1857,8 +1859,6 @@ def _decode_case(greedy_decode, sentence, script, options):
               lambda out: [_after(article_ids, call) for call in out[1].calls], explain=why),
       _Expect('the model next_symbol is given', ["greedy_decode's model"],
               lambda out: sorted({repr(m) for m in out[1].models})),
-      _Expect('what it prints, line by line', growing, lambda out: out[2].splitlines(),
-              explain=why),
   ], lambda error: _decoding_cause(article_ids, stand_ins[0]))
 
 
@@ -1878,7 +1878,7 @@ def _decoding_cause(article_ids, stand_in, summary=None):
 
 
 def _quiet_case(greedy_decode, sentence, script):
-  """greedy_decode(..., verbose=False) returns the summary and prints nothing."""
+  """greedy_decode(..., verbose=False) returns the summary (what it prints is not checked)."""
   prefix = _stand_in_tokenize(sentence) + [SEP]
 
   def quiet():
@@ -1891,8 +1891,7 @@ def _quiet_case(greedy_decode, sentence, script):
     return output, printed.getvalue()
   summary = script[:script.index(EOS) + 1]
   return _Case('greedy_decode(..., verbose=False)', quiet, [
-      _Expect('the summary it returns', _stand_in_detokenize(summary), lambda out: out[0]),
-      _Expect('what it prints', '', lambda out: out[1])])
+      _Expect('the summary it returns', _stand_in_detokenize(summary), lambda out: out[0])])
 
 
 # --------------------------------------------------------------------------

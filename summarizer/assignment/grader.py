@@ -18,8 +18,8 @@ import secrets
 import shutil
 import time
 
-from summarizer.assignment import coursework, handout, sandbox
-from summarizer.assignment.judge import judge_cases
+from summarizer.assignment import coursework, handout, limits, sandbox
+from summarizer.assignment.judge import QUIET, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 
@@ -28,9 +28,6 @@ POINTS = handout.POINTS
 # Functions whose check runs the learner's earlier ones too (the note's run).
 USES_EARLIER = ('dot_product_self_attention', 'CausalAttention', 'DecoderBlock',
                 'TransformerLM', 'training_loop')
-# Seconds and memory (MB) a function's run may take in the sandbox.
-LIMITS = {name: (120, 6144) for name in GRADED}
-LIMITS.update({'part 4': (240, 8192), 'part 5': (300, 8192)})
 WHOLE = ('part 4', 'part 5')  # The whole-model items, apart (see worker.py).
 NEAR_COPY = 0.9  # Similarity (0-1) of normalised code above which a function is flagged.
 
@@ -70,17 +67,39 @@ class Report:
     return sum(v.max_points for v in self.verdicts)
 
 
-def read_cells(path_or_notebook):
-  """The learner's code: each graded function's solution cell (its grade_id), first one kept."""
+def learner_cells(path_or_notebook):
+  """The learner's code cells in order: solution cells and cells of their own (no nbgrader metadata).
+
+  The teacher's cells (the setup, Part 1's data, the runs, the graded test
+  cells) are left out: the setup runs trusted, and a graded cell is the
+  teacher's, never the learner's copy of it.
+
+  Returns:
+    list of {'label', 'source', 'grade_id'}: grade_id is the graded
+    function's name for its solution cell, else None.
+  """
   notebook = path_or_notebook
   if isinstance(path_or_notebook, str):
     notebook = handout.read_notebook(path_or_notebook)
-  cells = {}
-  for cell in notebook.cells:
-    grade_id = cell.get('metadata', {}).get('nbgrader', {}).get('grade_id')
-    if cell.cell_type == 'code' and grade_id in GRADED and grade_id not in cells:
-      cells[grade_id] = cell.source
+  cells = []
+  for index, cell in enumerate(notebook.cells):
+    nbgrader = cell.get('metadata', {}).get('nbgrader') or {}
+    if cell.get('cell_type') != 'code' or nbgrader and not nbgrader.get('solution'):
+      continue
+    grade_id = nbgrader.get('grade_id')
+    graded = grade_id if grade_id in GRADED else None
+    source = cell.get('source', '')
+    cells.append({'label': graded or f'cell {index + 1}', 'grade_id': graded,
+                  'source': ''.join(source) if isinstance(source, list) else str(source)})
   return cells
+
+
+def read_cells(path_or_notebook):
+  """Each graded function's solution cell (its grade_id): the last one, as Jupyter shows it."""
+  cells = path_or_notebook
+  if not isinstance(cells, list):
+    cells = learner_cells(path_or_notebook)
+  return {cell['grade_id']: cell['source'] for cell in cells if cell['grade_id']}
 
 
 def trusted_setup():
@@ -90,11 +109,12 @@ def trusted_setup():
   return '\n'.join(lines)
 
 
-def _item(item_id, probe, package, cells, submission=0):
-  seconds, memory_mb = LIMITS[probe]
-  return dict(id=item_id, probe=probe, function=None if probe in WHOLE else probe,
-              package=list(package), cells=list(cells), seconds=seconds, memory_mb=memory_mb,
-              submission=submission)
+def _item(item_id, probe, package, submission=0):
+  """One run: the learner's cells up to the probed function's (all for the whole model)."""
+  function = None if probe in WHOLE else probe
+  return dict(id=item_id, probe=probe, function=function, package=list(package),
+              upto=function, seconds=limits.function_seconds(probe),
+              memory_mb=limits.PROCESS_MEMORY_MB, submission=submission)
 
 
 def first_items(functions=GRADED, whole=True, submission=0):
@@ -103,19 +123,31 @@ def first_items(functions=GRADED, whole=True, submission=0):
   Items are in the course's order: the package's solutions they receive only
   grow, so no process of the sandbox ever holds the answer to its own function.
   """
-  items = [_item(part, part, [], GRADED, submission) for part in WHOLE] if whole else []
-  return items + [_item(name, name, GRADED[:GRADED.index(name)], [name], submission)
+  items = [_item(part, part, [], submission) for part in WHOLE] if whole else []
+  return items + [_item(name, name, GRADED[:GRADED.index(name)], submission)
                   for name in GRADED if name in functions]
 
 
-def with_yours_items(own, submission=0):
-  """The note's runs: functions that pass while an earlier one of the learner's fails."""
+def was_stopped(result):
+  """Whether a run was stopped at a limit (its seconds, or the sandbox's memory or processes)."""
+  status = (result or {}).get('status') or {}
+  return bool(status.get('timed out') or status.get('stopped'))
+
+
+def with_yours_items(own, submission=0, stopped=()):
+  """The note's runs: functions that pass while an earlier one of the learner's fails.
+
+  None where an earlier function was stopped at a limit: it would be again,
+  and each of these runs would wait its whole limit for a note.
+  """
   items = []
   for name in USES_EARLIER:
     index = GRADED.index(name)
+    if set(stopped) & set(GRADED[:index]):
+      continue
     if name in own and not own[name].lines and any(
         own[n].lines for n in GRADED[:index] if n in own):
-      items.append(_item(name + ' with yours', name, [], GRADED[:index + 1], submission))
+      items.append(_item(name + ' with yours', name, [], submission))
   return items
 
 
@@ -128,15 +160,20 @@ def prepared(seed):
   return given, json_given, inputs.expected_results(seed, given, json_given)
 
 
-def run_items(submissions, items, seed, mode):
-  """Runs items (each naming its submission) in one sandbox; returns id -> result."""
+def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS):
+  """Runs items (each naming its submission) in one sandbox; returns id -> result.
+
+  The sandbox is stopped after ``seconds`` (wall clock), all its items together.
+  """
   given, json_given, _ = prepared(seed)
   job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
          'model_size': coursework.model_size(), 'model_file': coursework.MODEL_FILE,
-         'given': json_given}
+         'given': json_given, 'other cells seconds': limits.OTHER_CELLS_SECONDS,
+         'file mb': limits.FILE_MB}
   solutions = [{name: handout.solution_source(name) for name in item['package']}
                for item in items]
-  return sandbox.run(job, given, solutions, mode=mode, read_only_dirs=[coursework.MODEL_DIR])
+  return sandbox.run(job, given, solutions, mode=mode, read_only_dirs=[coursework.MODEL_DIR],
+                     seconds=seconds)
 
 
 _SESSION_SEED = secrets.randbits(31)  # Drawn when the grader loads: one a grading run.
@@ -165,25 +202,27 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
   seed = _SESSION_SEED if seed is None else int(seed)
   if mode == 'bwrap' and not shutil.which('bwrap'):
     raise SummarizerError(sandbox.INSTALL_HINT)
-  submissions = [read_cells(notebook) for notebook in notebooks]
+  submissions = [learner_cells(notebook) for notebook in notebooks]
   watched = [PACKAGE_DIR, coursework.MODEL_DIR]
   before = sandbox.package_digest(watched)
   expected = prepared(seed)[2]
   items = sorted((dict(item, id=f'{k}/{item["id"]}') for k in range(len(submissions))
                   for item in first_items(functions, whole, k)), key=_course_order)
-  ran = run_items(submissions, items, seed, mode)
+  deadline = time.monotonic() + limits.SUBMISSION_SECONDS * len(submissions)
+  ran = run_items(submissions, items, seed, mode, deadline - time.monotonic())
   owns = [{name: function_verdict(name, ran.get(f'{k}/{name}'), expected[name])
            for name in functions} for k in range(len(submissions))]
   later = [dict(item, id=f'{k}/{item["id"]}') for k, own in enumerate(owns)
-           for item in with_yours_items(own, k)]
-  if later:
-    ran.update(run_items(submissions, later, seed, mode))
+           for item in with_yours_items(own, k, [n for n in functions
+                                                 if was_stopped(ran.get(f'{k}/{n}'))])]
+  if later and deadline - time.monotonic() > limits.FUNCTION_SECONDS / 2:  # Notes only.
+    ran.update(run_items(submissions, later, seed, mode, deadline - time.monotonic()))
   if sandbox.package_digest(watched) != before:
     raise SummarizerError('the installed package changed while grading: reinstall it '
                           'before trusting any grade')
   seconds = round(time.monotonic() - started, 1)
-  return [Report(seed, mode, verdicts_of(cells, _mine(ran, k), expected, owns[k], whole),
-                 seconds) for k, cells in enumerate(submissions)]
+  return [Report(seed, mode, verdicts_of(read_cells(cells), _mine(ran, k), expected, owns[k],
+                                         whole), seconds) for k, cells in enumerate(submissions)]
 
 
 def _course_order(item):
@@ -217,16 +256,20 @@ def failure_lines(name, result, expected_cases):
   if result is None:
     return ['not run (the sandbox stopped before it)']
   status, results = result['status'], result['results']
+  if status.get('stopped'):
+    return [str(status['stopped'])]
   if status.get('timed out'):
-    return [f"ran out of time ({status['seconds']:.0f} s): a loop that never ends?"]
+    return [f"stopped after {status['seconds']:.0f} s (wall clock), its limit: "
+            'a loop that never ends, or a sleep?']
   if results is None:
     code = status.get('exit')
     how = f'killed by signal {-code}' if code and code < 0 else f'exit status {code}'
     return [f'crashed ({how}; out of memory, os._exit or a crash in your code) before '
             'it returned anything']
   errors = results.get('cell errors')
-  lines = [f'your cell: {str(error)[:600]}' for error in
-           (errors if isinstance(errors, list) else [])][:5]
+  errors = [str(error) for error in errors] if isinstance(errors, list) else []
+  errors.sort(key=lambda error: not error.startswith(f'{name}:'))  # Its own cell's first.
+  lines = [f'your cell: {error[:600]}' for error in errors][:5]
   if not isinstance(results.get('cases'), list):
     results = dict(results, cases=[])
   if not results.get('cases') and not lines:
@@ -257,7 +300,21 @@ def hidden_reason(line):
 def function_verdict(name, result, expected_cases):
   lines = failure_lines(name, result, expected_cases)
   points = POINTS[name]
-  return Verdict(f'test_{name}', title(name), 0 if lines else points, points, lines, [])
+  note = printed_note(result)
+  return Verdict(f'test_{name}', title(name), 0 if lines else points, points, lines,
+                 [note] if note else [])
+
+
+def printed_note(result):
+  """What a function printed where it was asked not to: feedback, never a deduction."""
+  cases = ((result or {}).get('results') or {}).get('cases')
+  for case in cases if isinstance(cases, list) else []:
+    measures = case.get('measures') if isinstance(case, dict) else None
+    printed = measures.get('what it prints, line by line') if isinstance(measures, dict) else None
+    if case.get('name') == QUIET and isinstance(printed, list) and printed:
+      return (f'with verbose=False it printed {len(printed)} lines (the first: '
+              f'{str(printed[0])[:60]!r}); what a function prints is feedback, no points lost')
+  return None
 
 
 def earlier_note(name, result, expected_cases, own):

@@ -11,11 +11,19 @@ otherwise). The learner's code never runs in a kernel of the teacher's.
 summarizer.exercises --nbgrader DIR`` writes.
 """
 
+import os
+import shutil
+
 import nbformat
+from nbgrader.api import Gradebook
+from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from summarizer.assignment import grader
+from summarizer.assignment import grader, handout
+
+# Where a repaired submission says what was repaired, or why it cannot be graded.
+REASON = 'summarizer_grading'
 
 # The slowest cell of the notebook measured here (Part 3's ten training
 # steps: 36 s here, niced, load 3 on 2 cores), with a margin of eight: `nbgrader validate` and any
@@ -31,21 +39,184 @@ class SandboxedGrades(NbGraderPreprocessor):
                     'installed)').tag(config=True)
 
   def preprocess(self, nb, resources):
-    report = grader.grade(nb, mode=self.sandbox)
-    self.log.info('Sandboxed grades (seed %s, %s s): %g / %g', report.seed, report.seconds,
-                  report.total, report.max_total)
-    verdicts = {verdict.grade_id: verdict for verdict in report.verdicts}
+    said = nb.metadata.get(REASON) or {}
+    if said.get('unreadable'):
+      verdicts, seed = {}, None
+      self.log.warning('Not graded: %s', said['unreadable'])
+    else:
+      report = grader.grade(nb, mode=self.sandbox)
+      self.log.info('Sandboxed grades (seed %s, %s s): %g / %g', report.seed, report.seconds,
+                    report.total, report.max_total)
+      verdicts, seed = {verdict.grade_id: verdict for verdict in report.verdicts}, report.seed
+    reason = said.get('unreadable') or said.get('repaired')
     for cell in nb.cells:
       grade_id = cell.metadata.get('nbgrader', {}).get('grade_id')
       if cell.cell_type == 'code' and grade_id in verdicts:
-        cell.outputs = outputs(verdicts[grade_id], report.seed)
+        verdict = verdicts[grade_id]
+        if reason:
+          verdict.notes.append(reason)
+        cell.outputs = outputs(verdict, seed)
         cell.execution_count = None
+      elif cell.cell_type == 'code' and said.get('unreadable') and _points(grade_id):
+        name = grade_id[len('test_'):]
+        title = grader.title(name) if name in grader.GRADED else grade_id
+        cell.outputs = outputs(grader.Verdict(grade_id, title, 0, _points(grade_id),
+                                              [said['unreadable']], []), None)
+    if reason:
+      resources.setdefault('nbgrader', {})[REASON] = reason
     return nb, resources
+
+
+def _points(grade_id):
+  return handout.POINTS.get((grade_id or '')[len('test_'):]) if grade_id else None
+
+
+class RepairMetadata(NbGraderPreprocessor):
+  """Before nbgrader's own checks: metadata nbgrader would stop at, made gradable.
+
+  A cell duplicated with its metadata (Jupyter's copy and paste): the last
+  one keeps the grade id, as Jupyter shows it, the others become the
+  learner's own cells (nbgrader's DeduplicateIds would leave them an empty
+  metadata that its CheckCellMetadata reads as an old format, and stop).
+  Old or broken metadata of a cell of the assignment is the teacher's again;
+  of any other cell, it is dropped. What was repaired is said on the
+  feedback page.
+  """
+
+  def preprocess(self, nb, resources):
+    validator, repaired = MetadataValidator(), []
+    ids = [_grade_id(cell) for cell in nb.cells]
+    for index, cell in enumerate(nb.cells):
+      grade_id = ids[index]
+      if grade_id and grade_id in ids[index + 1:]:
+        del cell.metadata['nbgrader']
+        repaired.append(f'cell {index + 1} duplicates {grade_id} (the last one is graded)')
+      elif 'nbgrader' in cell.get('metadata', {}) and not _valid(validator, cell):
+        teacher = _teachers_metadata(grade_id)
+        if teacher:
+          cell.metadata['nbgrader'] = teacher
+        else:
+          del cell.metadata['nbgrader']
+        repaired.append(f'cell {index + 1} had broken nbgrader metadata')
+    if repaired:
+      said = nb.metadata.setdefault(REASON, {})
+      said['repaired'] = '; '.join(filter(None, [said.get('repaired'), *repaired]))
+      self.log.warning('Repaired: %s', said['repaired'])
+    return nb, resources
+
+
+def _grade_id(cell):
+  nbgrader = cell.get('metadata', {}).get('nbgrader')
+  grade_id = nbgrader.get('grade_id') if isinstance(nbgrader, dict) else None
+  return grade_id if isinstance(grade_id, str) and grade_id else None
+
+
+def _valid(validator, cell):
+  try:
+    validator.validate_cell(cell)
+    return True
+  except Exception:  # pylint: disable=broad-except  # Too old, too new, not the schema.
+    return False
+
+
+def _teachers_metadata(grade_id):
+  """The source version's metadata of a cell of the assignment, or None."""
+  if grade_id in grader.GRADED:
+    return handout._nbgrader(grade_id, solution=True)  # pylint: disable=protected-access
+  if _points(grade_id):
+    return handout._nbgrader(grade_id, points=_points(grade_id))  # pylint: disable=protected-access
+  return None
+
+
+class RecordReason(NbGraderPreprocessor):
+  """After SaveAutoGrades: what was repaired, or why nothing was graded, in the gradebook.
+
+  Written as the automatic comment of every answer cell (the gradebook's
+  place for a line on a cell, shown on the feedback page).
+  """
+
+  def preprocess(self, nb, resources):
+    reason = resources.get('nbgrader', {}).get(REASON)
+    if not reason:
+      return nb, resources
+    info = resources['nbgrader']
+    with Gradebook(info['db_url']) as gradebook:
+      for cell in nb.cells:
+        nbgrader = cell.metadata.get('nbgrader', {})
+        if nbgrader.get('solution'):
+          comment = gradebook.find_comment(nbgrader['grade_id'], info['notebook'],
+                                           info['assignment'], info['student'])
+          comment.auto_comment = reason
+      gradebook.db.commit()
+    return nb, resources
+
+
+def repair_submission(assignment, student, notebooks):
+  """nbgrader's pre-convert hook: a submission it could not read, made readable.
+
+  A notebook handed in under another name (the only one in the folder) is
+  graded as the assignment's. A notebook with bytes that are not UTF-8 is
+  read with them replaced (the original is kept beside it, as
+  ``NAME.ipynb.as-submitted``). One that is not a notebook at all becomes
+  the student version, marked so that every graded cell gets 0 with the
+  reason. ``notebooks`` (the folder's, nbgrader's list) is updated in place.
+  """
+  del assignment, student
+  expected = handout.ASSIGNMENT + '.ipynb'
+  for folder in sorted({os.path.dirname(path) for path in notebooks}):
+    mine = [path for path in notebooks if os.path.dirname(path) == folder]
+    path, reason = os.path.join(folder, expected), None
+    if path not in mine and len(mine) == 1:
+      shutil.copyfile(mine[0], path)
+      reason = f'handed in as {os.path.basename(mine[0])}: graded as {expected}'
+      notebooks[notebooks.index(mine[0])] = path
+    if os.path.isfile(path):
+      _make_readable(path, reason)
+
+
+def _make_readable(path, renamed=None):
+  """Rewrites the notebook at ``path`` so that nbgrader reads it, saying what was done."""
+  with open(path, 'rb') as f:
+    data = f.read()
+  said = {}
+  try:
+    text = data.decode('utf-8')
+  except UnicodeDecodeError as error:
+    text = data.decode('utf-8', 'replace')
+    said['repaired'] = (f'byte {error.start} is not UTF-8: read with the bad bytes replaced '
+                        '(the file as handed in is kept beside it)')
+  try:
+    notebook = nbformat.reads(text, as_version=4)
+    if not isinstance(notebook.get('cells'), list):
+      raise ValueError('no cells')
+  except Exception as error:  # pylint: disable=broad-except  # Whatever it is, not a notebook.
+    notebook = _student_version(path)
+    said = {'unreadable': f'the notebook cannot be read ({str(error)[:120]}): 0 points; '
+                          'hand in the .ipynb file that Jupyter saves'}
+  if renamed:
+    said['repaired'] = '; '.join(filter(None, [renamed, said.get('repaired')]))
+  if not said:
+    return
+  if not renamed:  # A renamed one is a copy: the original is still there.
+    shutil.copyfile(path, path + '.as-submitted')
+  notebook.metadata[REASON] = said
+  with open(path, 'w', encoding='utf-8') as f:
+    f.write(nbformat.writes(notebook))
+
+
+def _student_version(path):
+  """The released notebook of the course the submission at ``path`` belongs to."""
+  folder = os.path.dirname(path)  # COURSE/submitted/STUDENT/ASSIGNMENT
+  course = os.path.dirname(os.path.dirname(os.path.dirname(folder)))
+  released = os.path.join(course, 'release', os.path.basename(folder), os.path.basename(path))
+  if os.path.isfile(released):
+    return nbformat.read(released, as_version=4)
+  return handout.exercise_notebook()
 
 
 def outputs(verdict, seed):
   """A verdict as a cell's outputs: the text, then an error when it failed."""
-  text = grader.verdict_text(verdict) + f'(inputs drawn with seed {seed})\n'
+  text = grader.verdict_text(verdict) + (f'(inputs drawn with seed {seed})\n' if seed is not None else '')
   cell_outputs = [nbformat.v4.new_output('stream', name='stdout', text=text)]
   if verdict.points < verdict.max_points:
     cell_outputs.append(nbformat.v4.new_output(
@@ -60,19 +231,31 @@ def config_source(course_id='summarizer', sandbox='bwrap'):
 # Written by `python -m summarizer.exercises --nbgrader`. nbgrader reads it from the
 # directory it runs in (the course directory).
 from nbconvert.preprocessors import ClearMetadataPreprocessor
-from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, IgnorePattern,
-                                    LimitOutput, SaveAutoGrades)
+from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, ClearOutput,
+                                    DeduplicateIds, IgnorePattern, LimitOutput,
+                                    OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
-from summarizer.assignment.nbgrader_plugin import SandboxedGrades
+from summarizer.assignment.nbgrader_plugin import (RecordReason, RepairMetadata,
+                                                   SandboxedGrades, repair_submission)
 
 c = get_config()
 c.CourseDirectory.course_id = {course_id!r}
 
+# A class grades to the end: a notebook handed in under another name, with bytes
+# that are not UTF-8, or that is no notebook at all is made readable first (or
+# gets 0 with the reason), and metadata nbgrader would stop at (a cell duplicated
+# by copy and paste, an old or broken format) is repaired before nbgrader checks it.
+c.Autograde.pre_convert_hook = repair_submission
+c.Autograde.sanitize_preprocessors = [
+    RepairMetadata, ClearOutput, DeduplicateIds, OverwriteKernelspec, OverwriteCells,
+    CheckCellMetadata]
+
 # Autograde: the verdict comes from the sandbox (bubblewrap), not from running the
-# submission in a kernel: SandboxedGrades takes the place of nbgrader's Execute.
+# submission in a kernel: SandboxedGrades takes the place of nbgrader's Execute;
+# RecordReason writes what was repaired (or why nothing was graded) in the gradebook.
 c.Autograde.autograde_preprocessors = [
     SandboxedGrades, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
-    SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]
+    SaveAutoGrades, RecordReason, AssignLatePenalties, CheckCellMetadata]
 c.SandboxedGrades.sandbox = {sandbox!r}  # 'process' only where bubblewrap cannot be had
 
 # Each cell's time limit wherever the notebook runs in a kernel (nbgrader validate):

@@ -11,12 +11,16 @@
   no graded function (``graded_modules()``), no assignment room, no
   notebook, no ``.git``: ``from summarizer import CausalAttention`` fails;
 - its own ``/tmp`` (empty but for what is bound there: a checkout under
-  ``/tmp`` still runs), ``/proc`` and ``/dev``; no network (all namespaces
+  ``/tmp`` still runs) and ``/dev/shm``, each a tmpfs of ``limits.TMP_MB``,
+  ``/proc``, and a read-only ``/dev``; no network (all namespaces
   unshared), an unprivileged user, no capabilities, an empty environment;
 - the working directory is the sandbox's ``/tmp``: a submission's own files
   are never there, so nothing shadows the package.
 
 Results come back on the worker's standard output only (see ``worker.py``).
+``Watch`` looks at the sandbox from outside while it runs: its processes'
+memory together, their number, and the submission's wall-clock seconds (the
+limits are in ``limits.py``).
 With ``mode='process'`` (the teacher's explicit choice where bubblewrap is
 missing) the worker is a plain separate process: limits and fresh inputs,
 but nothing hidden and nothing read-only.
@@ -27,14 +31,18 @@ import importlib
 import io
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 
 import numpy as np
 
 import summarizer
+from summarizer.assignment import limits, watch
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 
@@ -129,7 +137,10 @@ def bwrap_command(job_dir, read_only_dirs):
     raise SummarizerError(INSTALL_HINT)
   # /tmp first: a fresh tmpfs mounted after the binds would hide any of
   # them that lives under /tmp (a checkout, its virtual environment, a model).
-  command = [bwrap, '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp',
+  # /dev/shm is bwrap's /dev's folder otherwise: writable, as large as /tmp was.
+  size = str(limits.TMP_MB << 20)
+  command = [bwrap, '--dev', '/dev', '--size', size, '--tmpfs', '/dev/shm', '--remount-ro', '/dev',
+             '--proc', '/proc', '--size', size, '--tmpfs', '/tmp',
              *_system_binds(), *_python_binds()]
   for directory in read_only_dirs:
     if not _inside_package(directory):
@@ -143,7 +154,7 @@ def bwrap_command(job_dir, read_only_dirs):
               '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--clearenv',
               '--setenv', 'HOME', '/tmp', '--setenv', 'PATH', '/usr/bin',
               '--setenv', 'JAX_PLATFORMS', 'cpu', '--chdir', '/tmp',
-              sys.executable, '-I', '/grader/worker.py', '/job']
+              sys.executable, '-I', '/grader/worker.py', '/job', os.path.dirname(PACKAGE_DIR)]
   return command
 
 
@@ -151,11 +162,13 @@ def process_command(job_dir):
   """The weaker mode: the worker as a plain process, from a copy of its two files."""
   for name in ('worker.py', 'probes.py'):
     shutil.copy(os.path.join(HERE, name), os.path.join(job_dir, name))
-  return [sys.executable, '-I', os.path.join(job_dir, 'worker.py'), job_dir]
+  return [sys.executable, '-I', os.path.join(job_dir, 'worker.py'), job_dir,
+          os.path.dirname(PACKAGE_DIR)]
 
 
-def run(job, given, solutions, mode='bwrap', read_only_dirs=(), timeout=1800):
-  """Runs the job's items in the sandbox.
+def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
+        seconds=limits.SUBMISSION_SECONDS, watched=None):
+  """Runs the job's items in the sandbox, watched from outside (``watch.py``).
 
   Args:
     job: The job (see ``worker.py``), JSON.
@@ -164,10 +177,13 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(), timeout=1800):
       source), sent on the worker's stdin one item at a time.
     mode: 'bwrap', or 'process' (weaker, named by the teacher).
     read_only_dirs: Host folders the sandbox may read (the shipped model's).
-    timeout: Seconds for the whole run.
+    seconds: Wall-clock seconds for the whole run.
+    watched: A list the run's ``Watch`` is appended to (its peaks).
 
   Returns:
-    dict: item id -> {'status': ..., 'results': ... or None}.
+    dict: item id -> {'status': ..., 'results': ... or None}. The item a limit
+    of the watch stopped has ``status['stopped']`` (one line), and so has each
+    item that never ran because the whole sandbox was stopped.
   """
   if mode not in MODES:
     raise SummarizerError(f'unknown sandbox mode {mode!r}: choose one of {", ".join(MODES)}')
@@ -181,13 +197,93 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(), timeout=1800):
     env = None if mode == 'bwrap' else {'PATH': '/usr/bin', 'HOME': job_dir,
                                         'JAX_PLATFORMS': 'cpu'}
     frames = b''.join(_frame(json.dumps(each).encode('utf-8')) for each in solutions)
-    done = subprocess.run(command, input=frames, capture_output=True, timeout=timeout,
-                          check=False, cwd=job_dir, env=env)
-  items = read_frames(done.stdout)
-  if not items and done.returncode:
-    tail = done.stderr.decode('utf-8', 'replace').strip().splitlines()[-3:]
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, cwd=job_dir, env=env)
+    watcher = watch.Watch(process.pid, seconds)
+    if watched is not None:
+      watched.append(watcher)
+    stdout, stderr, stops = _pump(process, frames, watcher)
+  items = read_frames(stdout)
+  if not items and process.returncode and not stops:
+    tail = stderr.decode('utf-8', 'replace').strip().splitlines()[-3:]
     raise SummarizerError('the sandbox did not start: ' + ' / '.join(tail))
+  _mark_stops(items, [str(item['id']) for item in job['items']], stops)
   return items
+
+
+def _feed(pipe, data):
+  try:
+    pipe.write(data)
+    pipe.close()
+  except (BrokenPipeError, ValueError, OSError):
+    pass  # The worker ended before it read every item's solutions.
+
+
+def _drain(pipe, kept, cap=1 << 16):
+  while True:
+    chunk = pipe.read(1 << 16)
+    if not chunk:
+      return
+    kept[:] = [(b''.join(kept) + chunk)[-cap:]]
+
+
+def _pump(process, frames, watcher):
+  """Feeds the worker, reads its output to the end and lets the watch look meanwhile.
+
+  Returns:
+    (stdout, stderr's end, stops): each stop as (items done when it came, ``watch.Stop``).
+  """
+  threads = [threading.Thread(target=_feed, args=(process.stdin, frames), daemon=True)]
+  err = []
+  threads.append(threading.Thread(target=_drain, args=(process.stderr, err), daemon=True))
+  for thread in threads:
+    thread.start()
+  out, stops, looked = bytearray(), [], 0.0
+  fd = process.stdout.fileno()
+  while True:
+    ready, _, _ = select.select([fd], [], [], limits.WATCH_SECONDS)
+    if ready:
+      chunk = os.read(fd, 1 << 20)
+      if not chunk:
+        break
+      out += chunk
+    ended = stops and stops[-1][1].everything
+    if time.monotonic() - looked >= limits.WATCH_SECONDS and not ended:
+      looked = time.monotonic()
+      done = complete_frames(out)
+      stop = watcher.look(everything=[d for d, _ in stops].count(done) >= 2)
+      if stop:
+        stops.append((done, stop))
+  process.stdout.close()
+  process.wait()
+  for thread in threads:
+    thread.join(timeout=5)
+  return bytes(out), b''.join(err), stops
+
+
+def complete_frames(data):
+  """How many items' frames (a header and the bytes it announces) the data holds whole."""
+  count, at = 0, 0
+  while at + 8 <= len(data):
+    end = at + 8 + int.from_bytes(data[at:at + 8], 'big')
+    try:
+      end += int(json.loads(bytes(data[at + 8:end]))['size'])
+    except (ValueError, KeyError, TypeError):
+      break  # A header not yet whole.
+    if end > len(data):
+      break
+    count, at = count + 1, end
+  return count
+
+
+def _mark_stops(items, order, stops):
+  """Puts each stop's line on the item it stopped (and the items never run after a full stop)."""
+  for done, stop in stops:
+    for k, item_id in enumerate(order[done:]):
+      if k and not stop.everything:
+        break
+      entry = items.setdefault(item_id, {'status': {}, 'results': None})
+      entry['status'].setdefault('stopped', stop.reason if k == 0 else 'not run: ' + stop.reason)
 
 
 def _frame(data):

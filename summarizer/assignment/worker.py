@@ -1,6 +1,6 @@
 """Runs a learner's cells inside the sandbox and writes what they output; judges nothing.
 
-Started by ``sandbox.py`` as ``python -I worker.py JOB_DIR`` inside
+Started by ``sandbox.py`` as ``python -I worker.py JOB_DIR PACKAGE_PARENT`` inside
 bubblewrap, next to ``probes.py`` (the only other file it loads of the
 assignment room). ``JOB_DIR/job.json`` names the items to run, in the course's order,
 and holds the notebook's setup (trusted) and the learner's cells;
@@ -35,8 +35,11 @@ import time
 
 import numpy as np
 
-# python -I leaves this file's folder off the path: probes.py is beside it.
+# python -I leaves this file's folder off the path: probes.py is beside it. The
+# package is imported from the folder the grader found it in (argv[2]: a
+# checkout on PYTHONPATH, which -I and the empty environment would lose).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path[1:1] = sys.argv[2:3]
 import probes  # pylint: disable=import-error,wrong-import-position
 
 
@@ -49,8 +52,22 @@ def load_job(job_dir):
   return job, given
 
 
-def run_cell(source, label, names, errors):
-  """Runs a cell statement by statement, as far as each goes; errors are recorded."""
+class TookTooLong(BaseException):
+  """A statement of another cell than the graded one ran past its seconds (see run_cell)."""
+
+
+def _too_long(signum, frame):
+  del signum, frame
+  raise TookTooLong()
+
+
+def run_cell(source, label, names, errors, seconds=None):
+  """Runs a cell statement by statement, as far as each goes; errors are recorded.
+
+  With ``seconds``, each statement is stopped after that many seconds of
+  wall-clock time (a scratch cell's loop costs the other functions a few
+  seconds, not their whole limit).
+  """
   filename = f'<cell {label}>'
   linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
   try:
@@ -59,23 +76,42 @@ def run_cell(source, label, names, errors):
     errors.append(f'{label}: SyntaxError: {error.msg} (line {error.lineno})')
     return
   for statement in tree.body:
+    if seconds:
+      signal.signal(signal.SIGALRM, _too_long)
+      signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
       exec(compile(ast.Module([statement], []), filename, 'exec'), names)  # pylint: disable=exec-used
+    except TookTooLong:
+      errors.append(f'{label}: line {statement.lineno} ran past {seconds} s and was stopped '
+                    '(while grading another function)')
     except (Exception, SystemExit) as error:  # pylint: disable=broad-except
       errors.append(f'{label}: {probes.describe(error)}')
+    finally:
+      if seconds:
+        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def namespace(job, item, solutions, errors):
-  """The names an item's function sees: setup, stand-ins, the package's earlier answers, cells."""
+  """The names an item's function sees, as a kernel running the notebook would have them.
+
+  The trusted setup, the stand-ins of Part 1's helpers, then the learner's
+  code cells in the notebook's order (solution cells, scratch cells, imports,
+  helpers), up to the last cell of the item's function (all of them for the
+  whole model); then the package's answers to the earlier exercises take the
+  place of the learner's, so one mistake costs its own function only.
+  """
   names = {'__name__': '__main__'}
   exec(job['setup'], names)  # pylint: disable=exec-used
   names.update(tokenize=probes.stand_in_tokenize, detokenize=probes.stand_in_detokenize)
+  cells = job['submissions'][item['submission']]
+  own = item.get('upto')
+  ids = [cell['grade_id'] for cell in cells]
+  last = len(cells) - 1 - ids[::-1].index(own) if own and own in ids else len(cells) - 1
+  for cell in cells[:last + 1]:
+    run_cell(cell['source'], cell['label'], names, errors,
+             None if own and cell['grade_id'] == own else job['other cells seconds'])
   for name in item['package']:
     exec(solutions[name], names)  # pylint: disable=exec-used
-  cells = job['submissions'][item['submission']]
-  for name in item['cells']:
-    if name in cells:
-      run_cell(cells[name], name, names, errors)
   return names
 
 
@@ -140,12 +176,16 @@ def frame(data):
   return len(data).to_bytes(8, 'big') + data
 
 
-def limit(memory_mb, seconds):
-  """The child's limits: its address space, its CPU time, the files it writes."""
+def limit(memory_mb, seconds, file_mb):
+  """The child's own limits: its address space, its CPU time, the size of a file it writes.
+
+  Its wall-clock seconds are this process's to count (``fork_item``); the
+  sandbox's memory and processes together are watched from outside it.
+  """
   memory = memory_mb << 20
   resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
   resource.setrlimit(resource.RLIMIT_CPU, (seconds * 4, seconds * 4))  # 2 cores, threads.
-  resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 20, 64 << 20))
+  resource.setrlimit(resource.RLIMIT_FSIZE, (file_mb << 20, file_mb << 20))
   resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
 
 
@@ -157,7 +197,7 @@ def child(job, item, solutions, given, write_end):
     quiet = os.open(os.devnull, os.O_RDWR)
     os.dup2(quiet, 0)  # Later items' solutions wait on stdin: not the child's.
     os.dup2(quiet, 1)  # The grader's channel is the parent's stdout: not the child's.
-    limit(item['memory_mb'], item['seconds'])
+    limit(item['memory_mb'], item['seconds'], job['file mb'])
     data = encode_results(run_item(job, item, solutions, given))
     with os.fdopen(write_end, 'wb') as pipe:
       pipe.write(data)
@@ -226,7 +266,13 @@ def with_group(pid, sig):
 
 
 def sweep():
-  """Kills every other process of the sandbox (what an item left behind)."""
+  """Kills every other process of the sandbox (what an item left behind).
+
+  Only as the sandbox's first process: with ``--sandbox process`` /proc shows
+  the machine's processes, and the child's group is all ``reap`` kills.
+  """
+  if os.getpid() != 1:
+    return
   keep = {os.getpid(), os.getppid(), 1}
   for entry in os.listdir('/proc'):
     if entry.isdigit() and int(entry) not in keep:

@@ -527,7 +527,7 @@ VARIANTS = [
               break
           return detokenize(generated_output)
         ''', why='decoding started without the separator'),
-    _mistake('prints whatever verbose says', 'greedy_decode', '''
+    _correct('prints whatever verbose says (printing is feedback)', 'greedy_decode', '''
         def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
                           detokenize=detokenize, verbose=False, max_length=64):
           cur_output_tokens = tokenize(input_sentence) + [0]

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 
+import nbformat
 import numpy as np
 import pytest
 
@@ -103,6 +104,94 @@ def test_a_wrong_causal_attention_leaves_a_note_on_the_functions_built_on_it(rep
 def test_the_inputs_are_drawn_from_the_recorded_seed(reports):
   assert {report.seed for report in reports.values()} == {SEED}
   assert f'seed {SEED}, sandbox bwrap' in grader.table(reports['course'])
+
+
+# --------------------------------------------------------------------------
+# The notebook runs as a kernel runs it; only results are graded.
+
+SCRATCH = nbformat.v4.new_code_cell  # A cell the learner added: no nbgrader metadata.
+ACROSS = ('DotProductAttention', 'dot_product_self_attention', 'greedy_decode')
+
+
+def across_cells():
+  """Correct work written across cells, a looping scratch cell, a decoder that always prints."""
+  notebook = learner_variants.notebook_with(answers(
+      DotProductAttention=learner_variants.COURSE_ANSWERS['DotProductAttention'] + textwrap.dedent('''
+          def causal_mask(size):  # A helper used in Exercise 3's cell.
+            return onp.tril(onp.ones((1, size, size), dtype=bool))
+          '''),
+      dot_product_self_attention=textwrap.dedent('''
+          def dot_product_self_attention(q, k, v):
+            return DotProductAttention(q, k, v, causal_mask(q.shape[-2]))
+          '''),
+      greedy_decode=variant('prints whatever verbose says (printing is feedback)').source))
+  setup = next(i for i, cell in enumerate(notebook.cells) if cell.get('id') == 'setup')
+  notebook.cells[setup + 1:setup + 1] = [
+      SCRATCH('import numpy as onp'),  # An import in a scratch cell.
+      SCRATCH('import time\nwhile True:\n  time.sleep(1)')]  # Stopped: other cells than its own.
+  return notebook
+
+
+def learners_test_cell():
+  """A blank solution cell, and the answer written into the learner's copy of its test cell."""
+  return learner_variants.notebook_with(answers(
+      DotProductAttention=handout.exercise_source('DotProductAttention'),
+      test_DotProductAttention=learner_variants.COURSE_ANSWERS['DotProductAttention']))
+
+
+@pytest.fixture(scope='module')
+def kernel_like():
+  if not shutil.which('bwrap'):
+    pytest.skip('needs bubblewrap')
+  return grader.grade_batch([across_cells(), learners_test_cell()], seed=SEED,
+                            functions=ACROSS, whole=False)
+
+
+def test_work_across_cells_gets_its_points_and_printing_costs_nothing(kernel_like):
+  report = kernel_like[0]
+  assert report.total == report.max_total == 4, grader.table(report)
+  [decode] = [v for v in report.verdicts if v.grade_id == 'test_greedy_decode']
+  assert any('with verbose=False it printed' in note and 'no points lost' in note
+             for note in decode.notes), decode.notes
+  # The looping scratch cell was stopped after OTHER_CELLS_SECONDS in each run.
+  assert report.seconds < 120
+
+
+def test_the_learners_copy_of_a_test_cell_is_never_run(kernel_like):
+  scored = points(kernel_like[1])
+  assert scored['DotProductAttention'] == 0, grader.table(kernel_like[1])
+
+
+def test_the_learners_cells_are_their_solution_cells_and_their_own_in_order():
+  cells = grader.learner_cells(across_cells())
+  assert [cell['label'] for cell in cells][:3] == ['cell 3', 'cell 4', 'DotProductAttention']
+  assert [cell['grade_id'] for cell in cells if cell['grade_id']] == list(GRADED)
+  assert grader.read_cells(cells)['dot_product_self_attention'].strip().startswith('def ')
+
+
+def test_the_whole_model_runs_every_cell_and_a_function_the_cells_up_to_its_own():
+  # Cells of the learner's own (no grade id) before a solution cell pasted twice.
+  cells = [{'label': 'cell 3', 'grade_id': None, 'source': 'order.append("scratch")'},
+           {'label': 'f', 'grade_id': 'f', 'source': 'order.append("first f")'},
+           {'label': 'cell 5', 'grade_id': None, 'source': 'order.append("pasted")'},
+           {'label': 'f', 'grade_id': 'f', 'source': 'order.append("last f")'},
+           {'label': 'g', 'grade_id': 'g', 'source': 'order.append("g")'}]
+  script = textwrap.dedent(f'''
+      import sys
+      sys.path.insert(0, {sandbox.HERE!r})
+      import worker
+      job = {{'setup': 'order = []', 'submissions': [{cells!r}], 'other cells seconds': 5}}
+      for upto in ('f', None):
+        item = {{'submission': 0, 'upto': upto, 'package': []}}
+        print(worker.namespace(job, item, {{}}, [])['order'])
+      ''')
+  done = subprocess.run([sys.executable, '-I', '-c', script, 'job', os.path.dirname(
+      sandbox.HERE.rsplit(os.sep, 1)[0])], capture_output=True, text=True, timeout=600,
+                        check=False, env={'PATH': '/usr/bin', 'JAX_PLATFORMS': 'cpu'})
+  assert done.returncode == 0, done.stderr
+  assert done.stdout.splitlines() == [
+      "['scratch', 'first f', 'pasted', 'last f']",
+      "['scratch', 'first f', 'pasted', 'last f', 'g']"]
 
 
 @pytest.fixture(scope='module')

@@ -3,12 +3,16 @@
 
 One course directory for the module (nbgrader's database in it, under tmp):
 the source version and ``nbgrader_config.py`` written by the command,
-``nbgrader generate_assignment`` for the student version, four submissions
+``nbgrader generate_assignment`` for the student version, seven submissions
 autograded in one run (the course's answers, a blank notebook, three wrong
-functions one of which ends the process, and cheats with a folder handed in
-beside the notebook), then feedback and export.
+functions one of which ends the process, cheats with a folder handed in
+beside the notebook, and three that nbgrader alone cannot grade: a cell
+pasted twice with its metadata and another's metadata in an old format, a
+renamed notebook with a byte that is not UTF-8, a file that is no
+notebook), then feedback and export.
 """
 
+import copy
 import csv
 import os
 import shutil
@@ -73,6 +77,38 @@ def cheats():
   return {c.function: c.source for c in chosen}, folder.files
 
 
+def submit_broken(course):
+  """Three submissions nbgrader alone stops at or cannot read; sorted before the others."""
+  release = os.path.join(course, 'release', ASSIGNMENT, NOTEBOOK)
+  directory = os.path.join(course, 'submitted', 'a_duplicated', ASSIGNMENT)
+  submit(course, 'a_duplicated', learner_variants.COURSE_ANSWERS)
+  path = os.path.join(directory, NOTEBOOK)
+  notebook = nbformat.read(path, as_version=4)
+  [index] = [i for i, cell in enumerate(notebook.cells)
+             if cell.metadata.get('nbgrader', {}).get('grade_id') == 'DotProductAttention']
+  pasted = copy.deepcopy(notebook.cells[index])  # Jupyter's copy and paste, metadata too.
+  pasted.source = variant('scores not scaled by sqrt(depth)').source
+  del pasted['id']
+  notebook.cells.insert(index, pasted)  # An earlier, wrong attempt above the answer.
+  for cell in notebook.cells:
+    if cell.metadata.get('nbgrader', {}).get('grade_id') == 'DecoderBlock':
+      cell.metadata['nbgrader']['schema_version'] = 1  # An old format.
+  nbformat.write(notebook, path)
+  submit(course, 'b_renamed', dict(learner_variants.COURSE_ANSWERS, DotProductAttention=(
+      '# caf\u00e9 \n' + learner_variants.COURSE_ANSWERS['DotProductAttention'])))
+  directory = os.path.join(course, 'submitted', 'b_renamed', ASSIGNMENT)
+  with open(os.path.join(directory, NOTEBOOK), encoding='utf-8') as f:
+    data = f.read().encode('utf-8').replace('caf\u00e9'.encode('utf-8'), b'caf\xe9')
+  os.remove(os.path.join(directory, NOTEBOOK))
+  with open(os.path.join(directory, 'transformer_summarizer (1).ipynb'), 'wb') as f:
+    f.write(data)  # Renamed, and one byte of Latin-1.
+  directory = os.path.join(course, 'submitted', 'c_not_a_notebook', ASSIGNMENT)
+  os.makedirs(directory)
+  with open(os.path.join(directory, NOTEBOOK), 'w', encoding='utf-8') as f:
+    f.write('{"cells": [')  # Cut short.
+  assert os.path.isfile(release)
+
+
 @pytest.fixture(scope='module')
 def course(tmp_path_factory):
   course = str(tmp_path_factory.mktemp('course'))
@@ -86,6 +122,7 @@ def course(tmp_path_factory):
   submit(course, 'three_wrong', wrong)
   cheat_answers, files = cheats()
   submit(course, 'cheater', cheat_answers, files)
+  submit_broken(course)
   log = nbgrader(course, 'autograde', ASSIGNMENT, '--create')
   nbgrader(course, 'generate_feedback', ASSIGNMENT)
   nbgrader(course, 'export')
@@ -110,7 +147,7 @@ def test_the_written_config_replaces_execute_by_the_sandbox(course):
     config = f.read()
   assert 'SandboxedGrades' in config and 'Execute,' not in config
   assert 'c.ExecutePreprocessor.timeout = 300' in config
-  assert log.count('Sandboxed grades') == 4
+  assert log.count('Sandboxed grades') == 6  # All but the file that is no notebook.
 
 
 def test_the_courses_answers_get_full_marks_and_a_blank_nothing(course):
@@ -150,4 +187,52 @@ def test_the_export_lists_every_student(course):
   course_dir, _ = course
   with open(os.path.join(course_dir, 'grades.csv'), encoding='utf-8') as f:
     rows = {row['student_id']: float(row['score']) for row in csv.DictReader(f)}
-  assert rows == {'course': 20.0, 'blank': 0.0, 'three_wrong': 10.0, 'cheater': 0.0}
+  assert rows == {'course': 20.0, 'blank': 0.0, 'three_wrong': 10.0, 'cheater': 0.0,
+                  'a_duplicated': 20.0, 'b_renamed': 20.0, 'c_not_a_notebook': 0.0}
+
+
+def comments(course, student):
+  """grade_id -> the automatic comment of each answer cell, from the gradebook."""
+  from nbgrader.api import Gradebook  # pylint: disable=g-import-not-at-top
+  with Gradebook(f'sqlite:///{course}/gradebook.db') as gradebook:
+    notebook = gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student)
+    return {comment.name: comment.auto_comment for comment in notebook.comments}
+
+
+def feedback(course, student):
+  page = os.path.join(course, 'feedback', student, ASSIGNMENT, ASSIGNMENT + '.html')
+  with open(page, encoding='utf-8') as f:
+    return f.read()
+
+
+def test_a_cell_pasted_twice_and_an_old_format_are_graded_the_last_copy_counts(course):
+  # nbgrader alone stops here for this student and every one after it ("an old
+  # version of the nbgrader metadata format"); the first copy is wrong, the last right.
+  course_dir, log = course
+  assert 'old version of the nbgrader metadata format' not in log
+  assert total(course_dir, 'a_duplicated') == 20
+  said = comments(course_dir, 'a_duplicated')['DotProductAttention']
+  assert 'duplicates DotProductAttention (the last one is graded)' in said
+  assert 'had broken nbgrader metadata' in said
+  assert 'duplicates DotProductAttention (the last one is graded)' in feedback(
+      course_dir, 'a_duplicated')
+
+
+def test_a_renamed_notebook_with_a_byte_not_utf_8_is_graded_and_says_so(course):
+  course_dir, _ = course
+  assert total(course_dir, 'b_renamed') == 20
+  said = comments(course_dir, 'b_renamed')['greedy_decode']
+  assert said.startswith('handed in as transformer_summarizer (1).ipynb: graded as '
+                         f'{NOTEBOOK}; byte ')
+  assert 'is not UTF-8: read with the bad bytes replaced' in said
+  assert 'is not UTF-8' in feedback(course_dir, 'b_renamed')
+
+
+def test_a_file_that_is_no_notebook_gets_0_and_the_reason(course):
+  course_dir, _ = course
+  graded = scores(course_dir, 'c_not_a_notebook')
+  assert set(graded) == {f'test_{name}' for name in handout.POINTS}
+  assert total(course_dir, 'c_not_a_notebook') == 0
+  reason = comments(course_dir, 'c_not_a_notebook')['DotProductAttention']
+  assert reason.startswith('the notebook cannot be read (') and '\n' not in reason
+  assert 'the notebook cannot be read' in feedback(course_dir, 'c_not_a_notebook')
