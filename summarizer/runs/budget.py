@@ -23,13 +23,14 @@ import time
 # loss.png, config.json (measured here at 3-6 s for the tiny preset).
 TAIL_SECONDS = 10.0
 # Seconds the verdict takes a story, and the calibration an article, on the
-# machine the recipe was tuned on, half as much again for room (the quick
-# preset's 100 stories took 3.6-4.3 s, its 500 articles 3.8-4.1 s). Both
-# always read all of theirs; a slower machine keeps back proportionally more
-# (``fit_to_speed``), up to ``MAX_ENDING_SHARE`` of the budget: where they
-# take longer still, the run ends late and says so.
-VERDICT_SECONDS_PER_STORY = 0.055
-CALIBRATION_SECONDS_PER_ARTICLE = 0.012
+# machine the recipe was tuned on, with a little room (the quick preset's 100
+# stories took 3.6-4.3 s, its 500 articles 3.8-4.1 s; at 2,348 tokens/s, a
+# seventh of the recipe's speed, 22.9 s and 22.2 s). Both always read all of
+# theirs; a slower machine keeps back proportionally more (``fit_to_speed``),
+# up to ``MAX_ENDING_SHARE`` of the budget: where they take longer still, the
+# run ends late and says so.
+VERDICT_SECONDS_PER_STORY = 0.04
+CALIBRATION_SECONDS_PER_ARTICLE = 0.009
 MAX_ENDING_SHARE = 0.12
 
 

@@ -23,7 +23,10 @@ import time
 RECIPE_TOKENS_PER_SECOND = {'quick': 16000}
 # A run slower than this share of its recipe's speed says so at its end.
 SLOW_SHARE = 0.75
-# The speed is measured over at least this many seconds and steps after the first.
+# The speed is measured over at least this many seconds and steps, from the
+# end of the step MEASURE_FROM_STEP into the run: the first steps compile
+# (Trax's second compiles again), and counting them says a third of the speed.
+MEASURE_FROM_STEP = 3
 MEASURE_SECONDS = 8.0
 MEASURE_STEPS = 5
 # Seconds between two evaluations (and previews) without --eval-steps.
@@ -78,7 +81,7 @@ class Plan:
     self.recipe_speed = RECIPE_TOKENS_PER_SECOND.get(run.config.preset)
     self.tokens_per_second = None
     self.run_tokens_per_second = None  # The whole run's, once it has ended.
-    self._start = None  # (time, step, tokens) at the end of the first step.
+    self._start = None  # (time, step, tokens) where the measure starts.
     # The preset's most lesson steps: a plan may lower the phase's max_steps, never raise it above.
     self._lesson_steps = run.repeat.max_steps if run.repeat is not None else None
 
@@ -88,7 +91,8 @@ class Plan:
     if self.tokens_per_second is not None:
       return None
     if self._start is None:
-      self._start = (now, step, tokens)
+      if step - self.first_step >= MEASURE_FROM_STEP:
+        self._start = (now, step, tokens)
       return None
     started, first, counted = self._start
     if now - started < MEASURE_SECONDS or step - first < MEASURE_STEPS:
