@@ -55,10 +55,10 @@ def judge(loaded, source='news', data_dir=None, limit=VERDICT_STORIES, show_prog
       batch = pairs[first:first + BATCH_SIZE]
       runs = summaries.summarize_many([article for article, _ in batch], loaded,
                                       MAX_SUMMARY_TOKENS)
-      read += [(article, reference, run.details()['summary_text'],
-                undertrained.unreadable(run.ids, run.details()['summary_text'],
-                                        loaded.detokenize) is None)
-               for (article, reference), run in zip(batch, runs)]
+      for (article, reference), run in zip(batch, runs):
+        text = run.details()['summary_text']
+        read.append((article, reference, text,
+                     undertrained.unreadable(run.ids, text, loaded.detokenize) is None))
       bar.update(len(batch))
   finally:
     bar.close()

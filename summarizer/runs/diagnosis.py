@@ -49,7 +49,8 @@ def diagnose(run, step, plan, budget, verdict, ending_seconds):
     took = (f': {" and ".join(read)} took {ending_seconds:.0f} s, and always read all '
             'they are given' if read else '')
     lines.append(f'the run ended {budget.overrun():.0f} s past its budget{took}')
-  if verdict is not None and undertrained.shortfalls(verdict):
-    lines.append(f'the model is below the bar ({"; ".join(undertrained.shortfalls(verdict))}): '
+  behind = undertrained.shortfalls(verdict) if verdict is not None else []
+  if behind:
+    lines.append(f'the model is below the bar ({"; ".join(behind)}): '
                  f'each of its summaries will warn so; train it longer: {more}')
   return [f'diagnosis: {line}' for line in lines]
