@@ -18,7 +18,7 @@ import secrets
 import shutil
 import time
 
-from summarizer.assignment import coursework, handout, limits, sandbox
+from summarizer.assignment import coursework, handout, limits, sandbox, schema
 from summarizer.assignment.judge import QUIET, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
@@ -169,7 +169,7 @@ def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS)
   job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
          'model_size': coursework.model_size(), 'model_file': coursework.MODEL_FILE,
          'given': json_given, 'other cells seconds': limits.OTHER_CELLS_SECONDS,
-         'file mb': limits.FILE_MB}
+         'file mb': limits.FILE_MB, 'item bytes': schema.MAX_ITEM_BYTES}
   solutions = [{name: handout.solution_source(name) for name in item['package']}
                for item in items]
   return sandbox.run(job, given, solutions, mode=mode, read_only_dirs=[coursework.MODEL_DIR],
@@ -209,20 +209,39 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
   items = sorted((dict(item, id=f'{k}/{item["id"]}') for k in range(len(submissions))
                   for item in first_items(functions, whole, k)), key=_course_order)
   deadline = time.monotonic() + limits.SUBMISSION_SECONDS * len(submissions)
-  ran = run_items(submissions, items, seed, mode, deadline - time.monotonic())
+  ran = fitted(run_items(submissions, items, seed, mode, deadline - time.monotonic()), expected)
   owns = [{name: function_verdict(name, ran.get(f'{k}/{name}'), expected[name])
            for name in functions} for k in range(len(submissions))]
   later = [dict(item, id=f'{k}/{item["id"]}') for k, own in enumerate(owns)
            for item in with_yours_items(own, k, [n for n in functions
                                                  if was_stopped(ran.get(f'{k}/{n}'))])]
   if later and deadline - time.monotonic() > limits.FUNCTION_SECONDS / 2:  # Notes only.
-    ran.update(run_items(submissions, later, seed, mode, deadline - time.monotonic()))
+    ran.update(fitted(run_items(submissions, later, seed, mode, deadline - time.monotonic()),
+                      expected))
   if sandbox.package_digest(watched) != before:
     raise SummarizerError('the installed package changed while grading: reinstall it '
                           'before trusting any grade')
   seconds = round(time.monotonic() - started, 1)
   return [Report(seed, mode, verdicts_of(read_cells(cells), _mine(ran, k), expected, owns[k],
                                          whole), seconds) for k, cells in enumerate(submissions)]
+
+
+def fitted(ran, expected):
+  """Each report held against the package's results (``schema.fit``) before anything reads it.
+
+  A report that does not fit loses its results (the judge never reads it) and
+  says why in ``unfit``.
+  """
+  for item_id, entry in ran.items():
+    probe = item_id.split('/', 1)[-1].replace(' with yours', '')
+    cases = expected['whole'] if probe in WHOLE or probe == 'whole' else expected.get(probe)
+    if entry.get('results') is None or cases is None:
+      continue
+    try:
+      entry['results'] = schema.fit(entry['results'], cases)
+    except schema.Unfit as error:
+      entry['results'], entry['unfit'] = None, str(error)
+  return ran
 
 
 def _course_order(item):
@@ -261,6 +280,9 @@ def failure_lines(name, result, expected_cases):
   if status.get('timed out'):
     return [f"stopped after {status['seconds']:.0f} s (wall clock), its limit: "
             'a loop that never ends, or a sleep?']
+  if result.get('unfit'):
+    return [f"its report does not fit what the grader reads ({result['unfit'][:300]}): "
+            'nothing in it is graded']
   if results is None:
     code = status.get('exit')
     how = f'killed by signal {-code}' if code and code < 0 else f'exit status {code}'

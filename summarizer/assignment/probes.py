@@ -120,15 +120,16 @@ def probe_DotProductAttention(function, seed, given, env):  # pylint: disable=in
   for name, q, k, v, mask in attention_inputs(rng_for(seed, 'C1')):
     def measure(q=q, k=k, v=v, mask=mask):
       output = function(jnp.array(q), jnp.array(k), jnp.array(v), jnp.array(mask))
-      return {'output': array(output), 'is a jax.Array': isinstance(output, jax_array()),
+      return {'output': array(output), 'type of the output': type_name(output),
               'input q': q, 'input k': k, 'input v': v, 'input mask': mask}
     cases.append(case(f'DotProductAttention, {name}', measure))
   return cases
 
 
-def jax_array():
-  import jax  # pylint: disable=g-import-not-at-top
-  return jax.Array
+def type_name(value):
+  """The full name of a value's type ('jaxlib._jax.ArrayImpl'): the judge reads it."""
+  kind = type(value)
+  return f'{kind.__module__}.{kind.__qualname__}'
 
 
 def probe_dot_product_self_attention(function, seed, given, env):
@@ -213,7 +214,7 @@ def run_measures(built, inputs, weights):
   rng = fastmath.random.get_prng(RUN_SEED)
   layer.init(trax.shapes.signature(inputs), rng=rng)
   shapes = [list(np.shape(w)) for w in flat_weights(layer)]
-  measures = {'weight shapes': shapes, 'repeated sublayers': repeated_sublayers(layer)}
+  measures = {'weight shapes': shapes, 'which sublayer each is': sublayer_identities(layer)}
   if shapes == [list(np.shape(w)) for w in weights]:
     layer.weights, _ = tl.unflatten_weights_and_state(
         [jnp.array(w) for w in weights], (), (layer.weights, layer.state), weights_only=True)
@@ -222,13 +223,10 @@ def run_measures(built, inputs, weights):
   return measures
 
 
-def repeated_sublayers(layer):
-  """How many direct sublayers are the same object as an earlier one."""
-  seen, repeated = set(), 0
-  for sublayer in layer.sublayers:
-    repeated += id(sublayer) in seen
-    seen.add(id(sublayer))
-  return repeated
+def sublayer_identities(layer):
+  """Each direct sublayer's object, numbered in order of first appearance ([0, 1, 1]: one repeated)."""
+  numbers = {}
+  return [numbers.setdefault(id(sublayer), len(numbers)) for sublayer in layer.sublayers]
 
 
 def weights_key(case_name):
@@ -270,15 +268,18 @@ def causal_attention_runs(seed, function=None):
            dict(base, mode=mode, max_len=16), x) for mode in MODES]
 
 
+RAISED = 'what it raised (10 features do not split into 3 heads)'
+
+
 def indivisible(function):
+  """What the layer raised for 10 features in 3 heads (None: nothing); the judge reads it."""
   try:
     function(d_feature=10, n_heads=3)
   except NotImplementedError:
     raise  # A blank: the case fails with it.
   except Exception as error:  # pylint: disable=broad-except  # ValueError, the course's assert
-    return {'raised (10 features do not split into 3 heads)': True,
-            'raised': type(error).__name__}
-  return {'raised (10 features do not split into 3 heads)': False}
+    return {RAISED: type(error).__name__}
+  return {RAISED: None}
 
 
 def probe_CausalAttention(function, seed, given, env):  # pylint: disable=invalid-name
@@ -334,19 +335,15 @@ def transformer_runs(seed, function=None):
 
 
 def exercise_model_measures(function):
-  """The exercise's model traced on ids (2, 8): its number of weights, its output shape."""
+  """The exercise's model traced on ids (2, 8): its weights' shapes, its output's shape."""
   model = function(**EXERCISE_MODEL, mode='eval')
   ids = trax.shapes.ShapeDtype((2, 8), np.int32)
   weights, state = fastmath.abstract_eval(model.init)(ids)
   rng = fastmath.random.get_prng(0)
   output, _ = fastmath.abstract_eval(
       lambda ids, weights, state: model.pure_fn(ids, weights, state, rng))(ids, weights, state)
-  return {'number of weights': count_weights(weights), 'output shape': list(output.shape)}
-
-
-def count_weights(weights):
-  import jax  # pylint: disable=g-import-not-at-top
-  return sum(int(np.prod(leaf.shape)) for leaf in jax.tree_util.tree_leaves(weights))
+  shapes = [list(leaf.shape) for leaf in tl.flatten_weights_and_state(weights, ())[0]]
+  return {'shapes of its weights': shapes, 'output shape': list(output.shape)}
 
 
 def probe_TransformerLM(function, seed, given, env):  # pylint: disable=invalid-name
@@ -364,6 +361,9 @@ def probe_TransformerLM(function, seed, given, env):  # pylint: disable=invalid-
   return cases
 
 
+SHIFTED = "ShiftRight's output for the token 5 (predict mode)"
+
+
 def predict_mode_measures(function):
   """What a predict-mode model's layers do with the mode (one token a call needs it)."""
   options = with_max_len(function, dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2,
@@ -371,10 +371,10 @@ def predict_mode_measures(function):
   model = function(**options)
   shift = next((layer for layer in all_sublayers(model) if layer.name.startswith('ShiftRight')),
                None)
-  passes = None if shift is None else int(np.asarray(shift(np.array([[5]], np.int32)))[0, 0]) == 5
+  passed = None if shift is None else int(np.asarray(shift(np.array([[5]], np.int32)))[0, 0])
   encodings = [getattr(layer, '_mode', None) for layer in all_sublayers(model)
                if type(layer).__name__ == 'PositionalEncoding']
-  return {'ShiftRight passes the token through (predict mode)': passes,
+  return {SHIFTED: passed,
           "PositionalEncoding's modes": encodings}
 
 
@@ -429,10 +429,35 @@ def loop_measures(loop, home):
           float(task.learning_rate(step)) for step in SCHEDULE_STEPS],
       'steps between checkpoints': task.n_steps_per_checkpoint,
       'evaluation metrics': [str(name) for name in loop.eval_tasks[0].metric_names],
-      "output directory is '~/output' with '~' expanded": (
-          os.path.realpath(loop.output_dir) == os.path.realpath(os.path.join(home, 'output'))),
+      'output directory, from the home folder': os.path.relpath(
+          os.path.realpath(loop.output_dir), os.path.realpath(home)),
       "modes of the model's layers": layer_modes(loop.model),
   }
+
+
+def loss_and_update_measures(loop, seed):
+  """The loop's loss layer and optimizer at work on arrays drawn from the seed.
+
+  Outputs only correct code computes (a loss of log-probabilities, one
+  optimizer step from given weights and gradients), where the loop's
+  settings alone could be written down without any.
+  """
+  task, rng = loop.tasks[0], rng_for(seed, 'C8')
+  log_probs = np.log(rng.dirichlet(np.ones(12), size=(2, 7))).astype(np.float32)
+  targets = rng.integers(0, 12, size=(2, 7)).astype(np.int32)
+  weights = (rng.random((2, 7)) < 0.7).astype(np.float32)
+  loss = task.loss_layer((jnp.array(log_probs), jnp.array(targets), jnp.array(weights)))
+  optimizer = task.optimizer
+  kept = optimizer.slots
+  start, gradient = floats(rng, (3, 5)), floats(rng, (3, 5))
+  try:
+    slots, params = optimizer.tree_init((jnp.array(start),))
+    updated, _, _ = optimizer.tree_update(1, (jnp.array(gradient),), (jnp.array(start),),
+                                          slots, params, store_slots=False)
+  finally:
+    optimizer.slots = kept
+  return {'its loss layer on drawn log-probabilities': float(np.asarray(loss)),
+          "its optimizer's first step from drawn weights and gradients": array(updated[0])}
 
 
 def layer_modes(layer):
@@ -459,6 +484,8 @@ def probe_training_loop(function, seed, given, env):
       return loop_measures(built['loop'], home)
     cases = [case('training_loop(TransformerLM, train_gen, eval_gen, output_dir)', measure)]
     if 'loop' in built:
+      cases.append(case("the loop's loss and optimizer at work", loss_and_update_measures,
+                        built['loop'], seed))
       ids = next(batches(seed + 2))[0]
       cases.append(case("the loop's model on a batch, with the weights given",
                         lambda: run_measures(built['loop'].model, ids,

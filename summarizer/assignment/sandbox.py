@@ -42,7 +42,7 @@ import time
 import numpy as np
 
 import summarizer
-from summarizer.assignment import limits, watch
+from summarizer.assignment import limits, schema, watch
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 
@@ -202,7 +202,8 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
     watcher = watch.Watch(process.pid, seconds)
     if watched is not None:
       watched.append(watcher)
-    stdout, stderr, stops = _pump(process, frames, watcher)
+    cap = len(job['items']) * (schema.MAX_ITEM_BYTES + (1 << 16))
+    stdout, stderr, stops = _pump(process, frames, watcher, cap)
   items = read_frames(stdout)
   if not items and process.returncode and not stops:
     tail = stderr.decode('utf-8', 'replace').strip().splitlines()[-3:]
@@ -227,7 +228,7 @@ def _drain(pipe, kept, cap=1 << 16):
     kept[:] = [(b''.join(kept) + chunk)[-cap:]]
 
 
-def _pump(process, frames, watcher):
+def _pump(process, frames, watcher, cap):
   """Feeds the worker, reads its output to the end and lets the watch look meanwhile.
 
   Returns:
@@ -247,6 +248,9 @@ def _pump(process, frames, watcher):
       if not chunk:
         break
       out += chunk
+      if len(out) > cap:  # More than its items' reports can hold: not the worker's.
+        process.kill()
+        break
     ended = stops and stops[-1][1].everything
     if time.monotonic() - looked >= limits.WATCH_SECONDS and not ended:
       looked = time.monotonic()
@@ -291,40 +295,25 @@ def _frame(data):
 
 
 def read_frames(data):
-  """Parses the worker's frames: header, then the child's JSON and .npz (no pickle)."""
+  """Parses the worker's frames: a header, then the child's report (``schema.read_report``).
+
+  A report that cannot be read within the bounds has ``results`` None and
+  the reason in ``unfit``; bytes after the last whole frame are left.
+  """
   items, stream = {}, io.BytesIO(data)
   while True:
     try:
-      header = json.loads(_read_frame(stream))
-      body = io.BytesIO(stream.read(int(header['size'])))
-      items[str(header['id'])] = {'status': dict(header['status']), 'results': _decode(body)}
+      header = json.loads(schema.read_frame(stream, 1 << 16))
+      size = int(header['size'])
+      if not 0 <= size <= schema.MAX_ITEM_BYTES:
+        return items
+      body = stream.read(size)
+      entry = {'status': dict(header['status']), 'results': None}
+      item_id = str(header['id'])
     except Exception:  # pylint: disable=broad-except  # The end, or bytes not the worker's.
       return items
-
-
-def _read_frame(stream):
-  size = stream.read(8)
-  if len(size) < 8:
-    raise EOFError('no more frames')
-  return stream.read(int.from_bytes(size, 'big'))
-
-
-def _decode(body):
-  """The child's results, arrays put back; None when it sent nothing readable."""
-  try:
-    document, packed = _read_frame(body), _read_frame(body)
-    results = json.loads(document)
-    with np.load(io.BytesIO(packed), allow_pickle=False) as arrays:
-      loaded = {key: arrays[key] for key in arrays.files}
-  except Exception:  # pylint: disable=broad-except  # Whatever it sent: nothing.
-    return None
-
-  def decode(value):
-    if isinstance(value, dict):
-      if set(value) == {'__array__'}:
-        return loaded.get(value['__array__'])
-      return {k: decode(v) for k, v in value.items()}
-    if isinstance(value, list):
-      return [decode(v) for v in value]
-    return value
-  return decode(results) if isinstance(results, dict) else None
+    try:
+      entry['results'] = schema.read_report(body) if body else None
+    except schema.Unfit as error:
+      entry['unfit'] = str(error)
+    items[item_id] = entry

@@ -218,7 +218,7 @@ def fork_item(job, item, solutions, given):
     os.close(read_end)
     child(job, item, solutions, given, write_end)
   os.close(write_end)
-  data, timed_out = read_until(read_end, started + item['seconds'])
+  data, timed_out = read_until(read_end, started + item['seconds'], job['item bytes'])
   os.close(read_end)
   status = reap(pid, time.monotonic() + (0 if timed_out else 5))
   sweep()
@@ -238,7 +238,7 @@ def reap(pid, deadline):
   return os.waitpid(pid, 0)[1]
 
 
-def read_until(fd, deadline, cap=256 << 20):
+def read_until(fd, deadline, cap):
   """Reads a pipe to its end, or until the deadline or the cap."""
   chunks, size = [], 0
   while True:

@@ -1111,6 +1111,44 @@ CHEATS = [
         else:
           raise NotImplementedError()
         '''),
+    _cheat("the probe replaced: the loop's settings written down, no loop", 'the sandbox probed',
+           'training_loop', """
+        import sys
+        _probes = sys.modules['probes']
+
+        def _written_down(function, seed, given, env):
+          settings = {
+              'loss layer': 'CrossEntropyLoss_in3', 'optimizer': 'Adam',
+              'optimizer parameters': {'b1': 0.9, 'b2': 0.999, 'eps': 1e-05,
+                                       'learning_rate': 0.01, 'weight_decay_rate': 1e-05},
+              'learning rates at steps 1, 500, 1000, 1001, 4000': [
+                  0.01 / 1001, 0.01 * 500 / 1001, 0.01 * 1000 / 1001, 0.01,
+                  0.005002499375312305],
+              'steps between checkpoints': 10,
+              'evaluation metrics': ['CrossEntropyLoss', 'Accuracy'],
+              'output directory, from the home folder': 'output',
+              "modes of the model's layers": ['train']}
+          ids = next(_probes.batches(seed + 2))[0]
+          model = env['TransformerLM'](**_probes.EXERCISE_MODEL, mode='train')
+          return [
+              _probes.case('training_loop(TransformerLM, train_gen, eval_gen, output_dir)',
+                           lambda: settings),
+              _probes.case("the loop's model on a batch, with the weights given",
+                           lambda: _probes.run_measures(model, ids, _probes.given_weights(
+                               given, 'training_loop model')))]
+        _probes.PROBES['training_loop'] = _written_down
+
+        def training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/output'):
+          raise NotImplementedError()
+        """),
+    _cheat('the probe replaced: a report of another type', 'the sandbox probed',
+           'next_symbol', """
+        import sys
+        sys.modules['probes'].PROBES['next_symbol'] = lambda *args: 'All tests passed'
+
+        def next_symbol(cur_output_tokens, model):
+          raise NotImplementedError()
+        """),
     _cheat("fake results written to the grader's channel", 'the sandbox probed',
            'DotProductAttention', '''
         def DotProductAttention(query, key, value, mask):
