@@ -7,6 +7,7 @@
   python -m summarizer.bench --only batch,beam   # batches; beam search vs greedy (10 min)
   python -m summarizer.bench --only first-model  # your own model in 10 minutes vs Lead-3
   python -m summarizer.bench --only first-model --shared-core  # ... on one busy core
+  python -m summarizer.bench --only grading      # a class of ten through nbgrader autograde
 
 Each line compares two things measured in the same run and states its goal:
 
@@ -31,6 +32,9 @@ Each line compares two things measured in the same run and states its goal:
             (the default recipe), then its summaries of 100 test stories
             beside Lead-3's: ROUGE-1/2/L and names-and-numbers precision and
             recall, and whether they clear the bar (--minutes, --seed)
+  grading   `nbgrader autograde` on ten full-marks submissions in one run, as
+            notebooks/README.md runs a course: seconds a submission (the
+            package's results, computed once a run, included) vs at most 45
 """
 
 import argparse
@@ -50,7 +54,7 @@ def main(argv=None):
   p.add_argument('--full', action='store_true', help='the same as --preset course')
   p.add_argument('--only', default=','.join(DEFAULT_BENCH_SECTIONS),
                  help='comma-separated sections: ' + ','.join(BENCH_SECTIONS)
-                      + ' (default: all but beam and first-model)')
+                      + ' (default: all but beam, first-model and grading)')
   p.add_argument('--model', type=user_path, default=None,
                  help='model directory (default: shipped)')
   p.add_argument('--minutes', type=finite_float, default=10.0,

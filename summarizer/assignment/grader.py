@@ -16,7 +16,9 @@ import difflib
 import functools
 import secrets
 import shutil
+import tempfile
 import time
+import weakref
 
 from summarizer.assignment import coursework, handout, limits, sandbox, schema
 from summarizer.assignment.judge import QUIET, judge_cases
@@ -153,11 +155,19 @@ def with_yours_items(own, submission=0, stopped=()):
 
 @functools.lru_cache(maxsize=2)
 def prepared(seed):
-  """The arrays handed to the sandbox and the package's results, once a seed."""
+  """The arrays handed to the sandbox, the package's results and their compiled programs.
+
+  Once a seed: (given arrays, given JSON, expected results, the folder of
+  jax's compilation cache the sandbox reads; removed when the grader exits).
+  """
   from summarizer.assignment import inputs  # pylint: disable=g-import-not-at-top
-  given, shapes = inputs.given_arrays(seed)
-  json_given = {'shipped weight shapes': shapes}
-  return given, json_given, inputs.expected_results(seed, given, json_given)
+  folder = tempfile.mkdtemp(prefix='grading-jax-')
+  weakref.finalize(prepared, shutil.rmtree, folder, ignore_errors=True)
+  with inputs.compilation_cache(folder):
+    given, shapes = inputs.given_arrays(seed)
+    json_given = {'shipped weight shapes': shapes}
+    expected = inputs.expected_results(seed, given, json_given)
+  return given, json_given, expected, folder
 
 
 def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS):
@@ -165,15 +175,17 @@ def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS)
 
   The sandbox is stopped after ``seconds`` (wall clock), all its items together.
   """
-  given, json_given, _ = prepared(seed)
+  given, json_given, _, compiled = prepared(seed)
   job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
          'model_size': coursework.model_size(), 'model_file': coursework.MODEL_FILE,
          'given': json_given, 'other cells seconds': limits.OTHER_CELLS_SECONDS,
-         'file mb': limits.FILE_MB, 'item bytes': schema.MAX_ITEM_BYTES}
+         'file mb': limits.FILE_MB, 'item bytes': schema.MAX_ITEM_BYTES,
+         # Read-only in bubblewrap; a plain process could write it for the next student.
+         'jax cache': compiled if mode == 'bwrap' else None}
   solutions = [{name: handout.solution_source(name) for name in item['package']}
                for item in items]
-  return sandbox.run(job, given, solutions, mode=mode, read_only_dirs=[coursework.MODEL_DIR],
-                     seconds=seconds)
+  return sandbox.run(job, given, solutions, mode=mode,
+                     read_only_dirs=[coursework.MODEL_DIR, compiled], seconds=seconds)
 
 
 _SESSION_SEED = secrets.randbits(31)  # Drawn when the grader loads: one a grading run.

@@ -228,7 +228,7 @@ def _drain(pipe, kept, cap=1 << 16):
     kept[:] = [(b''.join(kept) + chunk)[-cap:]]
 
 
-def _pump(process, frames, watcher, cap):
+def _pump(process, frames, watcher, cap=schema.MAX_ITEM_BYTES):
   """Feeds the worker, reads its output to the end and lets the watch look meanwhile.
 
   Returns:

@@ -198,6 +198,7 @@ def child(job, item, solutions, given, write_end):
     os.dup2(quiet, 0)  # Later items' solutions wait on stdin: not the child's.
     os.dup2(quiet, 1)  # The grader's channel is the parent's stdout: not the child's.
     limit(item['memory_mb'], item['seconds'], job['file mb'])
+    read_compiled(job.get('jax cache'))
     data = encode_results(run_item(job, item, solutions, given))
     with os.fdopen(write_end, 'wb') as pipe:
       pipe.write(data)
@@ -205,6 +206,14 @@ def child(job, item, solutions, given, write_end):
     code = 3
   finally:
     os._exit(code)  # pylint: disable=protected-access
+
+
+def read_compiled(folder):
+  """jax reads the programs the grader compiled for the package's results (never writes)."""
+  if folder:
+    import jax  # pylint: disable=g-import-not-at-top
+    jax.config.update('jax_compilation_cache_dir', folder)
+    jax.config.update('jax_persistent_cache_min_compile_time_secs', 1e9)
 
 
 def fork_item(job, item, solutions, given):

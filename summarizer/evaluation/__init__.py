@@ -5,6 +5,7 @@
   scorecard   a model's summaries scored beside the baselines (python -m summarizer.evaluate)
   benchmarks  our speed claims, measured side by side (python -m summarizer.bench)
   first_model the bench's first-model section: a learner's ten-minute model against Lead-3
+  class_grading the bench's grading section: nbgrader autograde on ten submissions, timed
   verdict     a run's model against Lead-3 on validation stories, kept in its config.json
 """
 
@@ -15,8 +16,8 @@ PREDICTIONS_FILE = 'generated_predictions.txt'
 # What an evaluation writes: earlier ones are replaced only when asked.
 OUTPUT_FILES = (RESULTS_FILE, PREDICTIONS_FILE)
 # The bench command's sections (its work is ``benchmarks``). Run when --only
-# does not say: all but beam, which decodes 750 articles 4 ways, and
-# first-model, which trains for ten minutes.
+# does not say: all but beam, which decodes 750 articles 4 ways, first-model,
+# which trains for ten minutes, and grading, which autogrades ten notebooks.
 BENCH_SECTIONS = ('import', 'train', 'decode', 'data', 'cli', 'start', 'batch', 'beam',
-                  'first-model')
-DEFAULT_BENCH_SECTIONS = BENCH_SECTIONS[:-2]
+                  'first-model', 'grading')
+DEFAULT_BENCH_SECTIONS = BENCH_SECTIONS[:-3]

@@ -25,6 +25,7 @@ from summarizer.corpus import sources
 from summarizer.corpus import streams
 from summarizer.errors import SummarizerError
 from summarizer.evaluation import DEFAULT_BENCH_SECTIONS
+from summarizer.evaluation import class_grading
 from summarizer.evaluation import first_model
 from summarizer.evaluation import scorecard
 from summarizer.evaluation import scoring
@@ -412,6 +413,8 @@ def run(sections=DEFAULT_BENCH_SECTIONS, preset='tiny', model_dir=None, minutes=
   if 'first-model' in sections:
     results['first-model'] = first_model.bench_first_model(minutes, seed,
                                                            shared_core=shared_core)
+  if 'grading' in sections:
+    results['grading'] = class_grading.bench_grading()
   return results
 
 
@@ -493,6 +496,8 @@ def table(results):
                  'repeat a trigram'))
   if 'first-model' in results:
     rows += first_model.rows(results['first-model'])
+  if 'grading' in results:
+    rows += class_grading.rows(results['grading'])
   return _markdown(('measure', 'measured', 'ratio', 'goal'), rows)
 
 

@@ -314,6 +314,19 @@ def test_the_setup_loaded_before_the_forks_starts_no_thread_and_no_jax_backend()
   assert imported == ['True', 'True']
 
 
+@needs_bwrap
+def test_the_sandbox_reads_the_graders_compiled_programs_and_writes_none(reports):
+  # The package's results left jax's compiled programs in a folder that every
+  # submission's sandbox reads: the learner's code never writes there.
+  folder = grader.prepared(SEED)[3]
+  before = {entry.name: entry.stat().st_mtime for entry in os.scandir(folder)}
+  assert len(before) > 20
+  report = grader.grade(learner_variants.notebook_with(answers()), seed=SEED,
+                        functions={'DecoderBlock'}, whole=False)
+  assert report.total == 2
+  assert {entry.name: entry.stat().st_mtime for entry in os.scandir(folder)} == before
+
+
 def test_bytes_that_are_not_the_workers_are_ignored():
   good = sandbox._frame(b'{"id": "x", "status": {"exit": 0}, "size": 0}')  # pylint: disable=protected-access
   assert sandbox.read_frames(good + b'\x00garbage')['x']['results'] is None

@@ -1,0 +1,78 @@
+"""The bench's grading section: a class of submissions through ``nbgrader autograde``, timed.
+
+As a teacher runs a course (notebooks/README.md): ``python -m
+summarizer.exercises --nbgrader DIR``, ``nbgrader generate_assignment``,
+then ``n`` students hand in the student version with every graded cell
+filled in with the package's answers (each scores 20), and one ``nbgrader
+autograde --create`` grades them all, in the sandbox, one after another.
+Its wall time over ``n`` is the teacher's time per submission, the
+package's own results (computed once a grading run) included.
+"""
+
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from summarizer.errors import SummarizerError
+
+GOAL_SECONDS = 45  # A submission's share of an autograde run, at most.
+
+
+def _nbgrader(course, *arguments):
+  bin_dir = os.path.dirname(sys.executable)  # nbgrader runs `alembic` from the PATH.
+  env = dict(os.environ, PATH=bin_dir + os.pathsep + os.environ.get('PATH', ''))
+  done = subprocess.run([sys.executable, '-m', 'nbgrader', *arguments], cwd=course, env=env,
+                        capture_output=True, text=True, check=False)
+  if done.returncode:
+    tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+    raise SummarizerError(f'nbgrader {arguments[0]} failed: ' + ' / '.join(tail))
+
+
+def _submit(course, student, answers):
+  import nbformat  # pylint: disable=g-import-not-at-top
+  from summarizer.assignment import handout  # pylint: disable=g-import-not-at-top
+  name = handout.ASSIGNMENT + '.ipynb'
+  notebook = nbformat.read(os.path.join(course, 'release', handout.ASSIGNMENT, name),
+                           as_version=4)
+  for cell in notebook.cells:
+    grade_id = cell.metadata.get('nbgrader', {}).get('grade_id')
+    if grade_id in answers:
+      cell.source = answers[grade_id]
+  directory = os.path.join(course, 'submitted', student, handout.ASSIGNMENT)
+  os.makedirs(directory)
+  nbformat.write(notebook, os.path.join(directory, name))
+
+
+def bench_grading(n_submissions=10):
+  """Autogrades ``n_submissions`` full-marks submissions in one nbgrader run; returns the times."""
+  from summarizer import exercises  # pylint: disable=g-import-not-at-top
+  from summarizer.assignment import handout  # pylint: disable=g-import-not-at-top
+  with tempfile.TemporaryDirectory(prefix='bench-grading-') as course:
+    if exercises.main(['--nbgrader', course]):
+      raise SummarizerError('python -m summarizer.exercises --nbgrader failed')
+    _nbgrader(course, 'generate_assignment', handout.ASSIGNMENT)
+    answers = {name: handout.solution_source(name) for name in handout.GRADED}
+    for k in range(n_submissions):
+      _submit(course, f'student{k:02d}', answers)
+    started = time.monotonic()
+    _nbgrader(course, 'autograde', handout.ASSIGNMENT, '--create')
+    seconds = time.monotonic() - started
+    _nbgrader(course, 'export')
+    with open(os.path.join(course, 'grades.csv'), encoding='utf-8') as f:
+      scores = sorted(float(row['raw_score']) for row in csv.DictReader(f))
+  return {'submissions': n_submissions, 'seconds': round(seconds, 1),
+          'seconds_per_submission': round(seconds / n_submissions, 1),
+          'goal_seconds': GOAL_SECONDS, 'scores': scores, 'cpus': os.cpu_count()}
+
+
+def rows(r):
+  """The bench table's row of the grading section."""
+  per = r['seconds_per_submission']
+  return [(f'nbgrader autograde, {r["submissions"]} submissions in one run',
+           f'{r["seconds"]} s: {per} s a submission (scores {min(r["scores"]):g} to '
+           f'{max(r["scores"]):g})', f'{per / r["goal_seconds"]:.2f}',
+           f'at most {r["goal_seconds"]} s a submission: '
+           + ('met' if per <= r['goal_seconds'] else 'NOT MET'))]
