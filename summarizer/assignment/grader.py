@@ -29,7 +29,12 @@ POINTS = handout.POINTS
 USES_EARLIER = ('dot_product_self_attention', 'CausalAttention', 'DecoderBlock',
                 'TransformerLM', 'training_loop')
 WHOLE = ('part 4', 'part 5')  # The whole-model items, apart (see worker.py).
-NEAR_COPY = 0.9  # Similarity (0-1) of normalised code above which a function is flagged.
+# Near-copies of the package's code (see ``near_copy``): the similarity (0-1) of
+# normalised code from which a function is flagged, on its structure alone or
+# with the package's comments; the package's tokens from which its code tells
+# (dot_product_self_attention has 56, compute_attention_output_closure 78, the
+# others 89 to 133); the functions flagged alone that a short one needs beside it.
+NEAR_COPY, NEAR_COPY_TEXT, TELLING_TOKENS, CORROBORATING = 0.95, 0.9, 85, 2
 
 
 @dataclasses.dataclass
@@ -239,9 +244,8 @@ def verdicts_of(cells, ran, expected, own, whole=True):
     note = name in own and earlier_note(name, ran.get(name + ' with yours'), expected[name], own)
     if note:
       own[name].notes.append(note)
-  for name in own:
-    flag = near_copy(name, cells.get(name))
-    if flag:
+  for name, flag in near_copies(cells).items():
+    if name in own:
       own[name].notes.append(flag)
   verdicts = [own[name] for name in GRADED if name in own]
   return verdicts + (whole_verdicts(ran, expected['whole'], own) if whole else [])
@@ -364,7 +368,14 @@ def _only_case(result, expected):
 # Near-copies of the package's code: a flag, not a deduction.
 
 def normalised(source, name):
-  """The function's code with names numbered in order of use, docstrings and comments gone."""
+  """The function's code as tokens: names numbered in order of use; docstrings and comments gone.
+
+  A node's type a token; a variable's or argument's name is its number in
+  order of first use (breadth first), so renaming changes nothing; an
+  attribute's or keyword's name is kept (``tl.Dense``, ``mode=``): the
+  learner does not choose them. A string statement (a docstring) is skipped
+  with what it holds; formatting and comments never reach the tree.
+  """
   try:
     tree = ast.parse(source)
   except SyntaxError:
@@ -373,18 +384,20 @@ def normalised(source, name):
                    if isinstance(node, ast.FunctionDef) and node.name == name), None)
   if function is None:
     return None
-  numbers = {}
-  tokens = []
-  for node in ast.walk(function):
-    if isinstance(node, ast.Expr) and isinstance(getattr(node, 'value', None), ast.Constant) \
+  numbers, tokens, queue = {}, [], [function]
+  while queue:
+    node = queue.pop(0)
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
         and isinstance(node.value.value, str):
       continue
     label = type(node).__name__
     for field in ('id', 'arg', 'attr'):
       value = getattr(node, field, None)
       if isinstance(value, str):
-        label += ':' + (value if field == 'attr' else str(numbers.setdefault(value, len(numbers))))
+        kept = field == 'attr' or isinstance(node, ast.keyword)
+        label += ':' + (value if kept else str(numbers.setdefault(value, len(numbers))))
     tokens.append(label)
+    queue.extend(ast.iter_child_nodes(node))
   return tokens
 
 
@@ -406,13 +419,26 @@ def _copied_text(name, source):
   return sorted(line for line in package - scaffold if line in learner)
 
 
-def near_copy(name, source):
-  """A flag when the learner's function is the package's, renamed and reformatted.
+def near_copy(name, source, alongside=0):
+  """A flag when the learner's function is the package's, renamed, stripped or reformatted.
 
-  The course's answers are close to the package's by design, so closeness is
-  not enough: the code must be the same after renaming (and long enough to
-  tell), or close and carry comments of the package's that the scaffold does
-  not show.
+  The course's answers are close to the package's by design: two of them
+  (dot_product_self_attention, compute_attention_output_closure) are the
+  package's token for token once renamed, as the steps dictate every line.
+  So the rule, on the tokens of ``normalised`` (names numbered; docstrings,
+  comments and layout gone):
+
+  * at least ``NEAR_COPY_TEXT`` alike and carrying comments of the
+    package's that the scaffold does not show: flagged;
+  * at least ``NEAR_COPY`` alike, the package's function long enough to
+    leave the course's learner choices (``TELLING_TOKENS``): flagged;
+  * as alike but shorter: flagged only alongside ``CORROBORATING`` functions
+    of the same notebook that the rules above flag (``near_copies``).
+
+  Args:
+    name: The graded function.
+    source: The learner's solution cell.
+    alongside: How many other functions of the notebook the first two rules flag.
   """
   if not source:
     return None
@@ -420,12 +446,24 @@ def near_copy(name, source):
   if not mine or not package:
     return None
   ratio = difflib.SequenceMatcher(a=mine, b=package, autojunk=False).ratio()
-  copied = _copied_text(name, source)
-  if ratio >= NEAR_COPY and (copied or (ratio >= 0.999 and len(package) >= 100)):
-    return (f"flag: the code is a near-copy of the package's {name} ({ratio:.0%} alike after "
-            'renaming and reformatting' + (f', {len(copied)} of its comments' if copied else '')
+  copied = _copied_text(name, source) if ratio >= NEAR_COPY_TEXT else []
+  how = f"flag: the code is a near-copy of the package's {name} ({ratio:.0%} alike after " \
+        'renaming and reformatting'
+  if copied or ratio >= NEAR_COPY and len(package) >= TELLING_TOKENS:
+    return (how + (f', {len(copied)} of its comments' if copied else '')
             + '); a flag for the teacher, no points lost')
+  if ratio >= NEAR_COPY and alongside >= CORROBORATING:
+    return (how + f'; short, flagged as {alongside} other functions of this notebook are); '
+            'a flag for the teacher, no points lost')
   return None
+
+
+def near_copies(cells):
+  """The flags of a notebook's solution cells (name -> source): name -> flag, see ``near_copy``."""
+  flags = {name: near_copy(name, source) for name, source in cells.items() if name in GRADED}
+  alone = sum(bool(flag) for flag in flags.values())
+  flags = {name: flag or near_copy(name, cells[name], alone) for name, flag in flags.items()}
+  return {name: flag for name, flag in flags.items() if flag}
 
 
 # --------------------------------------------------------------------------
