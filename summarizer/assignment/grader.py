@@ -8,6 +8,8 @@ code never runs. Each function is graded with the package's earlier functions
 in place of the learner's (one mistake costs its own points); a second run
 with the learner's own earlier functions only adds a note. Parts 4 and 5 run
 the learner's whole model. The package's files are hashed before and after.
+A function that code built at run time may reach (``static.py``, read here)
+is graded by a teacher, by hand: its verdict says why, and scores nothing.
 """
 
 import ast
@@ -18,7 +20,7 @@ import secrets
 import shutil
 import time
 
-from summarizer.assignment import coursework, handout, limits, sandbox
+from summarizer.assignment import coursework, handout, limits, sandbox, static
 from summarizer.assignment.judge import QUIET, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
@@ -29,6 +31,7 @@ POINTS = handout.POINTS
 USES_EARLIER = ('dot_product_self_attention', 'CausalAttention', 'DecoderBlock',
                 'TransformerLM', 'training_loop')
 WHOLE = ('part 4', 'part 5')  # The whole-model items, apart (see worker.py).
+WHOLE_IDS = ('test_trained_model', 'test_summary')  # Their graded cells.
 # Near-copies of the package's code (see ``near_copy``): the similarity (0-1) of
 # normalised code from which a function is flagged, on its structure alone or
 # with the package's comments; the package's tokens from which its code tells
@@ -47,6 +50,7 @@ class Verdict:
     points, max_points: Scored and possible.
     lines: What failed and why (empty when it passed).
     notes: What costs nothing: a note on earlier functions, a near-copy flag.
+    manual: Why a teacher grades it by hand (points 0 until then), or ''.
   """
   grade_id: str
   title: str
@@ -54,6 +58,7 @@ class Verdict:
   max_points: float
   lines: list
   notes: list
+  manual: str = ''
 
 
 @dataclasses.dataclass
@@ -70,6 +75,11 @@ class Report:
   @property
   def max_total(self):
     return sum(v.max_points for v in self.verdicts)
+
+  @property
+  def by_hand(self):
+    """The points a teacher gives by hand (counted 0 in ``total`` until then)."""
+    return sum(v.max_points for v in self.verdicts if v.manual)
 
 
 def learner_cells(path_or_notebook):
@@ -227,7 +237,8 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
                           'before trusting any grade')
   seconds = round(time.monotonic() - started, 1)
   return [Report(seed, mode, verdicts_of(read_cells(cells), _mine(ran, k), expected, owns[k],
-                                         whole), seconds) for k, cells in enumerate(submissions)]
+                                         whole, static.manual_reasons(cells)), seconds)
+          for k, cells in enumerate(submissions)]
 
 
 def _course_order(item):
@@ -239,7 +250,9 @@ def _mine(ran, k):
   return {key[len(prefix):]: value for key, value in ran.items() if key.startswith(prefix)}
 
 
-def verdicts_of(cells, ran, expected, own, whole=True):
+def verdicts_of(cells, ran, expected, own, whole=True, manual=None):
+  """The verdicts of a notebook's runs, notes added; those of ``manual`` (key -> reason) by hand."""
+  manual = manual or {}
   for name in USES_EARLIER:
     note = name in own and earlier_note(name, ran.get(name + ' with yours'), expected[name], own)
     if note:
@@ -248,7 +261,16 @@ def verdicts_of(cells, ran, expected, own, whole=True):
     if name in own:
       own[name].notes.append(flag)
   verdicts = [own[name] for name in GRADED if name in own]
-  return verdicts + (whole_verdicts(ran, expected['whole'], own) if whole else [])
+  verdicts += whole_verdicts(ran, expected['whole'], own) if whole else []
+  keys = [static.WHOLE if v.grade_id in WHOLE_IDS else v.grade_id[len('test_'):] for v in verdicts]
+  return [by_hand(v, manual[key]) if key in manual else v for v, key in zip(verdicts, keys)]
+
+
+def by_hand(verdict, reason):
+  """A verdict a teacher gives: no points yet; the automatic check's outcome kept for them."""
+  outcome = (['the automatic check, not counted: passed'] if not verdict.lines else
+             ['the automatic check, not counted, failed:', *verdict.lines])
+  return dataclasses.replace(verdict, points=0, lines=[reason, *outcome], manual=reason)
 
 
 def title(name):
@@ -339,8 +361,8 @@ def whole_verdicts(ran, expected_cases, own):
   blame = (f"    why: these functions fail their own checks: {', '.join(at_fault)}"
            if at_fault else None)
   verdicts = []
-  for grade_id, title_, index in (('test_trained_model', 'Part 4: the trained model', 0),
-                                  ('test_summary', 'Part 5: the summary', 1)):
+  for grade_id, title_, index in zip(WHOLE_IDS, ('Part 4: the trained model',
+                                                 'Part 5: the summary'), (0, 1)):
     key = grade_id[len('test_'):]
     expected = expected_cases[index:index + 1]
     lines = failure_lines('whole', _only_case(ran.get(WHOLE[index]), expected), expected)
@@ -473,16 +495,20 @@ def table(report):
   """The report as text: one line a graded cell, its failures and notes below it."""
   lines = [f'{"check":<44} {"points":>7}', '-' * 52]
   for verdict in report.verdicts:
-    lines.append(f'{verdict.title:<44} {verdict.points:>3g} / {verdict.max_points:g}')
+    score = '  ?' if verdict.manual else f'{verdict.points:>3g}'
+    lines.append(f'{verdict.title:<44} {score} / {verdict.max_points:g}'
+                 + ('  (by hand)' if verdict.manual else ''))
     lines += ['    ' + line for text in verdict.lines for line in text.splitlines()]
     lines += ['    note: ' + note for note in verdict.notes]
-  lines += ['-' * 52, f'{"total":<44} {report.total:>3g} / {report.max_total:g}',
+  lines += ['-' * 52, f'{"total":<44} {report.total:>3g} / {report.max_total:g}'
+            + (f'  ({report.by_hand:g} by hand)' if report.by_hand else ''),
             f'seed {report.seed}, sandbox {report.mode}, {report.seconds:.0f} s']
   return '\n'.join(lines)
 
 
 def verdict_text(verdict):
   """A graded cell's feedback: its title, its score, what failed and why."""
-  head = f'{verdict.title}: {verdict.points:g} / {verdict.max_points:g}'
+  head = (f'{verdict.title}: graded by hand, out of {verdict.max_points:g}' if verdict.manual
+          else f'{verdict.title}: {verdict.points:g} / {verdict.max_points:g}')
   body = verdict.lines or ['All tests passed']
   return '\n'.join([head, *body, *('note: ' + note for note in verdict.notes)]) + '\n'
