@@ -81,7 +81,7 @@ def _construct(node):
 
 
 def findings(source):
-  """A cell's code built at run time: [(construct, line)] in order; [] when it does not parse.
+  """A cell's code built at run time: [(construct, line)] in reading order; [] when it does not parse.
 
   A cell that does not parse runs nothing in the sandbox either (the
   grader reports its syntax error).
@@ -90,12 +90,12 @@ def findings(source):
     tree = ast.parse(source)
   except (SyntaxError, ValueError):
     return []
-  found = []
+  found = set()
   for node in ast.walk(tree):
     construct = _construct(node)
     if construct:
-      found.append((construct, getattr(node, 'lineno', 1)))
-  return sorted(set(found), key=lambda item: (item[1], item[0]))
+      found.add((getattr(node, 'lineno', 1), getattr(node, 'col_offset', 0), construct))
+  return [(construct, line) for line, _, construct in sorted(found)]
 
 
 def where(cell):
