@@ -4,10 +4,11 @@ The grader reads each learner cell with ``ast`` here, outside the sandbox.
 Code built at run time (``exec``, ``eval``, ``compile``, a function made from
 a code object, source decoded from base64 or unpickled, the import machinery
 or the builtins reached by hand) can be the package's answer in disguise,
-and no check can tell; so a function that any such cell runs before (the
-grader runs the learner's cells in order up to the function's own, every
-cell for the whole model) is graded by a teacher, by hand. The learner's
-ordinary code (numpy, jax, Trax, math) trips nothing.
+and no check can tell; so a function with such code in its own cell or in
+any cell that runs before it (the grader runs the learner's cells in order
+up to the function's own, every cell for the whole model) is graded by a
+teacher, by hand. The learner's ordinary code (numpy, jax, Trax, math)
+trips nothing; a cell that does not parse runs nothing, and trips nothing.
 """
 
 import ast
@@ -81,14 +82,14 @@ def _construct(node):
 
 
 def findings(source):
-  """A cell's code built at run time: [(construct, line)] in reading order; [] when it does not parse.
+  """A cell's code built at run time: [(construct, line)] in reading order; [] if it does not parse.
 
   A cell that does not parse runs nothing in the sandbox either (the
   grader reports its syntax error).
   """
   try:
     tree = ast.parse(source)
-  except (SyntaxError, ValueError):
+  except (SyntaxError, ValueError, RecursionError, MemoryError):
     return []
   found = set()
   for node in ast.walk(tree):
@@ -119,8 +120,9 @@ def manual_reasons(cells, functions=(*handout.GRADED, WHOLE)):
       model (Parts 4 and 5), which runs every cell.
 
   Returns:
-    A function's first finding in the cells that run before it is graded:
-    those up to its last solution cell (all of them when it has none).
+    For each function with code built at run time in a cell that runs before
+    it is graded (those up to its last solution cell, all of them when it has
+    none), the first finding in the first such cell.
   """
   found = [findings(cell['source']) for cell in cells]
   ids = [cell['grade_id'] for cell in cells]

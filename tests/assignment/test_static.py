@@ -217,7 +217,7 @@ def test_the_gradebook_marks_it_for_manual_grading_and_the_feedback_says_why(
   import nbgrader  # pylint: disable=g-import-not-at-top
   from nbconvert.exporters import HTMLExporter  # pylint: disable=g-import-not-at-top
   from nbgrader.api import Gradebook  # pylint: disable=g-import-not-at-top
-  from nbgrader.preprocessors import GetGrades, SaveAutoGrades  # pylint: disable=g-import-not-at-top
+  from nbgrader import preprocessors  # pylint: disable=g-import-not-at-top
   # nbgrader runs `alembic` from the PATH to make its database.
   monkeypatch.setenv('PATH', os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'])
   notebook = handout.exercise_notebook()
@@ -233,7 +233,8 @@ def test_the_gradebook_marks_it_for_manual_grading_and_the_feedback_says_why(
   name = handout.ASSIGNMENT
   resources = {'nbgrader': {'notebook': name, 'assignment': name, 'student': 'learner',
                             'db_url': url}}
-  for step in (nbgrader_plugin.SandboxedGrades, SaveAutoGrades, nbgrader_plugin.RecordReason):
+  for step in (nbgrader_plugin.SandboxedGrades, preprocessors.SaveAutoGrades,
+               nbgrader_plugin.RecordReason):
     notebook, resources = step().preprocess(notebook, resources)
   with Gradebook(url) as gradebook:
     submitted = gradebook.find_submission_notebook(name, name, 'learner')
@@ -246,7 +247,7 @@ def test_the_gradebook_marks_it_for_manual_grading_and_the_feedback_says_why(
     comments = {comment.name: comment.auto_comment for comment in submitted.comments}
     assert comments['DotProductAttention'] == why
     assert not any(comments[key] for key in GRADED[1:])
-  notebook, resources = GetGrades().preprocess(notebook, resources)
+  notebook, resources = preprocessors.GetGrades().preprocess(notebook, resources)
   formgrader = os.path.join(os.path.dirname(nbgrader.__file__), 'server_extensions', 'formgrader')
   exporter = HTMLExporter(  # As `nbgrader generate_feedback` makes the page.
       template_name='feedback', extra_template_basedirs=[os.path.join(formgrader, 'templates')],
@@ -255,7 +256,8 @@ def test_the_gradebook_marks_it_for_manual_grading_and_the_feedback_says_why(
   html, _ = exporter.from_notebook_node(notebook, resources=resources)
   assert 'Score: 19.0 / 20.0' in html
   assert 'Exercise 1: DotProductAttention: graded by hand, out of 1' in html
-  assert html.count('line 3): a teacher grades this function by hand') == 3  # Output, error, comment.
+  # In the cell's output (its text and its error), and as the comment of the function's cell.
+  assert html.count('line 3): a teacher grades this function by hand') == 3
 
 
 # --------------------------------------------------------------------------
