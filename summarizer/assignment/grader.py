@@ -8,6 +8,8 @@ code never runs. Each function is graded with the package's earlier functions
 in place of the learner's (one mistake costs its own points); a second run
 with the learner's own earlier functions only adds a note. Parts 4 and 5 run
 the learner's whole model. The package's files are hashed before and after.
+A function that code built at run time may reach (``static.py``, read here)
+is graded by a teacher, by hand: its verdict says why, and scores nothing.
 """
 
 import ast
@@ -20,7 +22,7 @@ import tempfile
 import time
 import weakref
 
-from summarizer.assignment import coursework, handout, limits, sandbox, schema
+from summarizer.assignment import coursework, handout, limits, sandbox, schema, static
 from summarizer.assignment.judge import QUIET, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
@@ -31,7 +33,13 @@ POINTS = handout.POINTS
 USES_EARLIER = ('dot_product_self_attention', 'CausalAttention', 'DecoderBlock',
                 'TransformerLM', 'training_loop')
 WHOLE = ('part 4', 'part 5')  # The whole-model items, apart (see worker.py).
-NEAR_COPY = 0.9  # Similarity (0-1) of normalised code above which a function is flagged.
+WHOLE_IDS = ('test_trained_model', 'test_summary')  # Their graded cells.
+# Near-copies of the package's code (see ``near_copy``): the similarity (0-1) of
+# normalised code from which a function is flagged, on its structure alone or
+# with the package's comments; the package's tokens from which its code tells
+# (dot_product_self_attention has 56, compute_attention_output_closure 78, the
+# others 89 to 133); the functions flagged alone that a short one needs beside it.
+NEAR_COPY, NEAR_COPY_TEXT, TELLING_TOKENS, CORROBORATING = 0.95, 0.9, 85, 2
 
 
 @dataclasses.dataclass
@@ -44,6 +52,7 @@ class Verdict:
     points, max_points: Scored and possible.
     lines: What failed and why (empty when it passed).
     notes: What costs nothing: a note on earlier functions, a near-copy flag.
+    manual: Why a teacher grades it by hand (points 0 until then), or ''.
   """
   grade_id: str
   title: str
@@ -51,6 +60,7 @@ class Verdict:
   max_points: float
   lines: list
   notes: list
+  manual: str = ''
 
 
 @dataclasses.dataclass
@@ -67,6 +77,11 @@ class Report:
   @property
   def max_total(self):
     return sum(v.max_points for v in self.verdicts)
+
+  @property
+  def by_hand(self):
+    """The points a teacher gives by hand (counted 0 in ``total`` until then)."""
+    return sum(v.max_points for v in self.verdicts if v.manual)
 
 
 def learner_cells(path_or_notebook):
@@ -235,7 +250,8 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
                           'before trusting any grade')
   seconds = round(time.monotonic() - started, 1)
   return [Report(seed, mode, verdicts_of(read_cells(cells), _mine(ran, k), expected, owns[k],
-                                         whole), seconds) for k, cells in enumerate(submissions)]
+                                         whole, static.manual_reasons(cells)), seconds)
+          for k, cells in enumerate(submissions)]
 
 
 def fitted(ran, expected):
@@ -265,17 +281,27 @@ def _mine(ran, k):
   return {key[len(prefix):]: value for key, value in ran.items() if key.startswith(prefix)}
 
 
-def verdicts_of(cells, ran, expected, own, whole=True):
+def verdicts_of(cells, ran, expected, own, whole=True, manual=None):
+  """The verdicts of a notebook's runs, notes added; those of ``manual`` (key -> reason) by hand."""
+  manual = manual or {}
   for name in USES_EARLIER:
     note = name in own and earlier_note(name, ran.get(name + ' with yours'), expected[name], own)
     if note:
       own[name].notes.append(note)
-  for name in own:
-    flag = near_copy(name, cells.get(name))
-    if flag:
+  for name, flag in near_copies(cells).items():
+    if name in own:
       own[name].notes.append(flag)
   verdicts = [own[name] for name in GRADED if name in own]
-  return verdicts + (whole_verdicts(ran, expected['whole'], own) if whole else [])
+  verdicts += whole_verdicts(ran, expected['whole'], own) if whole else []
+  keys = [static.WHOLE if v.grade_id in WHOLE_IDS else v.grade_id[len('test_'):] for v in verdicts]
+  return [by_hand(v, manual[key]) if key in manual else v for v, key in zip(verdicts, keys)]
+
+
+def by_hand(verdict, reason):
+  """A verdict a teacher gives: no points yet; the automatic check's outcome kept for them."""
+  outcome = (['the automatic check, not counted: passed'] if not verdict.lines else
+             ['the automatic check, not counted, failed:', *verdict.lines])
+  return dataclasses.replace(verdict, points=0, lines=[reason, *outcome], manual=reason)
 
 
 def title(name):
@@ -369,8 +395,8 @@ def whole_verdicts(ran, expected_cases, own):
   blame = (f"    why: these functions fail their own checks: {', '.join(at_fault)}"
            if at_fault else None)
   verdicts = []
-  for grade_id, title_, index in (('test_trained_model', 'Part 4: the trained model', 0),
-                                  ('test_summary', 'Part 5: the summary', 1)):
+  for grade_id, title_, index in zip(WHOLE_IDS, ('Part 4: the trained model',
+                                                 'Part 5: the summary'), (0, 1)):
     key = grade_id[len('test_'):]
     expected = expected_cases[index:index + 1]
     lines = failure_lines('whole', _only_case(ran.get(WHOLE[index]), expected), expected)
@@ -398,7 +424,14 @@ def _only_case(result, expected):
 # Near-copies of the package's code: a flag, not a deduction.
 
 def normalised(source, name):
-  """The function's code with names numbered in order of use, docstrings and comments gone."""
+  """The function's code as tokens: names numbered in order of use; docstrings and comments gone.
+
+  A node's type a token; a variable's or argument's name is its number in
+  order of first use (breadth first), so renaming changes nothing; an
+  attribute's or keyword's name is kept (``tl.Dense``, ``mode=``): the
+  learner does not choose them. A string statement (a docstring) is skipped
+  with what it holds; formatting and comments never reach the tree.
+  """
   try:
     tree = ast.parse(source)
   except SyntaxError:
@@ -407,18 +440,20 @@ def normalised(source, name):
                    if isinstance(node, ast.FunctionDef) and node.name == name), None)
   if function is None:
     return None
-  numbers = {}
-  tokens = []
-  for node in ast.walk(function):
-    if isinstance(node, ast.Expr) and isinstance(getattr(node, 'value', None), ast.Constant) \
+  numbers, tokens, queue = {}, [], [function]
+  while queue:
+    node = queue.pop(0)
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
         and isinstance(node.value.value, str):
       continue
     label = type(node).__name__
     for field in ('id', 'arg', 'attr'):
       value = getattr(node, field, None)
       if isinstance(value, str):
-        label += ':' + (value if field == 'attr' else str(numbers.setdefault(value, len(numbers))))
+        kept = field == 'attr' or isinstance(node, ast.keyword)
+        label += ':' + (value if kept else str(numbers.setdefault(value, len(numbers))))
     tokens.append(label)
+    queue.extend(ast.iter_child_nodes(node))
   return tokens
 
 
@@ -440,13 +475,26 @@ def _copied_text(name, source):
   return sorted(line for line in package - scaffold if line in learner)
 
 
-def near_copy(name, source):
-  """A flag when the learner's function is the package's, renamed and reformatted.
+def near_copy(name, source, alongside=0):
+  """A flag when the learner's function is the package's, renamed, stripped or reformatted.
 
-  The course's answers are close to the package's by design, so closeness is
-  not enough: the code must be the same after renaming (and long enough to
-  tell), or close and carry comments of the package's that the scaffold does
-  not show.
+  The course's answers are close to the package's by design: two of them
+  (dot_product_self_attention, compute_attention_output_closure) are the
+  package's token for token once renamed, as the steps dictate every line.
+  So the rule, on the tokens of ``normalised`` (names numbered; docstrings,
+  comments and layout gone):
+
+  * at least ``NEAR_COPY_TEXT`` alike and carrying comments of the
+    package's that the scaffold does not show: flagged;
+  * at least ``NEAR_COPY`` alike, the package's function long enough to
+    leave the course's learner choices (``TELLING_TOKENS``): flagged;
+  * as alike but shorter: flagged only alongside ``CORROBORATING`` functions
+    of the same notebook that the rules above flag (``near_copies``).
+
+  Args:
+    name: The graded function.
+    source: The learner's solution cell.
+    alongside: How many other functions of the notebook the first two rules flag.
   """
   if not source:
     return None
@@ -454,12 +502,24 @@ def near_copy(name, source):
   if not mine or not package:
     return None
   ratio = difflib.SequenceMatcher(a=mine, b=package, autojunk=False).ratio()
-  copied = _copied_text(name, source)
-  if ratio >= NEAR_COPY and (copied or (ratio >= 0.999 and len(package) >= 100)):
-    return (f"flag: the code is a near-copy of the package's {name} ({ratio:.0%} alike after "
-            'renaming and reformatting' + (f', {len(copied)} of its comments' if copied else '')
+  copied = _copied_text(name, source) if ratio >= NEAR_COPY_TEXT else []
+  how = f"flag: the code is a near-copy of the package's {name} ({ratio:.0%} alike after " \
+        'renaming and reformatting'
+  if copied or ratio >= NEAR_COPY and len(package) >= TELLING_TOKENS:
+    return (how + (f', {len(copied)} of its comments' if copied else '')
             + '); a flag for the teacher, no points lost')
+  if ratio >= NEAR_COPY and alongside >= CORROBORATING:
+    return (how + f'; short, flagged as {alongside} other functions of this notebook are); '
+            'a flag for the teacher, no points lost')
   return None
+
+
+def near_copies(cells):
+  """The flags of a notebook's solution cells (name -> source): name -> flag, see ``near_copy``."""
+  flags = {name: near_copy(name, source) for name, source in cells.items() if name in GRADED}
+  alone = sum(bool(flag) for flag in flags.values())
+  flags = {name: flag or near_copy(name, cells[name], alone) for name, flag in flags.items()}
+  return {name: flag for name, flag in flags.items() if flag}
 
 
 # --------------------------------------------------------------------------
@@ -469,16 +529,20 @@ def table(report):
   """The report as text: one line a graded cell, its failures and notes below it."""
   lines = [f'{"check":<44} {"points":>7}', '-' * 52]
   for verdict in report.verdicts:
-    lines.append(f'{verdict.title:<44} {verdict.points:>3g} / {verdict.max_points:g}')
+    score = '  ?' if verdict.manual else f'{verdict.points:>3g}'
+    lines.append(f'{verdict.title:<44} {score} / {verdict.max_points:g}'
+                 + ('  (by hand)' if verdict.manual else ''))
     lines += ['    ' + line for text in verdict.lines for line in text.splitlines()]
     lines += ['    note: ' + note for note in verdict.notes]
-  lines += ['-' * 52, f'{"total":<44} {report.total:>3g} / {report.max_total:g}',
+  lines += ['-' * 52, f'{"total":<44} {report.total:>3g} / {report.max_total:g}'
+            + (f'  ({report.by_hand:g} by hand)' if report.by_hand else ''),
             f'seed {report.seed}, sandbox {report.mode}, {report.seconds:.0f} s']
   return '\n'.join(lines)
 
 
 def verdict_text(verdict):
   """A graded cell's feedback: its title, its score, what failed and why."""
-  head = f'{verdict.title}: {verdict.points:g} / {verdict.max_points:g}'
+  head = (f'{verdict.title}: graded by hand, out of {verdict.max_points:g}' if verdict.manual
+          else f'{verdict.title}: {verdict.points:g} / {verdict.max_points:g}')
   body = verdict.lines or ['All tests passed']
   return '\n'.join([head, *body, *('note: ' + note for note in verdict.notes)]) + '\n'

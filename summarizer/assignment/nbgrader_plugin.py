@@ -6,6 +6,10 @@ graded by ``grader.grade`` (in the sandbox), and each graded cell's outputs
 become its verdict: what failed and why as text, and an error output when it
 failed, which nbgrader's ``SaveAutoGrades`` reads as 0 points (all points
 otherwise). The learner's code never runs in a kernel of the teacher's.
+A cell graded by hand (code built at run time, see ``static.py``) is left to
+the teacher after ``SaveAutoGrades`` by ``RecordReason``: no automatic
+score, nbgrader's "needs manual grade", and the reason as the comment of
+the function's cell.
 
 ``config_source()`` is the ``nbgrader_config.py`` that ``python -m
 summarizer.exercises --nbgrader DIR`` writes.
@@ -24,6 +28,8 @@ from summarizer.assignment import grader, handout
 
 # Where a repaired submission says what was repaired, or why it cannot be graded.
 REASON = 'summarizer_grading'
+# Where SandboxedGrades tells RecordReason the graded cells a teacher grades (grade_id -> why).
+BY_HAND = 'summarizer_by_hand'
 
 # The slowest cell of the notebook measured here (Part 3's ten training
 # steps: 36 s here, niced, load 3 on 2 cores), with a margin of eight: `nbgrader validate` and any
@@ -64,6 +70,9 @@ class SandboxedGrades(NbGraderPreprocessor):
                                               [said['unreadable']], []), None)
     if reason:
       resources.setdefault('nbgrader', {})[REASON] = reason
+    by_hand = {grade_id: verdict.manual for grade_id, verdict in verdicts.items() if verdict.manual}
+    if by_hand:
+      resources.setdefault('nbgrader', {})[BY_HAND] = by_hand
     return nb, resources
 
 
@@ -129,24 +138,34 @@ def _teachers_metadata(grade_id):
 
 
 class RecordReason(NbGraderPreprocessor):
-  """After SaveAutoGrades: what was repaired, or why nothing was graded, in the gradebook.
+  """After SaveAutoGrades: what was repaired, why nothing was graded, what a teacher grades.
 
-  Written as the automatic comment of every answer cell (the gradebook's
-  place for a line on a cell, shown on the feedback page).
+  What was repaired, or why nothing was graded, is written as the automatic
+  comment of every answer cell (the gradebook's place for a line on a cell,
+  shown on the feedback page). A graded cell a teacher grades by hand loses
+  its automatic score and is marked as nbgrader marks an answer it cannot
+  score (``needs_manual_grade``, no ``auto_score``: the formgrader lists it
+  as "needs manual grade", the total counts it 0 until a teacher scores
+  it); the reason is added to its function's comment.
   """
 
   def preprocess(self, nb, resources):
-    reason = resources.get('nbgrader', {}).get(REASON)
-    if not reason:
+    info = resources.get('nbgrader', {})
+    reason, by_hand = info.get(REASON), info.get(BY_HAND) or {}
+    if not reason and not by_hand:
       return nb, resources
-    info = resources['nbgrader']
+    where = (info['notebook'], info['assignment'], info['student'])
     with Gradebook(info['db_url']) as gradebook:
+      for grade_id in by_hand:
+        grade = gradebook.find_grade(grade_id, *where)
+        grade.auto_score, grade.needs_manual_grade = None, True
       for cell in nb.cells:
         nbgrader = cell.metadata.get('nbgrader', {})
         if nbgrader.get('solution'):
-          comment = gradebook.find_comment(nbgrader['grade_id'], info['notebook'],
-                                           info['assignment'], info['student'])
-          comment.auto_comment = reason
+          said = [reason, by_hand.get('test_' + nbgrader['grade_id'])]
+          if any(said):
+            comment = gradebook.find_comment(nbgrader['grade_id'], *where)
+            comment.auto_comment = '; '.join(filter(None, said))
       gradebook.db.commit()
     return nb, resources
 
@@ -218,7 +237,11 @@ def outputs(verdict, seed):
   """A verdict as a cell's outputs: the text, then an error when it failed."""
   text = grader.verdict_text(verdict) + (f'(inputs drawn with seed {seed})\n' if seed is not None else '')
   cell_outputs = [nbformat.v4.new_output('stream', name='stdout', text=text)]
-  if verdict.points < verdict.max_points:
+  if verdict.manual:  # An error: 0 points, should RecordReason not run after SaveAutoGrades.
+    cell_outputs.append(nbformat.v4.new_output(
+        'error', ename='GradedByHand', evalue=verdict.manual,
+        traceback=[f'Graded by hand: {verdict.title}', verdict.manual]))
+  elif verdict.points < verdict.max_points:
     cell_outputs.append(nbformat.v4.new_output(
         'error', ename='Failed', evalue=f'{verdict.title}: {len(verdict.lines)} lines above',
         traceback=[f'Failed: {verdict.title}'] + verdict.lines))
@@ -252,7 +275,9 @@ c.Autograde.sanitize_preprocessors = [
 
 # Autograde: the verdict comes from the sandbox (bubblewrap), not from running the
 # submission in a kernel: SandboxedGrades takes the place of nbgrader's Execute;
-# RecordReason writes what was repaired (or why nothing was graded) in the gradebook.
+# RecordReason writes what was repaired (or why nothing was graded) in the gradebook,
+# and leaves the functions that code built at run time may reach to a teacher
+# ("needs manual grade"; the reason on the feedback page).
 c.Autograde.autograde_preprocessors = [
     SandboxedGrades, IgnorePattern, ClearMetadataPreprocessor, LimitOutput,
     SaveAutoGrades, RecordReason, AssignLatePenalties, CheckCellMetadata]
