@@ -75,7 +75,7 @@ def package_digest(directories):
   """A sha256 of every file under the directories (bytecode caches aside)."""
   digest = hashlib.sha256()
   for directory in directories:
-    for root, folders, files in sorted(os.walk(directory)):
+    for root, folders, files in os.walk(directory):  # Top-down: the pruning below holds.
       folders[:] = sorted(f for f in folders if f != '__pycache__')
       for name in sorted(files):
         path = os.path.join(root, name)
