@@ -295,9 +295,9 @@ def hidden_reason(line):
     return (line + "\n    why: the package's own functions (and wrappers or copies of them) "
             'are hidden while grading: write the function yourself')
   if 'hidden while grading; write your own' in line:
-    return (line + "\n    why: Trax's own versions of the exercises (tl.CausalAttention, "
-            'trax.models.TransformerLM, ...) are hidden while grading, as the package\'s are: '
-            'write the function from the layers the exercise names')
+    return (line + "\n    why: Trax's (and jax's) own versions of the exercises "
+            '(tl.CausalAttention, trax.models.TransformerLM, ...) are hidden while grading, '
+            "as the package's are: write the function from the layers the exercise names")
   return line
 
 

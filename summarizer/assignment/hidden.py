@@ -26,7 +26,6 @@ import glob
 import importlib.util
 import os
 
-from summarizer.assignment import handout
 from summarizer.errors import SummarizerError
 
 # Path under site-packages -> {top-level function or class there: the exercise
@@ -93,6 +92,8 @@ def installed(path):
 
 
 def message(name, path, exercise):
+  """What a hidden function raises: whose answer it is, to which exercise."""
+  from summarizer.assignment import handout  # pylint: disable=g-import-not-at-top
   library = {'trax': 'Trax', 'jax': 'jax'}.get(path.split('/')[0], path.split('/')[0])
   return (f"{name} is {library}'s own answer to Exercise {exercise} "
           f'({handout.GRADED[exercise - 1]}): hidden while grading; write your own')
@@ -116,15 +117,17 @@ def hidden_functions(tree, names):
   return functions, found
 
 
-def stubbed_source(source, hidden, path):
-  """The file's source with each hidden function's body one ``raise`` (line numbers kept).
+def stubbed_source(source, names, path):
+  """The file's source with each named definition's body one ``raise`` (line numbers kept).
+
+  ``names``: name -> exercise, as in ``HIDDEN``.
 
   A docstring stays (``help`` still tells what the function was); the body's
   other lines become blank lines.
   """
   tree = ast.parse(source)
-  functions, found = hidden_functions(tree, hidden)
-  missing = sorted(set(hidden) - found)
+  functions, found = hidden_functions(tree, names)
+  missing = sorted(set(names) - found)
   if missing:
     raise SummarizerError(f'{path} no longer defines {", ".join(missing)}: the installed '
                           'library changed; update summarizer/assignment/hidden.py')
@@ -136,7 +139,7 @@ def stubbed_source(source, hidden, path):
     first = body[1] if docstring and len(body) > 1 else body[0]
     start, end = first.lineno - 1, body[-1].end_lineno
     head = lines[start].encode('utf-8')[:first.col_offset].decode('utf-8')
-    statement = f'raise NotImplementedError({message(name, path, hidden[name])!r})'
+    statement = f'raise NotImplementedError({message(name, path, names[name])!r})'
     lines[start:end] = [head + statement] + [''] * (end - start - 1)
   stubbed = '\n'.join(lines)
   compile(stubbed, path, 'exec')
