@@ -350,10 +350,14 @@ def shortened(lines, keep=8):
 
 
 def hidden_reason(line):
-  """A cell error that reached for the package's own code, said so."""
+  """A cell error that reached for the package's own code, or Trax's own answers, said so."""
   if "No module named 'summarizer." in line or 'summarizer' in line and 'has no attribute' in line:
     return (line + "\n    why: the package's own functions (and wrappers or copies of them) "
             'are hidden while grading: write the function yourself')
+  if 'hidden while grading; write your own' in line:
+    return (line + "\n    why: Trax's (and jax's) own versions of the exercises "
+            '(tl.CausalAttention, trax.models.TransformerLM, ...) are hidden while grading, '
+            "as the package's are: write the function from the layers the exercise names")
   return line
 
 

@@ -10,6 +10,9 @@
 - the package's folder is a fresh tmpfs holding only ``VISIBLE_MODULES``:
   no graded function (``graded_modules()``), no assignment room, no
   notebook, no ``.git``: ``from summarizer import CausalAttention`` fails;
+- Trax's own answers to the exercises (``hidden.py``) are stubs that raise:
+  each file that defines one is a copy with those definitions' bodies
+  replaced, bound over the original, and its bytecode is an empty file;
 - its own ``/tmp`` (empty but for what is bound there: a checkout under
   ``/tmp`` still runs) and ``/dev/shm``, each a tmpfs of ``limits.TMP_MB``,
   ``/proc``, and a read-only ``/dev``; no network (all namespaces
@@ -23,7 +26,8 @@ memory together, their number, and the submission's wall-clock seconds (the
 limits are in ``limits.py``).
 With ``mode='process'`` (the teacher's explicit choice where bubblewrap is
 missing) the worker is a plain separate process: limits and fresh inputs,
-but nothing hidden and nothing read-only.
+but nothing hidden and nothing read-only (the worker still imports Trax's
+answers as stubs, which a submission can undo).
 """
 
 import hashlib
@@ -42,7 +46,7 @@ import time
 import numpy as np
 
 import summarizer
-from summarizer.assignment import limits, schema, watch
+from summarizer.assignment import hidden, limits, schema, watch
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 
@@ -75,7 +79,7 @@ def package_digest(directories):
   """A sha256 of every file under the directories (bytecode caches aside)."""
   digest = hashlib.sha256()
   for directory in directories:
-    for root, folders, files in sorted(os.walk(directory)):
+    for root, folders, files in os.walk(directory):  # Top-down: the pruning below holds.
       folders[:] = sorted(f for f in folders if f != '__pycache__')
       for name in sorted(files):
         path = os.path.join(root, name)
@@ -130,8 +134,21 @@ def _package_binds(read_only_dirs=()):
   return binds + ['--remount-ro', PACKAGE_DIR]
 
 
-def bwrap_command(job_dir, read_only_dirs):
-  """The bwrap command line that runs the worker on the job in ``job_dir``."""
+def _hidden_binds(job_dir, stubs):
+  """Each stub (``hidden.write_stubs``) over its original, an empty file over its bytecode."""
+  binds = []
+  for stub in stubs:
+    binds += ['--ro-bind', os.path.join(job_dir, stub['stub']), stub['original']]
+    for cache in stub['bytecode']:
+      binds += ['--ro-bind', os.path.join(job_dir, hidden.EMPTY), cache]
+  return binds
+
+
+def bwrap_command(job_dir, read_only_dirs, stubs=()):
+  """The bwrap command line that runs the worker on the job in ``job_dir``.
+
+  ``stubs`` are ``hidden.write_stubs(job_dir)``'s: Trax's answers hidden.
+  """
   bwrap = shutil.which('bwrap')
   if bwrap is None:
     raise SummarizerError(INSTALL_HINT)
@@ -145,7 +162,7 @@ def bwrap_command(job_dir, read_only_dirs):
   for directory in read_only_dirs:
     if not _inside_package(directory):
       command += _ro(directory)
-  command += _package_binds(read_only_dirs)
+  command += _package_binds(read_only_dirs) + _hidden_binds(job_dir, stubs)
   command += ['--ro-bind', job_dir, '/job',
               '--ro-bind', os.path.join(HERE, 'worker.py'), '/grader/worker.py',
               '--ro-bind', os.path.join(HERE, 'probes.py'), '/grader/probes.py',
@@ -188,11 +205,12 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
   if mode not in MODES:
     raise SummarizerError(f'unknown sandbox mode {mode!r}: choose one of {", ".join(MODES)}')
   with tempfile.TemporaryDirectory(prefix='grading-') as job_dir:
+    stubs = hidden.write_stubs(job_dir)
     with open(os.path.join(job_dir, 'job.json'), 'w', encoding='utf-8') as f:
-      json.dump(job, f)
+      json.dump(dict(job, hidden={stub['module']: stub['stub'] for stub in stubs}), f)
     np.savez(os.path.join(job_dir, 'given.npz'), **given)
     os.chmod(job_dir, 0o755)
-    command = (bwrap_command(job_dir, read_only_dirs) if mode == 'bwrap'
+    command = (bwrap_command(job_dir, read_only_dirs, stubs) if mode == 'bwrap'
                else process_command(job_dir))
     env = None if mode == 'bwrap' else {'PATH': '/usr/bin', 'HOME': job_dir,
                                         'JAX_PLATFORMS': 'cpu'}

@@ -19,10 +19,18 @@ ran out of time, seconds) and the bytes the child sent. After each item every
 other process of the sandbox is killed, so nothing an item leaves behind can
 reach a later one. This process is not dumpable: no child opens its stdout
 through /proc.
+
+Before anything imports Trax, ``hide_answers`` puts the stubs of Trax's own
+answers (``hidden.py``, written by the grader into ``JOB_DIR/hidden``, named
+in the job's ``'hidden'``) in the place of their modules: every object that
+holds one (``tl.CausalAttention``, gin's wrappers and registry, a module
+imported later such as ``trax.models``) holds the stub, which raises.
 """
 
 import ast
 import ctypes
+import importlib.abc
+import importlib.util
 import io
 import json
 import linecache
@@ -40,6 +48,33 @@ import numpy as np
 # checkout on PYTHONPATH, which -I and the empty environment would lose).
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path[1:1] = sys.argv[2:3]
+
+
+class Stubs(importlib.abc.MetaPathFinder):
+  """Imports each module named in ``stubs`` (name -> file) from its stub file."""
+
+  def __init__(self, stubs):
+    self.stubs = stubs
+
+  def find_spec(self, fullname, path=None, target=None):
+    del path, target
+    stub = self.stubs.get(fullname)
+    return stub and importlib.util.spec_from_file_location(fullname, stub)
+
+
+def hide_answers(job_dir):
+  """Makes the job's stubs of Trax's answers the modules any later import finds."""
+  with open(os.path.join(job_dir, 'job.json'), encoding='utf-8') as f:
+    stubs = json.load(f).get('hidden', {})
+  early = sorted(set(stubs) & set(sys.modules))
+  if early:  # Never: nothing before this imports them. Grade nothing rather than expose them.
+    sys.exit(f'imported before they could be hidden: {", ".join(early)}')
+  sys.meta_path.insert(0, Stubs({name: os.path.join(job_dir, path)
+                                 for name, path in stubs.items()}))
+
+
+if __name__ == '__main__':
+  hide_answers(sys.argv[1])
 import probes  # pylint: disable=import-error,wrong-import-position
 
 

@@ -1149,6 +1149,51 @@ CHEATS = [
         def next_symbol(cur_output_tokens, model):
           raise NotImplementedError()
         """),
+    _cheat("Trax's own layer: tl.CausalAttention", "Trax's own answer", 'CausalAttention', '''
+        def CausalAttention(d_feature, n_heads, mode='train'):
+          return tl.CausalAttention(d_feature, n_heads, mode=mode)
+        '''),
+    _cheat("Trax's own model: trax.models.TransformerLM", "Trax's own answer", 'TransformerLM',
+           '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          theirs = trax.models.TransformerLM(vocab_size, d_model, d_ff, n_layers, n_heads, max_len,
+                                             dropout, mode=mode, ff_activation=ff_activation)
+          return tl.Serial(theirs, tl.LogSoftmax())
+        '''),
+    _cheat("jax's own jax.nn.dot_product_attention", "Trax's own answer", 'DotProductAttention',
+           '''
+        import jax
+        def DotProductAttention(query, key, value, mask):
+          one_head = lambda x: x[:, :, None, :]  # (B, L, d) -> (B, L, 1, d)
+          mask = jnp.broadcast_to(mask, query.shape[:1] + mask.shape[-2:])[:, None]
+          return jax.nn.dot_product_attention(one_head(query), one_head(key), one_head(value),
+                                              mask=mask)[:, :, 0, :]
+        '''),
+    _cheat("Trax's attention.py and its bytecode read from the disk", "Trax's own answer",
+           'CausalAttention', '''
+        import glob
+        import marshal
+        _folder, _theirs = os.path.dirname(tl.__file__), {}
+        for _path in [os.path.join(_folder, 'attention.py'),
+                      *glob.glob(os.path.join(_folder, '__pycache__', 'attention.*.pyc'))]:
+          try:
+            with open(_path, 'rb') as _file:
+              _code = _file.read()
+            exec(marshal.loads(_code[16:]) if _path.endswith('.pyc') else _code, _theirs)
+          except Exception:
+            pass
+        def CausalAttention(d_feature, n_heads, mode='train'):
+          # Trax's pieces, named as the course's tree prints its own.
+          assert d_feature % n_heads == 0
+          heads = lambda: tl.Fn('AttnHeads', lambda x: _theirs['SplitIntoHeads'](n_heads)(x))
+          attend = _theirs['DotProductCausalAttention'](mode='eval')
+          return tl.Serial(
+              tl.Branch(*[[tl.Dense(d_feature), heads()] for _ in range(3)]),
+              tl.Fn('DotProductAttn', lambda q, k, v: attend((q, k, v))),
+              tl.Fn('AttnOutput', lambda x: _theirs['MergeHeads'](n_heads)(x)),
+              tl.Dense(d_feature))
+        '''),
     _cheat("fake results written to the grader's channel", 'the sandbox probed',
            'DotProductAttention', '''
         def DotProductAttention(query, key, value, mask):

@@ -1,0 +1,231 @@
+"""Trax's own answers to the exercises are hidden while grading (``hidden.py``).
+
+The list names what an upgrade must not move; the stubs keep the rest of each
+file; in the sandbox the originals read as their stubs, and a notebook that
+calls Trax's answers gets nothing for them, with the reason, in both modes.
+"""
+
+import ast
+import hashlib
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import textwrap
+
+import numpy as np
+import pytest
+
+import learner_variants
+from summarizer._trax import tl, trax
+from summarizer.assignment import grader, handout, hidden, sandbox
+from summarizer.errors import SummarizerError
+
+SEED = 11
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
+
+
+def definitions(tree):
+  """Top-level function and class definitions: name -> their nodes."""
+  found = {}
+  for node in tree.body:
+    if isinstance(node, DEFINITIONS):
+      found.setdefault(node.name, []).append(node)
+  return found
+
+
+def read(path):
+  with open(path, encoding='utf-8') as f:
+    return f.read()
+
+
+@pytest.mark.parametrize('path', sorted(hidden.HIDDEN))
+def test_each_hidden_name_is_still_defined_where_the_list_says(path):
+  # Fails when a Trax (or jax) upgrade moves or renames one: update hidden.py.
+  names = definitions(ast.parse(read(hidden.installed(path))))
+  assert set(hidden.HIDDEN[path]) <= set(names), sorted(set(hidden.HIDDEN[path]) - set(names))
+
+
+def test_the_list_covers_every_exercise_that_has_a_counterpart():
+  # training_loop uses Trax's Loop as the course does; next_symbol's argmax over a
+  # padded input has no counterpart of its own (the samplers hide it with Exercise 10).
+  exercises = {n for names in hidden.HIDDEN.values() for n in names.values()}
+  assert exercises == {1, 2, 3, 4, 5, 6, 7, 10}
+
+
+def test_the_courses_answers_call_nothing_hidden():
+  hidden_names = {name for names in hidden.HIDDEN.values() for name in names}
+  for name in handout.GRADED:
+    for source in (handout.solution_source(name), learner_variants.COURSE_ANSWERS[name]):
+      used = {node.attr for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Attribute)}
+      assert not used & hidden_names, name
+
+
+SOURCE = textwrap.dedent('''
+    import math
+
+    def kept(x):
+      return x + 1
+
+    @decorated
+    def one_liner(x): return math.sqrt(x)
+
+    class Layer:
+      """A layer."""
+      size = 3
+
+      def __init__(self):
+        """Makes it."""
+        self.weights = [1, 2]
+
+      def forward(self, x):
+        return x * 2  # The answer.
+
+    def only_a_docstring():
+      """Nothing else."""
+
+    def kept_too():
+      return Layer.size
+    ''')
+
+
+def test_a_stub_raises_in_each_hidden_function_and_keeps_every_other_line():
+  stubbed = hidden.stubbed_source(SOURCE, {'one_liner': 1, 'Layer': 5, 'only_a_docstring': 2},
+                                  'trax/example.py')
+  assert len(stubbed.split('\n')) == len(SOURCE.split('\n'))
+  changed = [(a, b) for a, b in zip(SOURCE.split('\n'), stubbed.split('\n')) if a != b]
+  assert 'x * 2' not in stubbed and 'self.weights' not in stubbed
+  assert all('def kept' not in a and 'import' not in a for a, _ in changed)
+  names = {'decorated': lambda function: function}
+  exec(compile(stubbed, 'trax/example.py', 'exec'), names)  # pylint: disable=exec-used
+  assert names['kept'](1) == 2 and names['kept_too']() == 3
+  assert names['Layer'].__doc__ == 'A layer.'
+  for call, exercise in ((lambda: names['one_liner'](4), 'Exercise 1 (DotProductAttention)'),
+                         (names['Layer'], 'Exercise 5 (CausalAttention)'),
+                         (names['only_a_docstring'], 'Exercise 2')):
+    with pytest.raises(NotImplementedError,
+                       match=re.escape(f"Trax's own answer to {exercise}") + '.*hidden while'):
+      call()
+
+
+def test_a_name_the_library_no_longer_defines_stops_the_grading():
+  with pytest.raises(SummarizerError, match='no longer defines CausalAttention'):
+    hidden.stubbed_source('def Other():\n  pass\n', {'CausalAttention': 5},
+                          'trax/layers/attention.py')
+
+
+@pytest.fixture(scope='module')
+def stubs(tmp_path_factory):
+  directory = str(tmp_path_factory.mktemp('job'))
+  return directory, hidden.write_stubs(directory)
+
+
+def test_each_installed_file_is_stubbed_only_in_its_hidden_definitions(stubs):
+  directory, written = stubs
+  assert [stub['module'] for stub in written] == [hidden.module_name(p) for p in hidden.HIDDEN]
+  for path, stub in zip(hidden.HIDDEN, written):
+    original, copy = read(stub['original']), read(os.path.join(directory, stub['stub']))
+    assert len(copy.split('\n')) == len(original.split('\n')), path
+    spans = set()
+    for name in hidden.HIDDEN[path]:
+      for node in definitions(ast.parse(original))[name]:
+        spans |= set(range(node.lineno - 1, node.end_lineno))
+    changed = {i for i, (a, b) in enumerate(zip(original.split('\n'), copy.split('\n'))) if a != b}
+    assert changed and changed <= spans, path
+    for name in hidden.HIDDEN[path]:
+      for node in definitions(ast.parse(copy))[name]:
+        raises = [n for n in ast.walk(node) if isinstance(n, ast.Raise)]
+        assert raises and 'hidden while grading' in ast.unparse(raises[0]), (path, name)
+
+
+def test_the_stubbed_attention_module_keeps_what_a_correct_answer_uses(stubs):
+  directory, _ = stubs
+  spec = importlib.util.spec_from_file_location(
+      'stubbed_attention', os.path.join(directory, hidden.STUBS_DIR, 'trax/layers/attention.py'))
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)
+  ids = np.array([[5, 6, 7]], np.int32)
+  assert np.asarray(module.ShiftRight(mode='train')(ids)).tolist() == [[0, 5, 6]]
+  x = np.zeros((1, 4, 6), np.float32)
+  ours, theirs = module.PositionalEncoding(max_len=8, mode='eval'), tl.PositionalEncoding(
+      max_len=8, mode='eval')
+  for layer in (ours, theirs):
+    layer.init(trax.shapes.signature(x))
+  np.testing.assert_allclose(ours(x), theirs(x))
+  with pytest.raises(NotImplementedError, match=r"CausalAttention is Trax's own answer to "
+                     r'Exercise 5 \(CausalAttention\): hidden while grading; write your own'):
+    module.CausalAttention(4, n_heads=2)
+  with pytest.raises(NotImplementedError, match='DotProductCausalAttention'):
+    module.DotProductCausalAttention(mode='eval')
+
+
+@needs_bwrap
+def test_in_the_sandbox_each_original_reads_as_its_stub_and_its_bytecode_is_empty(stubs):
+  directory, written = stubs
+  command = sandbox.bwrap_command(directory, [], written)
+  command = command[:command.index('/grader/worker.py', command.index('-I'))]
+  script = textwrap.dedent('''
+      import hashlib, sys
+      for path in sys.argv[1:]:
+        with open(path, 'rb') as f:
+          print(hashlib.sha256(f.read()).hexdigest())
+      ''')
+  originals = [stub['original'] for stub in written]
+  caches = [cache for stub in written for cache in stub['bytecode']]
+  done = subprocess.run(command + ['-c', script, *originals, *caches], capture_output=True,
+                        text=True, timeout=60, check=False)
+  assert done.returncode == 0, done.stderr
+  stubbed = [hashlib.sha256(read(os.path.join(directory, stub['stub'])).encode()).hexdigest()
+             for stub in written]
+  assert done.stdout.split() == stubbed + [hashlib.sha256(b'').hexdigest()] * len(caches)
+
+
+# --------------------------------------------------------------------------
+# Grading: Trax's answers get nothing, and say why; the course's get full marks.
+
+def cheat(name):
+  return next(c for c in learner_variants.CHEATS if c.name == name)
+
+
+LAYER, MODEL = "Trax's own layer: tl.CausalAttention", "Trax's own model: trax.models.TransformerLM"
+FUNCTIONS = ('CausalAttention', 'TransformerLM')
+
+
+def trax_answers():
+  """One notebook whose CausalAttention and TransformerLM are Trax's."""
+  return learner_variants.notebook_with({c.function: c.source for c in map(cheat, (LAYER, MODEL))})
+
+
+def assert_hidden_and_said_so(report):
+  for verdict in report.verdicts:
+    text = grader.verdict_text(verdict)
+    assert verdict.points == 0, text
+    exercise = grader.title(verdict.grade_id[len('test_'):]).split(':')[0]
+    assert f"Trax's own answer to {exercise}" in text, text
+    assert 'hidden while grading' in text and "why: Trax's (and jax's) own versions" in text, text
+
+
+@pytest.fixture(scope='module')
+def graded():
+  if not shutil.which('bwrap'):
+    pytest.skip('needs bubblewrap')
+  notebooks = [learner_variants.notebook_with(learner_variants.COURSE_ANSWERS), trax_answers()]
+  return grader.grade_batch(notebooks, seed=SEED, functions=FUNCTIONS, whole=False)
+
+
+def test_trax_own_layer_and_model_get_nothing_and_the_feedback_says_why(graded):
+  assert_hidden_and_said_so(graded[1])
+
+
+def test_the_courses_answers_still_get_full_marks(graded):
+  # TransformerLM uses tl.ShiftRight and tl.PositionalEncoding from the stubbed attention.py.
+  assert graded[0].total == graded[0].max_total, grader.table(graded[0])
+
+
+def test_without_bubblewrap_the_worker_still_imports_the_stubs():
+  # tl's layers are imported as the worker starts; trax.models when the cell reads it.
+  report = grader.grade(trax_answers(), seed=SEED, mode='process', functions=FUNCTIONS,
+                        whole=False)
+  assert_hidden_and_said_so(report)
