@@ -208,12 +208,18 @@ def tree_measures(built):
                                        for part in parts]}
 
 
+def initial_weights(built, inputs):
+  """The layer initialised on ``inputs`` with the run's key: its weights, flat."""
+  layer = as_layer(built)
+  layer.init(trax.shapes.signature(inputs), rng=fastmath.random.get_prng(RUN_SEED))
+  return flat_weights(layer)
+
+
 def run_measures(built, inputs, weights):
   """Initialises the layer on ``inputs``; with ``weights`` (if they fit), its output."""
   layer = as_layer(built)
   rng = fastmath.random.get_prng(RUN_SEED)
-  layer.init(trax.shapes.signature(inputs), rng=rng)
-  shapes = [list(np.shape(w)) for w in flat_weights(layer)]
+  shapes = [list(np.shape(w)) for w in initial_weights(layer, inputs)]
   measures = {'weight shapes': shapes, 'which sublayer each is': sublayer_identities(layer)}
   if shapes == [list(np.shape(w)) for w in weights]:
     layer.weights, _ = tl.unflatten_weights_and_state(
@@ -519,15 +525,18 @@ def probe_next_symbol(function, seed, given, env):
   lists = [[int(rng.integers(2, 500))]] + [
       rng.integers(0, 500, size=int(rng.integers(low, high))).tolist()
       for low, high in ((2, 8), (8, 17), (17, 40))]
-  cases = []
-  for tokens in lists:
-    def measure(tokens=tokens):
-      model = StandInModel()
-      token = function(list(tokens), model)
-      return {'next token': int(token) if isinstance(token, (int, np.integer)) else repr(token),
-              'type of the next token': type(token).__name__, "the model's inputs": model.inputs}
-    cases.append(case(f'next_symbol on {len(tokens)} tokens', measure))
-  return cases
+  return [case(f'next_symbol on {len(tokens)} tokens', next_symbol_measures, function, tokens)
+          for tokens in lists]
+
+
+def next_symbol_measures(function, tokens, kept=None):
+  """next_symbol with the stand-in model (kept in ``kept``): its answer, what the model saw."""
+  model = StandInModel()
+  if kept is not None:  # For the why: line of a call that raises.
+    kept[:] = [model]
+  token = function(list(tokens), model)
+  return {'next token': int(token) if isinstance(token, (int, np.integer)) else repr(token),
+          'type of the next token': type(token).__name__, "the model's inputs": model.inputs}
 
 
 PIECES = {20: 'I ', 21: 'found ', 22: 'roses, ', 23: 'not ', 24: 'tulips.', 25: ' And more.'}
@@ -549,8 +558,8 @@ class ScriptedNextSymbol:
 
   def __call__(self, cur_output_tokens, model=None, *args, **kwargs):
     tokens = [int(token) for token in cur_output_tokens]
-    self.calls.append(tokens[len(self.prefix) - 1:] if tokens[:len(self.prefix)] == self.prefix
-                      else tokens)
+    article = self.prefix[:-1]  # The calls are recorded from the article's end on.
+    self.calls.append(tokens[len(article):] if tokens[:len(article)] == article else tokens)
     self.models.append(repr(model))
     if len(self.calls) > 2 * len(self.script) + 10:
       raise RuntimeError(f'next_symbol was called {len(self.calls)} times: the decoding does '
@@ -567,15 +576,21 @@ class ModelArgument:
     return "greedy_decode's model"
 
 
-def decode_measures(function, sentence, script, verbose):
+CALLS = 'the tokens next_symbol is given after tokenize(sentence), call by call'
+
+
+def decode_measures(function, sentence, script, verbose, kept=None):
+  """greedy_decode with the stand-in next_symbol writing ``script`` (kept in ``kept``)."""
   prefix = stand_in_tokenize(sentence) + [SEP]
   stand_in, printed = ScriptedNextSymbol(prefix, script), io.StringIO()
+  if kept is not None:  # For the why: line of a call that raises.
+    kept[:] = [stand_in]
   options = {} if verbose is None else {'verbose': verbose}
   with contextlib.redirect_stdout(printed):
     output = function(sentence, ModelArgument(), next_symbol=stand_in,
                       tokenize=stand_in_tokenize, detokenize=stand_in_detokenize, **options)
   return {'the summary it returns': output if isinstance(output, str) else repr(output),
-          'the tokens next_symbol is given from SEP on, call by call': stand_in.calls,
+          CALLS: stand_in.calls,
           'the model next_symbol is given': sorted(set(stand_in.models)),
           'what it prints, line by line': printed.getvalue().splitlines(),
           'takes verbose': verbose is not None}
