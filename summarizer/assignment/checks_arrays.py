@@ -90,8 +90,8 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
     output.explain = lambda got, _, inputs=inputs: attention_cause(got, **inputs)
     output.agree = _either_softmax(inputs)
     cases.append(Case(f'DotProductAttention, {name}',
-                       functools.partial(DotProductAttention, **inputs),
-                       [output, expect_kind(jax.Array)]))
+                      functools.partial(DotProductAttention, **inputs),
+                      [output, expect_kind(jax.Array)]))
   # Beyond the course's cases: 3 heads' worth of random queries, keys and
   # values under a causal mask, as the layers will call it.
   query, key, value = (jnp.array(random_inputs((3, 5, 4), seed)) for seed in (1, 2, 3))
@@ -209,8 +209,8 @@ def test_dot_product_self_attention(dot_product_self_attention):
     output = expect_output(expected)
     output.explain = lambda got, _, inputs=inputs: mask_cause(got, **inputs)
     cases.append(Case(f'dot_product_self_attention, {name}',
-                       functools.partial(dot_product_self_attention, **inputs),
-                       [expect_shape(np.shape(expected)), output]))
+                      functools.partial(dot_product_self_attention, **inputs),
+                      [expect_shape(np.shape(expected)), output]))
   q, k, v = (jnp.array(random_inputs((2, 5, 4), seed)) for seed in (4, 5, 6))
   output = expect_output(_attention.dot_product_self_attention(q, k, v))
   output.explain = lambda got, _: mask_cause(got, q, k, v)

@@ -122,10 +122,10 @@ def _ran_expects(mode, explain=None):
   """
   return [
       Expect('number of weight arrays (the package builds the same layers)',
-              None, lambda ran: len(ran.shapes), explain=explain),
+             None, lambda ran: len(ran.shapes), explain=explain),
       Expect('weight shapes', None, lambda ran: ran.shapes, explain=explain),
       Expect(f'output in {mode} mode, with the same weights and random key as '
-              "the package's layer", None, ran_output, allclose, explain),
+             "the package's layer", None, ran_output, allclose, explain),
   ]
 
 
@@ -212,17 +212,17 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
         f'CausalAttention(d_feature={d_feature}, n_heads={n_heads})',
         functools.partial(CausalAttention, d_feature=d_feature, n_heads=n_heads),
         [Expect('str(layer)', expected, str, same_tree,
-                 lambda got, _, expected=expected: missing_layer_cause(
-                     got, expected, LAST_DENSE)),
+                lambda got, _, expected=expected: missing_layer_cause(
+                    got, expected, LAST_DENSE)),
          expect_kind(tl.Serial),
          Expect('types of its sublayers',
-                 ['Serial', 'PureLayer', 'PureLayer', 'Dense'], sublayer_names),
+                ['Serial', 'PureLayer', 'PureLayer', 'Dense'], sublayer_names),
          Expect('number of sublayers', 4, lambda layer: len(layer.sublayers))]))
   cases.append(Case(
       'CausalAttention(d_feature=10, n_heads=3)', functools.partial(
           _raises, Exception, CausalAttention, d_feature=10, n_heads=3),
       [Expect("an error raised, as the course's assert raises one "
-               '(10 features do not split into 3 heads)', True)]))
+              '(10 features do not split into 3 heads)', True)]))
   cases += _mode_cases(
       'CausalAttention(d_feature=12, n_heads=3)', CausalAttention,
       _attention.CausalAttention, dict(d_feature=12, n_heads=3),
@@ -272,14 +272,14 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
                           n_heads=n_heads, dropout=dropout, mode='train',
                           ff_activation=tl.Relu),
         [Expect('str(layers)', '[' + ', '.join(_block_trees(d_model, d_ff)) + ']',
-                 str, same_tree),
+                str, same_tree),
          Expect('number of layers', 2, len),
          Expect('types of the layers', ['Serial', 'Serial'],
-                 lambda block: [type(layer).__name__ for layer in block]),
+                lambda block: [type(layer).__name__ for layer in block]),
          Expect('types of their sublayers', residual_parts,
-                 lambda block: [sublayer_names(layer) for layer in block]),
+                lambda block: [sublayer_names(layer) for layer in block]),
          Expect('numbers of their sublayers', [2, 2],
-                 lambda block: [len(layer.sublayers) for layer in block])]))
+                lambda block: [len(layer.sublayers) for layer in block])]))
   cases += _mode_cases(
       'DecoderBlock(d_model=12, d_ff=20, n_heads=3, dropout=0.3)', DecoderBlock,
       _model.DecoderBlock, dict(d_model=12, d_ff=20, n_heads=3, dropout=0.3,
@@ -349,8 +349,8 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
                           d_model=d_model, d_ff=d_ff, n_heads=n_heads,
                           dropout=dropout, max_len=max_len, ff_activation=tl.Relu),
         [Expect('str(model)', expected, str, same_tree,
-                 lambda got, _, expected=expected: missing_layer_cause(
-                     got, expected, MODEL_OUTPUT) or blocks_cause(got, expected)),
+                lambda got, _, expected=expected: missing_layer_cause(
+                    got, expected, MODEL_OUTPUT) or blocks_cause(got, expected)),
          expect_kind(tl.Serial),
          Expect('types of its sublayers', sublayers, sublayer_names),
          Expect('number of sublayers', 9, lambda model: len(model.sublayers))]))
@@ -358,7 +358,7 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
       'TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
       functools.partial(_exercise_model_signatures, TransformerLM),
       [Expect('number of weights', EXERCISE_WEIGHTS,
-               lambda traced: count_weights(traced[0])),
+              lambda traced: count_weights(traced[0])),
        Expect('output shape', (2, 8, VOCAB_SIZE), lambda traced: traced[1])]))
   # Two blocks, each with weights of its own; 3 heads of 4 features.
   arguments = dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, dropout=0.3)
@@ -433,5 +433,5 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
   expects[2].explain = lambda got, ran: (model_cause(got, ran)
                                          or predict_mode_cause(built['model']))
   return Case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
-               f"dropout=0.3, mode='predict') on ids {ids.shape}, one token a call",
-               call, expects)
+              f"dropout=0.3, mode='predict') on ids {ids.shape}, one token a call",
+              call, expects)

@@ -93,8 +93,8 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
                              **options)
 
     output = Expect("the model's output on a batch, beside the package's TransformerLM("
-                     "d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train') with the "
-                     'same weights and random key', None, agree=allclose)
+                    "d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train') with the "
+                    'same weights and random key', None, agree=allclose)
     output.measure = functools.partial(_output_beside_package, ids=ids, expect=output)
     return run_cases([Case(
         'training_loop(TransformerLM, train_gen, eval_gen, output_dir)',
@@ -107,25 +107,25 @@ def _loop_expects(output_dir):
   expected_rates = [float(_COURSE_SCHEDULE(step)) for step in probes.SCHEDULE_STEPS]
   return [
       Expect('loss layer', 'CrossEntropyLoss_in3',
-              lambda loop: str(_train_task(loop).loss_layer)),
+             lambda loop: str(_train_task(loop).loss_layer)),
       expect_kind(trax.optimizers.adam.Adam, lambda loop: _train_task(loop).optimizer, 'optimizer'),
       Expect('optimizer parameters', _ADAM_PARAMETERS,
-              lambda loop: {name: float(value) for name, value
-                            in _train_task(loop).optimizer.opt_params.items()},
-              _adam_parameters_agree),
+             lambda loop: {name: float(value) for name, value
+                           in _train_task(loop).optimizer.opt_params.items()},
+             _adam_parameters_agree),
       Expect(f'learning rates at steps {", ".join(map(str, probes.SCHEDULE_STEPS))}',
-              expected_rates,
-              lambda loop: [float(_train_task(loop).learning_rate(step))
-                            for step in probes.SCHEDULE_STEPS],
-              allclose),
+             expected_rates,
+             lambda loop: [float(_train_task(loop).learning_rate(step))
+                           for step in probes.SCHEDULE_STEPS],
+             allclose),
       Expect('steps between checkpoints', 10,
-              lambda loop: _train_task(loop).n_steps_per_checkpoint),
+             lambda loop: _train_task(loop).n_steps_per_checkpoint),
       Expect('evaluation metrics', ['CrossEntropyLoss', 'Accuracy'],
-              lambda loop: [str(name) for name in loop.eval_tasks[0].metric_names]),
+             lambda loop: [str(name) for name in loop.eval_tasks[0].metric_names]),
       Expect('weights of the model it trains', EXERCISE_WEIGHTS,
-              lambda loop: count_weights(loop.model.weights)),
+             lambda loop: count_weights(loop.model.weights)),
       Expect("output directory ('~/output' with '~' expanded)", output_dir,
-              lambda loop: loop.output_dir, _same_directory),
+             lambda loop: loop.output_dir, _same_directory),
       Expect("modes of the model's layers", ['train'], lambda loop: probes.layer_modes(loop.model)),
   ]
 
@@ -326,11 +326,11 @@ def test_trained_model(model):
   package_model = model_directory.read(coursework.MODEL_DIR).model('eval')
   expected = np.asarray(package_model(ids))
   output = Expect("log-probabilities, beside the package's model", expected,
-                   as_array, lambda got, wanted: got.shape == wanted.shape
-                   and np.allclose(got, wanted, rtol=1e-4, atol=1e-3))
+                  as_array, lambda got, wanted: got.shape == wanted.shape
+                  and np.allclose(got, wanted, rtol=1e-4, atol=1e-3))
   return run_cases([Case(f'your model on the sample article, ids {ids.shape}',
-                     functools.partial(model, ids),
-                     [expect_shape(expected.shape), output])], 'trained_model')
+                         functools.partial(model, ids),
+                         [expect_shape(expected.shape), output])], 'trained_model')
 
 
 def _ids(tokens):
@@ -369,5 +369,5 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
     print(detokenize(expected))
     return ids
   return run_cases([Case('greedy_decode of the sample article with your next_symbol and model',
-                     summarise, [Expect("the summary's ids, token for token", expected,
-                                         _ids)])], 'summary')
+                         summarise, [Expect("the summary's ids, token for token", expected,
+                                            _ids)])], 'summary')

@@ -28,6 +28,8 @@ from summarizer.config import VOCAB_SIZE
 EOS, SEP = 1, 0
 RUN_SEED = 7  # The random key of every layer run (dropout masks).
 MODES = ('train', 'eval', 'predict')
+# What a learner's function may raise that fails its case (KeyboardInterrupt still stops a run).
+CAUGHT = (Exception, SystemExit)
 
 
 # --------------------------------------------------------------------------
@@ -65,7 +67,7 @@ def case(name, measure, *args, **kwargs):
   """Runs ``measure(*args, **kwargs)``, a dict of measures, as one recorded case."""
   try:
     return {'name': name, 'measures': measure(*args, **kwargs), 'error': None}
-  except (Exception, SystemExit) as error:  # pylint: disable=broad-except
+  except CAUGHT as error:  # pylint: disable=broad-except
     return {'name': name, 'measures': {}, 'error': describe(innermost(error))}
 
 

@@ -155,8 +155,8 @@ def _failures(case, error, output, failures):
   if error is not None:
     described = describe(error)
     first = Failure(f'Failed: {name}: it raised {described}', key=('raised', described),
-                     again=f'Failed: {name}: it raised {type(probes.innermost(error)).__name__} '
-                           '(same as above)')
+                    again=f'Failed: {name}: it raised {type(probes.innermost(error)).__name__} '
+                    '(same as above)')
     cause = _cause(case.explain_error, error)
     first.details = [f'    why: {cause}'] if cause else []
     rest = [expect.what for expect, _, _ in failures[1:]]
@@ -170,12 +170,12 @@ def _failures(case, error, output, failures):
       printed.append(Failure(f'Failed: {name}: {expect.what}: {error_measuring}'))
     elif error_measuring is not None:
       printed.append(Failure(f'Failed: {name}: {expect.what}: could not be read from '
-                              f'what it returned ({describe(error_measuring)})'))
+                             f'what it returned ({describe(error_measuring)})'))
     else:
       details = ['    ' + line for line in difference(expect.expected, got)]
       cause = _cause(expect.explain, got, output)
       printed.append(Failure(f'Failed: {name}: {expect.what}',
-                              details + ([f'    why: {cause}'] if cause else [])))
+                             details + ([f'    why: {cause}'] if cause else [])))
   return printed
 
 
@@ -224,7 +224,7 @@ def expect_shape(expected):
 def expect_kind(expected_class, measure=lambda output: output, what='type'):
   """Expects what ``measure`` reads to be an instance of ``expected_class``."""
   return Expect(what, expected_class, lambda output: type(measure(output)),
-                 issubclass)
+                issubclass)
 
 
 def random_inputs(shape, seed=0):
