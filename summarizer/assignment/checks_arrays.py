@@ -133,12 +133,16 @@ def test_compute_attention_heads_closure(compute_attention_heads_closure):
         [expect_shape((2 * batch, 2, 3)), _heads_output([_POSITIONS] * (2 * batch), x,
                                                   split_heads_cause)]))
   x = jnp.array(random_inputs((2, 5, 6)))  # (B, L, H * Dh) with H=3, Dh=2
-  cases.append(Case(
-      'compute_attention_heads_closure(n_heads=3, d_head=2) on random (2, 5, 6)',
-      lambda: compute_attention_heads_closure(n_heads=3, d_head=2)(x),
-      [_heads_output(_attention.compute_attention_heads_closure(3, 2)(x), x,
-                     split_heads_cause)]))
+  cases.append(_random_case(compute_attention_heads_closure,
+                            _attention.compute_attention_heads_closure, x, split_heads_cause))
   return run_cases(cases, 'compute_attention_heads_closure')
+
+
+def _random_case(closure, package_closure, x, cause):
+  """A closure for 3 heads of 2 features on random ``x``, beside the package's."""
+  return Case(f'{package_closure.__name__}(n_heads=3, d_head=2) on random {tuple(x.shape)}',
+              lambda: closure(n_heads=3, d_head=2)(x),
+              [_heads_output(package_closure(3, 2)(x), x, cause)])
 
 
 def _heads_output(expected, x, cause):
@@ -175,11 +179,8 @@ def test_compute_attention_output_closure(compute_attention_output_closure):
             n_heads=n_heads, d_head=d_head)(heads),
         [expect_shape((3, 2, 6)), _heads_output(expected, heads, join_heads_cause)]))
   x = jnp.array(random_inputs((6, 5, 2)))  # (B * H, L, Dh) with B=2, H=3
-  cases.append(Case(
-      'compute_attention_output_closure(n_heads=3, d_head=2) on random (6, 5, 2)',
-      lambda: compute_attention_output_closure(n_heads=3, d_head=2)(x),
-      [_heads_output(_attention.compute_attention_output_closure(3, 2)(x), x,
-                     join_heads_cause)]))
+  cases.append(_random_case(compute_attention_output_closure,
+                            _attention.compute_attention_output_closure, x, join_heads_cause))
   return run_cases(cases, 'compute_attention_output_closure')
 
 

@@ -36,7 +36,8 @@ class Earlier:
   handed beside it (``training_loop``'s ``TransformerLM``). ``fix(case)``
   runs a failed case again with the package's functions of the earlier
   exercises in place of the learner's: if it then passes, the learner's
-  last exercise that had to be replaced for it to pass is the one to fix.
+  last exercise that had to be replaced for it to pass is the one to fix;
+  ``passes(case)`` (the runner's) tells whether a case passes.
   """
 
   def __init__(self, check, function, given, passes):

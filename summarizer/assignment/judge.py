@@ -11,12 +11,12 @@ mistake is recognised in what came.
 import numpy as np
 
 from summarizer.assignment.causes import (PREDICT_MODE, attention_cause, blocks_cause,
-                                          join_heads_cause, mask_cause, repeated_blocks_cause,
-                                          split_heads_cause)
+                                          decoding_cause, join_heads_cause, mask_cause,
+                                          repeated_blocks_cause, split_heads_cause)
 from summarizer.assignment.compare import agree
 from summarizer.assignment.failures import (first_token_difference, largest_difference, show,
                                             tree_difference, weight_difference)
-from summarizer.assignment.probes import SHIFTED
+from summarizer.assignment.probes import CALLS, SHIFTED
 
 # What a function prints is feedback (grader.printed_note), never compared: the
 # course's greedy_decode prints the summary as it grows, whatever verbose says.
@@ -120,6 +120,10 @@ def _mode_cause(got, wanted, m):
   return PREDICT_MODE
 
 
+def _decoding_cause(got, wanted, m):
+  return decoding_cause(got)
+
+
 def _shipped_cause(got, wanted, m):
   return ("your model's weights are not the shapes of the shipped model's, so its weights "
           "cannot be loaded: build it from coursework.model_size(), with the layers of "
@@ -134,6 +138,7 @@ EXPLAIN = {
     ('TransformerLM', 'str(layer)'): _blocks_cause,
     ('TransformerLM', 'which sublayer each is'): _repeated_cause,
     ('whole', 'weight shapes'): _shipped_cause,
+    ('greedy_decode', CALLS): _decoding_cause,
     ('TransformerLM', SHIFTED): _mode_cause,
     ('TransformerLM', "PositionalEncoding's modes"): _mode_cause,
 }
