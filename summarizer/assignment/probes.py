@@ -538,7 +538,7 @@ def next_symbol_measures(function, tokens, kept=None):
     kept[:] = [model]
   token = function(list(tokens), model)
   return {'next token': int(token) if isinstance(token, (int, np.integer)) else repr(token),
-          'type of the next token': type(token).__name__, "the model's inputs": model.inputs}
+          'type of the next token': type_name(token).removeprefix('builtins.'), "the model's inputs": model.inputs}
 
 
 PIECES = {20: 'I ', 21: 'found ', 22: 'roses, ', 23: 'not ', 24: 'tulips.', 25: ' And more.'}

@@ -265,7 +265,7 @@ def test_next_symbol_padding_to_a_power_of_two_not_above_fails(capsys):
 def test_next_symbol_returning_a_numpy_int_fails_on_type(capsys):
   numpy_int = lambda tokens, model: np.int64(decoding.next_symbol(tokens, model))
   assert checks.test_next_symbol(numpy_int) == 4
-  assert 'expected: int\n    got:      numpy.int64' in capsys.readouterr().out
+  assert "expected: 'int'\n    got:      'numpy.int64'" in capsys.readouterr().out
 
 
 def greedy_decode_without_separator(input_sentence, model, next_symbol=decoding.next_symbol,  # pylint: disable=redefined-outer-name
