@@ -18,8 +18,8 @@ from summarizer.assignment.causes import (LAST_DENSE, MODEL_OUTPUT, blocks_cause
                                           missing_layer_cause, model_cause, predict_mode_cause)
 from summarizer.assignment.compare import allclose, same_tree
 from summarizer.assignment.failures import NotRun
-from summarizer.assignment.runner import (Case, Expect, count_weights, expect_kind,
-                                          random_inputs, run_cases, sublayer_names)
+from summarizer.assignment.runner import (Case, Expect, expect_kind, random_inputs, run_cases,
+                                          sublayer_names)
 from summarizer.config import VOCAB_SIZE
 
 
@@ -300,23 +300,9 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
 EXERCISE_WEIGHTS = 316_336
 
 
-def _exercise_model_signatures(TransformerLM):  # pylint: disable=invalid-name
-  """Builds the exercise's model and traces it on ids (2, 8), abstractly.
-
-  Only shapes are computed (no random weights, no arithmetic), which takes
-  a fraction of a second where a real initialisation takes several.
-
-  Returns:
-    (the weights' shapes, the output's shape).
-  """
-  model = TransformerLM(**probes.EXERCISE_MODEL, mode='eval')
-  ids = trax.shapes.ShapeDtype((2, 8), np.int32)
-  weights, state = fastmath.abstract_eval(model.init)(ids)
-  rng = fastmath.random.get_prng(0)
-  output, _ = fastmath.abstract_eval(
-      lambda ids, weights, state: model.pure_fn(ids, weights, state, rng))(
-          ids, weights, state)
-  return weights, tuple(output.shape)
+def _number_of_weights(traced):
+  """How many numbers the traced model's weights hold (``probes.exercise_model_measures``)."""
+  return sum(int(np.prod(shape)) for shape in traced['shapes of its weights'])
 
 
 def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
@@ -356,10 +342,10 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
          Expect('number of sublayers', 9, lambda model: len(model.sublayers))]))
   cases.append(Case(
       'TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
-      functools.partial(_exercise_model_signatures, TransformerLM),
-      [Expect('number of weights', EXERCISE_WEIGHTS,
-              lambda traced: count_weights(traced[0])),
-       Expect('output shape', (2, 8, VOCAB_SIZE), lambda traced: traced[1])]))
+      functools.partial(probes.exercise_model_measures, TransformerLM),
+      [Expect('number of weights', EXERCISE_WEIGHTS, _number_of_weights),
+       Expect('output shape', (2, 8, VOCAB_SIZE),
+              lambda traced: tuple(traced['output shape']))]))
   # Two blocks, each with weights of its own; 3 heads of 4 features.
   arguments = dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, dropout=0.3)
   ids = np.random.default_rng(0).integers(2, 40, size=(2, 7)).astype(np.int32)
