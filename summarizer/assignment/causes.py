@@ -155,19 +155,21 @@ def model_cause(got, ran):
           or missing_layer_cause(ran.tree, ran.expected_tree, MODEL_OUTPUT))
 
 
-def predict_mode_cause(model):
-  """Names the layers of a predict-mode model that ignore its mode, if any."""
-  ignoring = []
-  for layer in probes.all_sublayers(model):
-    if layer.name.startswith('ShiftRight'):
-      if int(np.asarray(layer(np.array([[5]], np.int32)))[0, 0]) != 5:
-        ignoring.append('ShiftRight')  # In predict mode it passes the token through.
-    elif (type(layer).__name__ == 'PositionalEncoding'  # (By name: Trax may load it twice.)
-          and getattr(layer, '_mode', None) != 'predict'):
-      ignoring.append('PositionalEncoding')
+def predict_mode_cause(measures):
+  """Names the layers of a predict-mode model that ignore its mode, if any.
+
+  Args:
+    measures: ``probes.predict_mode_layers``' measures of the model (the
+      judge hands one measure at a time: a missing one says nothing).
+  """
+  shifted, encodings, ignoring = measures.get(probes.SHIFTED), measures.get(probes.ENCODINGS), []
+  if isinstance(shifted, int) and shifted != probes.TOKEN:
+    ignoring.append('ShiftRight')  # In predict mode it passes the token through.
+  if isinstance(encodings, list) and any(mode != 'predict' for mode in encodings):
+    ignoring.append('PositionalEncoding')
   if not ignoring:
     return None
-  return f"{' and '.join(sorted(set(ignoring)))} ignored mode='predict': {PREDICT_MODE}"
+  return f"{' and '.join(sorted(ignoring))} ignored mode='predict': {PREDICT_MODE}"
 
 
 def read_cause(position, tokens, inputs):

@@ -417,7 +417,8 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
                 _repeated(model), str(model), expected_tree)
 
   expects[2].explain = lambda got, ran: (model_cause(got, ran)
-                                         or predict_mode_cause(built['model']))
+                                         or predict_mode_cause(
+                                             probes.predict_mode_layers(built['model'])))
   return Case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
               f"dropout=0.3, mode='predict') on ids {ids.shape}, one token a call",
               call, expects)

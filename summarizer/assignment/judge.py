@@ -10,13 +10,13 @@ mistake is recognised in what came.
 
 import numpy as np
 
-from summarizer.assignment.causes import (PREDICT_MODE, attention_cause, blocks_cause,
-                                          decoding_cause, join_heads_cause, mask_cause,
+from summarizer.assignment.causes import (attention_cause, blocks_cause, decoding_cause,
+                                          join_heads_cause, mask_cause, predict_mode_cause,
                                           repeated_blocks_cause, split_heads_cause)
 from summarizer.assignment.compare import agree
 from summarizer.assignment.failures import (first_token_difference, largest_difference, show,
                                             tree_difference, weight_difference)
-from summarizer.assignment.probes import CALLS, SHIFTED
+from summarizer.assignment.probes import CALLS, ENCODINGS, SHIFTED
 
 # What a function prints is feedback (grader.printed_note), never compared: the
 # course's greedy_decode prints the summary as it grows, whatever verbose says.
@@ -116,8 +116,12 @@ def _repeated_cause(got, wanted, m):
   return repeated_blocks_cause(len(got) - len(set(got)))
 
 
-def _mode_cause(got, wanted, m):
-  return PREDICT_MODE
+def _shift_cause(got, wanted, m):
+  return predict_mode_cause({SHIFTED: got})
+
+
+def _encoding_cause(got, wanted, m):
+  return predict_mode_cause({ENCODINGS: got})
 
 
 def _decoding_cause(got, wanted, m):
@@ -139,6 +143,6 @@ EXPLAIN = {
     ('TransformerLM', 'which sublayer each is'): _repeated_cause,
     ('whole', 'weight shapes'): _shipped_cause,
     ('greedy_decode', CALLS): _decoding_cause,
-    ('TransformerLM', SHIFTED): _mode_cause,
-    ('TransformerLM', "PositionalEncoding's modes"): _mode_cause,
+    ('TransformerLM', SHIFTED): _shift_cause,
+    ('TransformerLM', ENCODINGS): _encoding_cause,
 }

@@ -369,21 +369,30 @@ def probe_TransformerLM(function, seed, given, env):  # pylint: disable=invalid-
   return cases
 
 
-SHIFTED = "ShiftRight's output for the token 5 (predict mode)"
+TOKEN = 5  # ShiftRight's input: in predict mode it comes out as it went in.
+SHIFTED = f"ShiftRight's output for the token {TOKEN} (predict mode)"
+ENCODINGS = "PositionalEncoding's modes"
 
 
 def predict_mode_measures(function):
-  """What a predict-mode model's layers do with the mode (one token a call needs it)."""
+  """A predict-mode model of the function's, measured by ``predict_mode_layers``."""
   options = with_max_len(function, dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2,
                                         n_heads=3), 'predict')
-  model = function(**options)
+  return predict_mode_layers(function(**options))
+
+
+def predict_mode_layers(model):
+  """What a predict-mode model's layers do with the mode (one token a call needs it).
+
+  ShiftRight passes a token on in predict mode (None: the model has no
+  ShiftRight); each PositionalEncoding keeps the mode it was given.
+  """
   shift = next((layer for layer in all_sublayers(model) if layer.name.startswith('ShiftRight')),
                None)
-  passed = None if shift is None else int(np.asarray(shift(np.array([[5]], np.int32)))[0, 0])
+  passed = None if shift is None else int(np.asarray(shift(np.array([[TOKEN]], np.int32)))[0, 0])
   encodings = [getattr(layer, '_mode', None) for layer in all_sublayers(model)
-               if type(layer).__name__ == 'PositionalEncoding']
-  return {SHIFTED: passed,
-          "PositionalEncoding's modes": encodings}
+               if type(layer).__name__ == 'PositionalEncoding']  # By name: Trax may load it twice.
+  return {SHIFTED: passed, ENCODINGS: encodings}
 
 
 def all_sublayers(layer):
