@@ -290,11 +290,15 @@ def indivisible(function):
   return {RAISED: None}
 
 
+# The printed layers (each (name, kwargs)): the course's sizes, for the grader and the checks.
+CAUSAL_ATTENTION_TREES = [(f'CausalAttention(d_feature={d}, n_heads={h})',
+                           dict(d_feature=d, n_heads=h)) for d, h in ((512, 8), (16, 4))]
+
+
 def probe_CausalAttention(function, seed, given, env):  # pylint: disable=invalid-name
   del env
-  trees = [(f'CausalAttention(d_feature={d}, n_heads={h})', dict(d_feature=d, n_heads=h))
-           for d, h in ((512, 8), (16, 4))]
-  cases = layer_cases(causal_attention_runs(seed, function), function, given, trees)
+  cases = layer_cases(causal_attention_runs(seed, function), function, given,
+                      CAUSAL_ATTENTION_TREES)
   cases.append(case('CausalAttention(d_feature=10, n_heads=3)', indivisible, function))
   return cases
 
@@ -316,12 +320,15 @@ def decoder_block_runs(seed, function=None):
   return runs
 
 
+DECODER_BLOCK_TREES = [
+    (f'DecoderBlock(d_model={d}, d_ff={f}, n_heads={h}, dropout={p})',
+     dict(d_model=d, d_ff=f, n_heads=h, dropout=p, mode='train', ff_activation=tl.Relu))
+    for d, f, h, p in ((512, 2048, 8, 0.1), (16, 32, 4, 0.05))]
+
+
 def probe_DecoderBlock(function, seed, given, env):  # pylint: disable=invalid-name
   del env
-  trees = [(f'DecoderBlock(d_model={d}, d_ff={f}, n_heads={h}, dropout={p})',
-            dict(d_model=d, d_ff=f, n_heads=h, dropout=p, mode='train', ff_activation=tl.Relu))
-           for d, f, h, p in ((512, 2048, 8, 0.1), (16, 32, 4, 0.05))]
-  return layer_cases(decoder_block_runs(seed, function), function, given, trees)
+  return layer_cases(decoder_block_runs(seed, function), function, given, DECODER_BLOCK_TREES)
 
 
 EXERCISE_MODEL = dict(vocab_size=VOCAB_SIZE, d_model=4, d_ff=16, n_layers=1, n_heads=2)
@@ -354,14 +361,18 @@ def exercise_model_measures(function):
   return {'shapes of its weights': shapes, 'output shape': list(output.shape)}
 
 
+# The course's two one-block models (the checks print them), then one of three blocks.
+TRANSFORMER_TREES = [
+    (f'TransformerLM(vocab_size={v}, d_model={d}, d_ff={f}, n_layers={n}, n_heads={h})',
+     dict(vocab_size=v, d_model=d, d_ff=f, n_layers=n, n_heads=h, dropout=0.1, max_len=256,
+          ff_activation=tl.Relu))
+    for v, d, f, n, h in ((VOCAB_SIZE, 512, 2048, 1, 8), (100, 16, 32, 1, 4),
+                          (100, 16, 32, 3, 4))]
+
+
 def probe_TransformerLM(function, seed, given, env):  # pylint: disable=invalid-name
   del env
-  trees = [(f'TransformerLM(vocab_size={v}, d_model={d}, d_ff={f}, n_layers={n}, '
-            f'n_heads={h})', dict(vocab_size=v, d_model=d, d_ff=f, n_layers=n, n_heads=h,
-                                  dropout=0.1, max_len=256, ff_activation=tl.Relu))
-           for v, d, f, n, h in ((VOCAB_SIZE, 512, 2048, 1, 8), (100, 16, 32, 1, 4),
-                                 (100, 16, 32, 3, 4))]
-  cases = layer_cases(transformer_runs(seed, function), function, given, trees)
+  cases = layer_cases(transformer_runs(seed, function), function, given, TRANSFORMER_TREES)
   cases.append(case('TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
                     exercise_model_measures, function))
   cases.append(case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
