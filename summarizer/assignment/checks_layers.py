@@ -158,6 +158,20 @@ def _package_tree(package_function, kwargs):
   return probes.tree_measures(package_function(**kwargs))
 
 
+def _tree_case(name, function, package_function, kwargs, what, explain):
+  """A layer printed beside the package's: its tree, its type, its sublayers' types.
+
+  ``explain(tree, expected_tree)`` names a cause in a tree that differs.
+  """
+  expected = _package_tree(package_function, kwargs)
+  tree, parts = expected['str(layer)'], expected['types of its parts']
+  return Case(name, functools.partial(function, **kwargs), [
+      Expect(what, tree, str, same_tree, lambda got, _: explain(got, tree)),
+      Expect('type', expected['type'], lambda layer: type(layer).__name__),
+      Expect('types of its sublayers', parts, sublayer_names),
+      Expect('number of sublayers', len(parts), lambda layer: len(layer.sublayers))])
+
+
 def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
   """Checks ``CausalAttention(d_feature, n_heads)`` (UNQ_C5).
 
@@ -171,17 +185,9 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
   Returns:
     int: the number of failed cases.
   """
-  cases = []
-  for name, kwargs in probes.CAUSAL_ATTENTION_TREES:
-    expected = _package_tree(_attention.CausalAttention, kwargs)
-    cases.append(Case(name, functools.partial(CausalAttention, **kwargs), [
-        Expect('str(layer)', expected['str(layer)'], str, same_tree,
-               lambda got, _, tree=expected['str(layer)']: missing_layer_cause(
-                   got, tree, LAST_DENSE)),
-        Expect('type', expected['type'], lambda layer: type(layer).__name__),
-        Expect('types of its sublayers', expected['types of its parts'], sublayer_names),
-        Expect('number of sublayers', len(expected['types of its parts']),
-               lambda layer: len(layer.sublayers))]))
+  cases = [_tree_case(name, CausalAttention, _attention.CausalAttention, kwargs, 'str(layer)',
+                      lambda tree, expected: missing_layer_cause(tree, expected, LAST_DENSE))
+           for name, kwargs in probes.CAUSAL_ATTENTION_TREES]
   cases.append(Case(
       'CausalAttention(d_feature=10, n_heads=3)',
       functools.partial(probes.indivisible, CausalAttention),
@@ -268,9 +274,10 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
   """Checks ``TransformerLM(vocab_size, d_model, d_ff, n_layers, n_heads, ...)`` (UNQ_C7).
 
   Two one-block models (``probes.TRANSFORMER_TREES``), beside the package's:
-  the printed layer, its type (a ``tl.Serial``) and its nine sublayers' types. Then the exercise's model (d_model=4, d_ff=16,
-  one block, two heads) is traced: it has 316,336 weights and returns a
-  score for each of the 33,300 ids at each position.
+  the printed layer, its type (a ``tl.Serial``) and its nine sublayers'
+  types. Then the exercise's model (d_model=4, d_ff=16, one block, two
+  heads) is traced: it has 316,336 weights and returns a score for each of
+  the 33,300 ids at each position.
 
   Args:
     TransformerLM: The function to check.
@@ -278,20 +285,11 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
   Returns:
     int: the number of failed cases.
   """
-  cases = []
-  for name, kwargs in probes.TRANSFORMER_TREES:
-    if kwargs['n_layers'] != 1:
-      continue  # The course's one-block models; the grader prints three blocks too.
-    expected = _package_tree(_model.TransformerLM, kwargs)
-    tree = expected['str(layer)']
-    cases.append(Case(name, functools.partial(TransformerLM, **kwargs), [
-        Expect('str(model)', tree, str, same_tree,
-               lambda got, _, tree=tree: missing_layer_cause(got, tree, MODEL_OUTPUT)
-               or blocks_cause(got, tree)),
-        Expect('type', expected['type'], lambda model: type(model).__name__),
-        Expect('types of its sublayers', expected['types of its parts'], sublayer_names),
-        Expect('number of sublayers', len(expected['types of its parts']),
-               lambda model: len(model.sublayers))]))
+  # The course's one-block models; the grader prints three blocks too.
+  cases = [_tree_case(name, TransformerLM, _model.TransformerLM, kwargs, 'str(model)',
+                      lambda tree, expected: missing_layer_cause(tree, expected, MODEL_OUTPUT)
+                      or blocks_cause(tree, expected))
+           for name, kwargs in probes.TRANSFORMER_TREES if kwargs['n_layers'] == 1]
   cases.append(Case(
       'TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
       functools.partial(probes.exercise_model_measures, TransformerLM),
