@@ -17,7 +17,6 @@ import jax
 import numpy as np
 
 from summarizer import text
-from summarizer._trax import fastmath, trax
 from summarizer.assignment import coursework, handout, probes
 from summarizer.config import SEP
 
@@ -29,9 +28,7 @@ def package(name):
 def _layer_weights(given, runs, build):
   """Each run's package layer, initialised as the probe initialises it: its weights."""
   for name, kwargs, inputs in runs:
-    layer = probes.as_layer(build(**kwargs))
-    layer.init(trax.shapes.signature(inputs), rng=fastmath.random.get_prng(probes.RUN_SEED))
-    for index, weight in enumerate(probes.flat_weights(layer)):
+    for index, weight in enumerate(probes.initial_weights(build(**kwargs), inputs)):
       given[f'{probes.weights_key(name)}/{index}'] = np.asarray(weight)
 
 

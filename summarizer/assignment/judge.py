@@ -10,12 +10,13 @@ mistake is recognised in what came.
 
 import numpy as np
 
-from summarizer.assignment.checks import (PREDICT_MODE, _first_token_difference,
-                                          _largest_difference, _show, _tree_difference,
-                                          attention_cause, blocks_cause, join_heads_cause,
-                                          mask_cause, repeated_blocks_cause,
-                                          split_heads_cause, weight_difference)
-from summarizer.assignment.probes import RAISED, SHIFTED
+from summarizer.assignment.causes import (attention_cause, blocks_cause, decoding_cause,
+                                          join_heads_cause, mask_cause, predict_mode_cause,
+                                          repeated_blocks_cause, split_heads_cause)
+from summarizer.assignment.compare import agree
+from summarizer.assignment.failures import (first_token_difference, largest_difference, show,
+                                            tree_difference, weight_difference)
+from summarizer.assignment.probes import CALLS, ENCODINGS, SHIFTED
 
 # What a function prints is feedback (grader.printed_note), never compared: the
 # course's greedy_decode prints the summary as it grows, whatever verbose says.
@@ -64,39 +65,15 @@ def judge_measures(name, case_name, got, expected):
   return lines
 
 
-def agree(what, got, expected):
-  """Whether a measure agrees: arrays to float32 precision, trees spaces aside."""
-  try:
-    if isinstance(expected, np.ndarray):
-      loose = what == 'log-probabilities'
-      return (isinstance(got, np.ndarray) and got.shape == expected.shape
-              and np.allclose(got, expected, rtol=1e-4 if loose else 1e-5,
-                              atol=1e-3 if loose else 1e-6))
-    if what.startswith('str('):
-      return isinstance(got, str) and got.replace(' ', '') == expected.replace(' ', '')
-    if what == RAISED:  # Raising is what counts, not which exception.
-      return (got is None) == (expected is None) and isinstance(got, (str, type(None)))
-    if isinstance(expected, float):
-      return isinstance(got, (int, float)) and bool(np.isclose(got, expected, rtol=1e-5))
-    if what.startswith('learning rates'):
-      return np.allclose(np.asarray(got, float), np.asarray(expected, float), rtol=1e-5)
-    if what == 'optimizer parameters':
-      return (isinstance(got, dict) and got.keys() == expected.keys()
-              and all(np.isclose(float(got[k]), expected[k], rtol=1e-6) for k in expected))
-    return type(got) is type(expected) and got == expected
-  except (TypeError, ValueError):
-    return False
-
-
 def failure(case_name, what, got, expected):
   lines = [f'Failed: {case_name}: {what}']
   if isinstance(expected, str) and '\n' in expected and isinstance(got, str):
-    return lines + ['    ' + line for line in _tree_difference(expected, got)]
+    return lines + ['    ' + line for line in tree_difference(expected, got)]
   if what in ('weight shapes', 'shapes of its weights') and isinstance(got, list):
     return lines + ['    ' + weight_difference(got, expected)]
-  lines += [f'    expected: {_show(expected)}', f'    got:      {_show(got)}']
-  difference = (_first_token_difference(got, expected)
-                or (isinstance(expected, np.ndarray) and _largest_difference(got, expected)))
+  lines += [f'    expected: {show(expected)}', f'    got:      {show(got)}']
+  difference = (first_token_difference(got, expected)
+                or (isinstance(expected, np.ndarray) and largest_difference(got, expected)))
   return lines + ([f'    {difference}'] if difference else [])
 
 
@@ -139,8 +116,16 @@ def _repeated_cause(got, wanted, m):
   return repeated_blocks_cause(len(got) - len(set(got)))
 
 
-def _mode_cause(got, wanted, m):
-  return PREDICT_MODE
+def _shift_cause(got, wanted, m):
+  return predict_mode_cause({SHIFTED: got})
+
+
+def _encoding_cause(got, wanted, m):
+  return predict_mode_cause({ENCODINGS: got})
+
+
+def _decoding_cause(got, wanted, m):
+  return decoding_cause(got)
 
 
 def _shipped_cause(got, wanted, m):
@@ -157,6 +142,7 @@ EXPLAIN = {
     ('TransformerLM', 'str(layer)'): _blocks_cause,
     ('TransformerLM', 'which sublayer each is'): _repeated_cause,
     ('whole', 'weight shapes'): _shipped_cause,
-    ('TransformerLM', SHIFTED): _mode_cause,
-    ('TransformerLM', "PositionalEncoding's modes"): _mode_cause,
+    ('greedy_decode', CALLS): _decoding_cause,
+    ('TransformerLM', SHIFTED): _shift_cause,
+    ('TransformerLM', ENCODINGS): _encoding_cause,
 }

@@ -28,6 +28,8 @@ from summarizer.config import VOCAB_SIZE
 EOS, SEP = 1, 0
 RUN_SEED = 7  # The random key of every layer run (dropout masks).
 MODES = ('train', 'eval', 'predict')
+# What a learner's function may raise that fails its case (KeyboardInterrupt still stops a run).
+CAUGHT = (Exception, SystemExit)
 
 
 # --------------------------------------------------------------------------
@@ -65,7 +67,7 @@ def case(name, measure, *args, **kwargs):
   """Runs ``measure(*args, **kwargs)``, a dict of measures, as one recorded case."""
   try:
     return {'name': name, 'measures': measure(*args, **kwargs), 'error': None}
-  except (Exception, SystemExit) as error:  # pylint: disable=broad-except
+  except CAUGHT as error:  # pylint: disable=broad-except
     return {'name': name, 'measures': {}, 'error': describe(innermost(error))}
 
 
@@ -208,12 +210,18 @@ def tree_measures(built):
                                        for part in parts]}
 
 
+def initial_weights(built, inputs):
+  """The layer initialised on ``inputs`` with the run's key: its weights, flat."""
+  layer = as_layer(built)
+  layer.init(trax.shapes.signature(inputs), rng=fastmath.random.get_prng(RUN_SEED))
+  return flat_weights(layer)
+
+
 def run_measures(built, inputs, weights):
   """Initialises the layer on ``inputs``; with ``weights`` (if they fit), its output."""
   layer = as_layer(built)
   rng = fastmath.random.get_prng(RUN_SEED)
-  layer.init(trax.shapes.signature(inputs), rng=rng)
-  shapes = [list(np.shape(w)) for w in flat_weights(layer)]
+  shapes = [list(np.shape(w)) for w in initial_weights(layer, inputs)]
   measures = {'weight shapes': shapes, 'which sublayer each is': sublayer_identities(layer)}
   if shapes == [list(np.shape(w)) for w in weights]:
     layer.weights, _ = tl.unflatten_weights_and_state(
@@ -288,11 +296,15 @@ def indivisible(function):
   return {RAISED: None}
 
 
+# The printed layers (each (name, kwargs)): the course's sizes, for the grader and the checks.
+CAUSAL_ATTENTION_TREES = [(f'CausalAttention(d_feature={d}, n_heads={h})',
+                           dict(d_feature=d, n_heads=h)) for d, h in ((512, 8), (16, 4))]
+
+
 def probe_CausalAttention(function, seed, given, env):  # pylint: disable=invalid-name
   del env
-  trees = [(f'CausalAttention(d_feature={d}, n_heads={h})', dict(d_feature=d, n_heads=h))
-           for d, h in ((512, 8), (16, 4))]
-  cases = layer_cases(causal_attention_runs(seed, function), function, given, trees)
+  cases = layer_cases(causal_attention_runs(seed, function), function, given,
+                      CAUSAL_ATTENTION_TREES)
   cases.append(case('CausalAttention(d_feature=10, n_heads=3)', indivisible, function))
   return cases
 
@@ -314,12 +326,15 @@ def decoder_block_runs(seed, function=None):
   return runs
 
 
+DECODER_BLOCK_TREES = [
+    (f'DecoderBlock(d_model={d}, d_ff={f}, n_heads={h}, dropout={p})',
+     dict(d_model=d, d_ff=f, n_heads=h, dropout=p, mode='train', ff_activation=tl.Relu))
+    for d, f, h, p in ((512, 2048, 8, 0.1), (16, 32, 4, 0.05))]
+
+
 def probe_DecoderBlock(function, seed, given, env):  # pylint: disable=invalid-name
   del env
-  trees = [(f'DecoderBlock(d_model={d}, d_ff={f}, n_heads={h}, dropout={p})',
-            dict(d_model=d, d_ff=f, n_heads=h, dropout=p, mode='train', ff_activation=tl.Relu))
-           for d, f, h, p in ((512, 2048, 8, 0.1), (16, 32, 4, 0.05))]
-  return layer_cases(decoder_block_runs(seed, function), function, given, trees)
+  return layer_cases(decoder_block_runs(seed, function), function, given, DECODER_BLOCK_TREES)
 
 
 EXERCISE_MODEL = dict(vocab_size=VOCAB_SIZE, d_model=4, d_ff=16, n_layers=1, n_heads=2)
@@ -352,14 +367,18 @@ def exercise_model_measures(function):
   return {'shapes of its weights': shapes, 'output shape': list(output.shape)}
 
 
+# The course's two one-block models (the checks print them), then one of three blocks.
+TRANSFORMER_TREES = [
+    (f'TransformerLM(vocab_size={v}, d_model={d}, d_ff={f}, n_layers={n}, n_heads={h})',
+     dict(vocab_size=v, d_model=d, d_ff=f, n_layers=n, n_heads=h, dropout=0.1, max_len=256,
+          ff_activation=tl.Relu))
+    for v, d, f, n, h in ((VOCAB_SIZE, 512, 2048, 1, 8), (100, 16, 32, 1, 4),
+                          (100, 16, 32, 3, 4))]
+
+
 def probe_TransformerLM(function, seed, given, env):  # pylint: disable=invalid-name
   del env
-  trees = [(f'TransformerLM(vocab_size={v}, d_model={d}, d_ff={f}, n_layers={n}, '
-            f'n_heads={h})', dict(vocab_size=v, d_model=d, d_ff=f, n_layers=n, n_heads=h,
-                                  dropout=0.1, max_len=256, ff_activation=tl.Relu))
-           for v, d, f, n, h in ((VOCAB_SIZE, 512, 2048, 1, 8), (100, 16, 32, 1, 4),
-                                 (100, 16, 32, 3, 4))]
-  cases = layer_cases(transformer_runs(seed, function), function, given, trees)
+  cases = layer_cases(transformer_runs(seed, function), function, given, TRANSFORMER_TREES)
   cases.append(case('TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
                     exercise_model_measures, function))
   cases.append(case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
@@ -367,21 +386,30 @@ def probe_TransformerLM(function, seed, given, env):  # pylint: disable=invalid-
   return cases
 
 
-SHIFTED = "ShiftRight's output for the token 5 (predict mode)"
+TOKEN = 5  # ShiftRight's input: in predict mode it comes out as it went in.
+SHIFTED = f"ShiftRight's output for the token {TOKEN} (predict mode)"
+ENCODINGS = "PositionalEncoding's modes"
 
 
 def predict_mode_measures(function):
-  """What a predict-mode model's layers do with the mode (one token a call needs it)."""
+  """A predict-mode model of the function's, measured by ``predict_mode_layers``."""
   options = with_max_len(function, dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2,
                                         n_heads=3), 'predict')
-  model = function(**options)
+  return predict_mode_layers(function(**options))
+
+
+def predict_mode_layers(model):
+  """What a predict-mode model's layers do with the mode (one token a call needs it).
+
+  ShiftRight passes a token on in predict mode (None: the model has no
+  ShiftRight); each PositionalEncoding keeps the mode it was given.
+  """
   shift = next((layer for layer in all_sublayers(model) if layer.name.startswith('ShiftRight')),
                None)
-  passed = None if shift is None else int(np.asarray(shift(np.array([[5]], np.int32)))[0, 0])
+  passed = None if shift is None else int(np.asarray(shift(np.array([[TOKEN]], np.int32)))[0, 0])
   encodings = [getattr(layer, '_mode', None) for layer in all_sublayers(model)
-               if type(layer).__name__ == 'PositionalEncoding']
-  return {SHIFTED: passed,
-          "PositionalEncoding's modes": encodings}
+               if type(layer).__name__ == 'PositionalEncoding']  # By name: Trax may load it twice.
+  return {SHIFTED: passed, ENCODINGS: encodings}
 
 
 def all_sublayers(layer):
@@ -525,15 +553,18 @@ def probe_next_symbol(function, seed, given, env):
   lists = [[int(rng.integers(2, 500))]] + [
       rng.integers(0, 500, size=int(rng.integers(low, high))).tolist()
       for low, high in ((2, 8), (8, 17), (17, 40))]
-  cases = []
-  for tokens in lists:
-    def measure(tokens=tokens):
-      model = StandInModel()
-      token = function(list(tokens), model)
-      return {'next token': int(token) if isinstance(token, (int, np.integer)) else repr(token),
-              'type of the next token': type(token).__name__, "the model's inputs": model.inputs}
-    cases.append(case(f'next_symbol on {len(tokens)} tokens', measure))
-  return cases
+  return [case(f'next_symbol on {len(tokens)} tokens', next_symbol_measures, function, tokens)
+          for tokens in lists]
+
+
+def next_symbol_measures(function, tokens, kept=None):
+  """next_symbol with the stand-in model (kept in ``kept``): its answer, what the model saw."""
+  model = StandInModel()
+  if kept is not None:  # For the why: line of a call that raises.
+    kept[:] = [model]
+  token = function(list(tokens), model)
+  return {'next token': int(token) if isinstance(token, (int, np.integer)) else repr(token),
+          'type of the next token': type_name(token).removeprefix('builtins.'), "the model's inputs": model.inputs}
 
 
 PIECES = {20: 'I ', 21: 'found ', 22: 'roses, ', 23: 'not ', 24: 'tulips.', 25: ' And more.'}
@@ -555,8 +586,8 @@ class ScriptedNextSymbol:
 
   def __call__(self, cur_output_tokens, model=None, *args, **kwargs):
     tokens = [int(token) for token in cur_output_tokens]
-    self.calls.append(tokens[len(self.prefix) - 1:] if tokens[:len(self.prefix)] == self.prefix
-                      else tokens)
+    article = self.prefix[:-1]  # The calls are recorded from the article's end on.
+    self.calls.append(tokens[len(article):] if tokens[:len(article)] == article else tokens)
     self.models.append(repr(model))
     if len(self.calls) > 2 * len(self.script) + 10:
       raise RuntimeError(f'next_symbol was called {len(self.calls)} times: the decoding does '
@@ -573,15 +604,21 @@ class ModelArgument:
     return "greedy_decode's model"
 
 
-def decode_measures(function, sentence, script, verbose):
+CALLS = 'the tokens next_symbol is given after tokenize(sentence), call by call'
+
+
+def decode_measures(function, sentence, script, verbose, kept=None):
+  """greedy_decode with the stand-in next_symbol writing ``script`` (kept in ``kept``)."""
   prefix = stand_in_tokenize(sentence) + [SEP]
   stand_in, printed = ScriptedNextSymbol(prefix, script), io.StringIO()
+  if kept is not None:  # For the why: line of a call that raises.
+    kept[:] = [stand_in]
   options = {} if verbose is None else {'verbose': verbose}
   with contextlib.redirect_stdout(printed):
     output = function(sentence, ModelArgument(), next_symbol=stand_in,
                       tokenize=stand_in_tokenize, detokenize=stand_in_detokenize, **options)
   return {'the summary it returns': output if isinstance(output, str) else repr(output),
-          'the tokens next_symbol is given from SEP on, call by call': stand_in.calls,
+          CALLS: stand_in.calls,
           'the model next_symbol is given': sorted(set(stand_in.models)),
           'what it prints, line by line': printed.getvalue().splitlines(),
           'takes verbose': verbose is not None}

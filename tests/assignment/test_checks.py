@@ -14,7 +14,7 @@ import pytest
 
 import summarizer
 from summarizer import attention, decoding, model, training
-from summarizer.assignment import checks, handout
+from summarizer.assignment import checks, failures, handout
 from summarizer._trax import jnp, tl, trax
 
 # Check name -> (the package's function, extra arguments in the course's call form).
@@ -265,7 +265,7 @@ def test_next_symbol_padding_to_a_power_of_two_not_above_fails(capsys):
 def test_next_symbol_returning_a_numpy_int_fails_on_type(capsys):
   numpy_int = lambda tokens, model: np.int64(decoding.next_symbol(tokens, model))
   assert checks.test_next_symbol(numpy_int) == 4
-  assert 'expected: int\n    got:      numpy.int64' in capsys.readouterr().out
+  assert "expected: 'int'\n    got:      'numpy.int64'" in capsys.readouterr().out
 
 
 def greedy_decode_without_separator(input_sentence, model, next_symbol=decoding.next_symbol,  # pylint: disable=redefined-outer-name
@@ -481,17 +481,17 @@ def test_a_failed_array_is_shown_by_its_edges(capsys):
 def test_a_shown_array_is_whole_when_small_else_its_edges_and_shape(shape):
   array = np.random.default_rng(0).normal(size=shape).astype(np.float32)
   for value in (array, jnp.asarray(array)):
-    text = checks._show(value)  # pylint: disable=protected-access
+    text = failures.show(value)
     if array.size <= 16:
-      assert text == repr(checks._rounded(array.tolist()))  # pylint: disable=protected-access
+      assert text == repr(failures.rounded(array.tolist()))
       continue
     assert text.endswith(f' (shape {shape})') and ', ..., ' in text and '\n' not in text
     assert len(text) <= 150
-    first = checks._rounded(float(array.flat[0]))  # pylint: disable=protected-access
+    first = failures.rounded(float(array.flat[0]))
     assert text.startswith('[' * array.ndim + repr(first) + ', ')
 
 
 def test_a_long_list_is_shown_by_its_first_and_last_items():
-  show = checks._show  # pylint: disable=protected-access
+  show = failures.show
   assert show(list(range(40))) == '[0, 1, 2, ..., 38, 39] (40 items)'
   assert show([(12, 12)] * 8) == repr([(12, 12)] * 8)

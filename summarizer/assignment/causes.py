@@ -1,0 +1,206 @@
+"""Mistakes learners make, recognised in what a function gave: the ``why:`` lines.
+
+The in-notebook checks and the grader's judge name a failure's cause with
+these functions, from the measures and inputs of a case; each returns a line
+naming the mistake, or None when none it knows is recognised.
+"""
+
+import jax
+import numpy as np
+
+from summarizer import attention as _attention
+from summarizer._trax import fastmath, jnp
+from summarizer.assignment import probes
+from summarizer.assignment.compare import allclose
+from summarizer.config import EOS, SEP
+
+
+def _course_softmax(scores, axis):
+  return jnp.exp(scores - fastmath.logsumexp(scores, axis=axis, keepdims=True))
+
+
+def standard_softmax(scores, axis):
+  return jax.nn.softmax(scores, axis=axis)
+
+
+def attention_with(query, key, value, mask, normalise, axis=-1, scale=True):
+  """Dot-product attention normalised by ``normalise`` over ``axis``, scaled by sqrt(d) or not."""
+  scores = jnp.matmul(query, jnp.swapaxes(key, -1, -2))
+  if scale:
+    scores = scores / jnp.sqrt(query.shape[-1])
+  scores = scores.astype(jnp.float32)  # (..., L_q, L_k)
+  if mask is not None:
+    scores = jnp.where(mask, scores, jnp.full_like(scores, _attention.MASK_SCORE))
+  return jnp.matmul(normalise(scores, axis), value)
+
+
+def _attention_like(got, query, key, value, mask, **mistake):
+  """Whether ``got`` is attention with ``mistake``, its softmax of either form (_either_softmax)."""
+  return any(allclose(got, attention_with(query, key, value, mask, normalise, **mistake))
+             for normalise in (_course_softmax, standard_softmax))
+
+
+def attention_cause(got, query, key, value, mask):
+  """Names a mistake a DotProductAttention output shows: the softmax's axis, scale or mask."""
+  if _attention_like(got, query, key, value, mask, axis=-2):
+    return ('the weights were normalised over the queries (axis -2): each row of weights '
+            'must sum to 1 over the keys, the last axis')
+  if _attention_like(got, query, key, value, mask, scale=False):
+    return ('the scores were not scaled: divide the dot products of the queries and keys '
+            'by sqrt(d), d the size of their last axis, before the softmax')
+  if mask is not None and _attention_like(got, query, key, value, jnp.asarray(mask) == 0):
+    return ('the mask was used the wrong way round: keep the scores where the mask is True '
+            '(non-zero) and put -1e9 where it is False (0)')
+  return None
+
+
+def mask_cause(got, q, k, v):
+  """Names the causal mask a dot_product_self_attention output shows, if a known wrong one."""
+  square = jnp.ones((1, q.shape[-2], q.shape[-2]), dtype=jnp.bool_)
+  causes = [
+      (jnp.triu(square), 'the mask is the upper triangle (triu): position 0 may see only '
+       'itself, and position i the positions 0 to i, the lower triangle (tril)'),
+      (None, 'no causal mask: every position sees the later ones too, where position 0 may '
+       'see only itself'),
+      (jnp.tril(square, k=-1), 'the mask is tril with k=-1, which hides each position from '
+       'itself: position i may see the positions 0 to i, itself included (k=0)'),
+      (jnp.triu(square, k=1), 'the mask is the wrong way round, non-zero above the diagonal: '
+       'it is boolean, True where a position may attend (tril), not 0 and -1e9 to add to the '
+       'scores'),
+  ]
+  return next((cause for mask, cause in causes if _attention_like(got, q, k, v, mask)), None)
+
+
+def split_heads_cause(got, x, expected):
+  """Names heads split without their transpose: x (B, L, H * Dh), expected (B * H, L, Dh)."""
+  batch, length = x.shape[:2]
+  n_heads, d_head = np.shape(expected)[0] // batch, np.shape(expected)[2]
+  if allclose(got, np.reshape(x, (batch * n_heads, length, d_head))):
+    return ('the heads were split without the transpose: (B, L, H, Dh) reshaped straight to '
+            '(B * H, L, Dh) mixes positions and heads; move the heads axis before the '
+            'positions first, (B, H, L, Dh)')
+  return None
+
+
+def join_heads_cause(got, x, expected):
+  """Names heads joined without their transpose: x (B * H, L, Dh), expected (B, L, H * Dh)."""
+  batch, length = np.shape(expected)[:2]
+  if allclose(got, np.reshape(x, (batch, length, -1))):
+    return ('the heads were joined without the transpose: (B, H, L, Dh) reshaped straight '
+            'to (B, L, H * Dh) mixes heads and positions; move the positions back before '
+            'the heads first, (B, L, H, Dh)')
+  return None
+
+
+def repeated_blocks_cause(repeated):
+  """Names one block repeated, given how many of a model's sublayers repeat an earlier one."""
+  if isinstance(repeated, int) and repeated > 0:
+    return ('one block object repeated ([DecoderBlock(...)] * n_layers): the blocks share '
+            "one block's weights; build each block anew (a loop or a comprehension)")
+  return None
+
+
+def blocks_cause(tree, expected_tree):
+  """Names a number of decoder blocks other than n_layers, from the printed models."""
+  blocks, expected = tree.count('Branch_out2') // 2, expected_tree.count('Branch_out2') // 2
+  if blocks != expected:
+    return (f'{blocks} decoder block(s) where n_layers asks for {expected}: '
+            'build n_layers blocks, no more, no fewer')
+  return None
+
+
+# Why ShiftRight and PositionalEncoding are told the mode.
+PREDICT_MODE = ('ShiftRight and PositionalEncoding need mode: fed a token a call, '
+                'ShiftRight passes it on and PositionalEncoding counts positions')
+
+
+# The output layers of CausalAttention and TransformerLM, and what each is for.
+LAST_DENSE = {'Dense': 'CausalAttention has no last tl.Dense(d_feature): after AttnOutput '
+                        'joins the heads, this output layer mixes them'}
+
+
+MODEL_OUTPUT = {
+    'Dense': 'the model has no tl.Dense(vocab_size) after its LayerNorm: this output layer '
+             'turns the d_model features of each position into a score for each id',
+    'LogSoftmax': 'the model does not end with tl.LogSoftmax(): it turns the scores into '
+                  'the log-probabilities that the loss and next_symbol read',
+}
+
+
+def _top_level(tree):
+  """The direct sublayers of a printed layer, by name ('Dense_512', 'Branch_out3', ...)."""
+  return [line.strip().rstrip('[') for line in tree.split('\n')
+          if line.startswith('  ') and not line.startswith('   ') and line.strip() != ']']
+
+
+def missing_layer_cause(tree, expected_tree, causes):
+  """The cause of a direct sublayer of the expected tree that ``tree`` lacks.
+
+  Args:
+    tree, expected_tree: The layers, printed.
+    causes: A kind of layer ('Dense', 'LogSoftmax') -> why it is needed.
+  """
+  have = _top_level(tree)
+  for layer in _top_level(expected_tree):
+    kind = layer.split('_')[0]
+    if kind in causes and layer not in have:
+      return causes[kind]
+  return None
+
+
+def model_cause(got, ran):
+  """Names a mistake a TransformerLM run beside the package's shows (its blocks, its output)."""
+  del got
+  return (repeated_blocks_cause(ran.repeated) or blocks_cause(ran.tree, ran.expected_tree)
+          or missing_layer_cause(ran.tree, ran.expected_tree, MODEL_OUTPUT))
+
+
+def predict_mode_cause(measures):
+  """Names the layers of a predict-mode model that ignore its mode, if any.
+
+  Args:
+    measures: ``probes.predict_mode_layers``' measures of the model (the
+      judge hands one measure at a time: a missing one says nothing).
+  """
+  shifted, encodings, ignoring = measures.get(probes.SHIFTED), measures.get(probes.ENCODINGS), []
+  if isinstance(shifted, int) and shifted != probes.TOKEN:
+    ignoring.append('ShiftRight')  # In predict mode it passes the token through.
+  if isinstance(encodings, list) and any(mode != 'predict' for mode in encodings):
+    ignoring.append('PositionalEncoding')
+  if not ignoring:
+    return None
+  return f"{' and '.join(sorted(ignoring))} ignored mode='predict': {PREDICT_MODE}"
+
+
+def read_cause(position, tokens, inputs):
+  """Names the position next_symbol read, if a known wrong one."""
+  if position == len(tokens) - 1:
+    return ('it read position len(cur_output_tokens) - 1, which predicts the last token '
+            'you already have: read position len(cur_output_tokens)')
+  if position != len(tokens) and position == np.shape(inputs[0])[-1] - 1:
+    return ('it read the last position (-1), which is padding: the next token is '
+            'predicted at position len(cur_output_tokens), the first after the tokens')
+  return None
+
+
+def padding_cause(tokens, inputs):
+  """Names padding to a power of two not above the number of tokens, if so."""
+  if inputs and np.shape(inputs[0])[-1] <= len(tokens):
+    return ('the tokens were padded to a power of two not above their number (4 to 4): pad '
+            'to the smallest one strictly greater (4 to 8), so that position '
+            'len(cur_output_tokens) exists')
+  return None
+
+
+def decoding_cause(written, summary=None):
+  """Names an off-by-one of a decoding loop, from the stand-in's calls and the summary."""
+  if written and written[0][:1] != [SEP]:
+    return ('decoding started without the separator: start from tokenize(sentence) + [0], '
+            "the article's ids (ending with EOS) then SEP")
+  if any(EOS in tokens[1:] for tokens in written):
+    return ('it went on after EOS: stop as soon as next_symbol gives EOS (1), once it is '
+            'appended')
+  if isinstance(summary, str) and not summary.endswith(probes.stand_in_detokenize([EOS])):
+    return ('it stopped before appending EOS: append every token next_symbol gives, EOS '
+            "(1) too, then stop; the summary ends with '<EOS>'")
+  return None

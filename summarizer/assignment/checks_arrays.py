@@ -1,0 +1,221 @@
+"""The in-notebook checks of the functions of arrays (UNQ_C1 to UNQ_C4).
+
+The course's small examples with their expected numbers, then the probes'
+drawn inputs, each run on the learner's function and on the package's.
+"""
+
+import functools
+
+import jax
+import numpy as np
+
+from summarizer import attention as _attention
+from summarizer._trax import jnp
+from summarizer.assignment.causes import (attention_cause, attention_with, join_heads_cause,
+                                          mask_cause, split_heads_cause, standard_softmax)
+from summarizer.assignment.compare import allclose
+from summarizer.assignment.runner import (Case, expect_kind, expect_output, expect_shape,
+                                          random_inputs, run_cases)
+
+
+# The course's masks are 0 (may not attend) and -1e9 (may attend: any
+# non-zero is True), so a row of zeros masks every position. Normalised as
+# exp(x - logsumexp(x)) in float32, such a row weighs every value 1, which
+# is why the first rows below are sums of the values; a standard softmax
+# gives their mean there, and passes too (see _either_softmax).
+_ATTENTION_QUERY = [[1, 0, 1, 0], [0, 1, 0, 0], [0, 0, 1, 1]]
+
+
+_ATTENTION_KEY = [[9, 8, 7, 6], [6, 5, 4, 3], [3, 2, 1, 0]]
+
+
+_ATTENTION_VALUE = [[0, 0, 1, 0], [1, 0, 0, 0], [0, 1, 0, 1]]
+
+
+# (name, query, key, value, mask, expected output)
+_DOT_PRODUCT_CASES = [
+    ('example 1 (first row fully masked)',
+     [[1, 0, 0], [0, 1, 0]], [[1, 2, 3], [4, 5, 6]], [[0, 1, 0], [1, 0, 1]],
+     [[0, 0], [-1e9, 0]],
+     [[1, 1, 1], [0, 1, 0]]),
+    ('example 2 (first row fully masked)',
+     [[1, 2, 3], [4, 5, 6]], [[1, 2, 3], [4, 5, 6]], [[0, 1, 1], [0, 0, 1]],
+     [[0, 0], [-1e9, 0]],
+     [[0, 1, 2], [0, 1, 1]]),
+    ('example 3 (first row fully masked)',
+     _ATTENTION_QUERY, _ATTENTION_KEY, _ATTENTION_VALUE,
+     [[0, 0, 0], [-1e9, 0, 0], [-1e9, -1e9, 0]],
+     [[1, 1, 1, 1], [0, 0, 1, 0], [0.04742587, 0, 0.95257413, 0]]),
+    ('example 4 (no row fully masked)',
+     _ATTENTION_QUERY, _ATTENTION_KEY, _ATTENTION_VALUE,
+     [[-1e9, -1e9, -1e9], [0, -1e9, -1e9], [0, 0, -1e9]],
+     [[0.04731418, 0.00235563, 0.9503307, 0.00235563],
+      [0.8175744, 0.1824255, 0, 0.1824255],
+      [0, 1, 0, 1]]),
+]
+
+
+def _either_softmax(inputs):
+  """Agrees with the course's numbers, or with those of a standard softmax.
+
+  In a fully masked row (its mask all 0) every score is MASK_SCORE: the
+  course's exp(x - logsumexp(x)) in float32 weighs every key 1 (the row is
+  the sum of the values), a max-subtracted softmax (jax.nn.softmax) weighs
+  each 1/L (their mean). Causal attention never masks a whole row, so both
+  are right.
+  """
+  standard = attention_with(**inputs, normalise=standard_softmax)
+  return lambda got, expected: allclose(got, expected) or allclose(got, standard)
+
+
+def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-name
+  """Checks ``DotProductAttention(query, key, value, mask)`` (UNQ_C1).
+
+  Four small examples, three with a fully masked row: the output's numbers
+  (on a fully masked row, the course's ``exp(x - logsumexp(x))`` gives the
+  sum of the values and a standard softmax their mean: either passes) and
+  that it is a ``jax.Array``.
+
+  Args:
+    DotProductAttention: The function to check.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  cases = []
+  for name, query, key, value, mask, expected in _DOT_PRODUCT_CASES:
+    inputs = dict(query=jnp.array(query), key=jnp.array(key),
+                  value=jnp.array(value), mask=jnp.array(mask))
+    output = expect_output(expected)
+    output.explain = lambda got, _, inputs=inputs: attention_cause(got, **inputs)
+    output.agree = _either_softmax(inputs)
+    cases.append(Case(f'DotProductAttention, {name}',
+                      functools.partial(DotProductAttention, **inputs),
+                      [output, expect_kind(jax.Array)]))
+  # Beyond the course's cases: 3 heads' worth of random queries, keys and
+  # values under a causal mask, as the layers will call it.
+  query, key, value = (jnp.array(random_inputs((3, 5, 4), seed)) for seed in (1, 2, 3))
+  mask = jnp.tril(jnp.ones((1, 5, 5), dtype=jnp.bool_))
+  inputs = dict(query=query, key=key, value=value, mask=mask)
+  output = expect_output(_attention.DotProductAttention(query, key, value, mask))
+  output.explain = lambda got, _: attention_cause(got, **inputs)
+  cases.append(Case(
+      'DotProductAttention on random (3, 5, 4) queries, keys and values, causal mask',
+      functools.partial(DotProductAttention, **inputs), [output]))
+  return run_cases(cases, 'DotProductAttention')
+
+
+# Two positions whose features are one-hot, so a wrong reshape shows.
+_POSITIONS = [[1, 0, 0], [0, 1, 0]]
+
+
+_TWO_HEADS = [[1, 0, 0, 1, 0, 0], [0, 1, 0, 0, 1, 0]]  # Both heads see _POSITIONS.
+
+
+def test_compute_attention_heads_closure(compute_attention_heads_closure):
+  """Checks ``compute_attention_heads_closure(n_heads, d_head)`` (UNQ_C2).
+
+  With 2 heads of 3 features, batches of 2 and 3 sequences (B, 2, 6) must
+  become (2B, 2, 3), each head's features with their own sequence.
+
+  Args:
+    compute_attention_heads_closure: The function to check.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  cases = []
+  for batch in (2, 3):
+    x = jnp.array([_TWO_HEADS] * batch)  # (B, L, H * Dh)
+    cases.append(Case(
+        f'compute_attention_heads_closure(n_heads=2, d_head=3) on a batch of {batch}',
+        lambda x=x: compute_attention_heads_closure(n_heads=2, d_head=3)(x),
+        [expect_shape((2 * batch, 2, 3)), _heads_output([_POSITIONS] * (2 * batch), x,
+                                                  split_heads_cause)]))
+  x = jnp.array(random_inputs((2, 5, 6)))  # (B, L, H * Dh) with H=3, Dh=2
+  cases.append(_random_case(compute_attention_heads_closure,
+                            _attention.compute_attention_heads_closure, x, split_heads_cause))
+  return run_cases(cases, 'compute_attention_heads_closure')
+
+
+def _random_case(closure, package_closure, x, cause):
+  """A closure for 3 heads of 2 features on random ``x``, beside the package's."""
+  return Case(f'{package_closure.__name__}(n_heads=3, d_head=2) on random {tuple(x.shape)}',
+              lambda: closure(n_heads=3, d_head=2)(x),
+              [_heads_output(package_closure(3, 2)(x), x, cause)])
+
+
+def _heads_output(expected, x, cause):
+  """Expects this output of a closure's function on ``x``; ``cause`` names a mistake in it."""
+  output = expect_output(expected)
+  output.explain = lambda got, _: cause(got, np.asarray(x), output.expected)
+  return output
+
+
+def test_compute_attention_output_closure(compute_attention_output_closure):
+  """Checks ``compute_attention_output_closure(n_heads, d_head)`` (UNQ_C4).
+
+  Six (2, 3) head outputs are joined back as 3 sequences of 2 heads of 3
+  features; then the same 36 numbers, read as heads of 2 features, as 3
+  sequences of 3 heads (the reshapes must use ``n_heads`` and ``d_head``,
+  not the input's last axis).
+
+  Args:
+    compute_attention_output_closure: The function to check.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  heads = jnp.array([_POSITIONS] * 6)  # (B * H, L, Dh)
+  joined = {
+      (2, 3): [_TWO_HEADS] * 3,
+      (3, 2): [[[1, 0, 1, 0, 0, 0], [0, 0, 1, 0, 1, 0]]] * 3,
+  }
+  cases = []
+  for (n_heads, d_head), expected in joined.items():
+    cases.append(Case(
+        f'compute_attention_output_closure(n_heads={n_heads}, d_head={d_head})',
+        lambda n_heads=n_heads, d_head=d_head: compute_attention_output_closure(
+            n_heads=n_heads, d_head=d_head)(heads),
+        [expect_shape((3, 2, 6)), _heads_output(expected, heads, join_heads_cause)]))
+  x = jnp.array(random_inputs((6, 5, 2)))  # (B * H, L, Dh) with B=2, H=3
+  cases.append(_random_case(compute_attention_output_closure,
+                            _attention.compute_attention_output_closure, x, join_heads_cause))
+  return run_cases(cases, 'compute_attention_output_closure')
+
+
+def test_dot_product_self_attention(dot_product_self_attention):
+  """Checks ``dot_product_self_attention(q, k, v)`` (UNQ_C3).
+
+  One batch of two positions, with 3 and 6 features: the first position may
+  only attend to itself, so its output is its own value.
+
+  Args:
+    dot_product_self_attention: The function to check.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  qkv = (_POSITIONS, [[1, 2, 3], [4, 5, 6]], [[0, 1, 0], [1, 0, 1]])
+  doubled = tuple([row + row for row in rows] for rows in qkv)  # Features twice.
+  examples = [
+      ('3 features', qkv, [[[0, 1, 0], [0.8496746, 0.15032543, 0.8496746]]]),
+      ('6 features', doubled,
+       [[[0, 1, 0, 0, 1, 0],
+         [0.9205239, 0.07947586, 0.9205239, 0.9205239, 0.07947586, 0.9205239]]]),
+  ]
+  cases = []
+  for name, (q, k, v), expected in examples:
+    inputs = dict(q=jnp.array([q]), k=jnp.array([k]), v=jnp.array([v]))
+    output = expect_output(expected)
+    output.explain = lambda got, _, inputs=inputs: mask_cause(got, **inputs)
+    cases.append(Case(f'dot_product_self_attention, {name}',
+                      functools.partial(dot_product_self_attention, **inputs),
+                      [expect_shape(np.shape(expected)), output]))
+  q, k, v = (jnp.array(random_inputs((2, 5, 4), seed)) for seed in (4, 5, 6))
+  output = expect_output(_attention.dot_product_self_attention(q, k, v))
+  output.explain = lambda got, _: mask_cause(got, q, k, v)
+  cases.append(Case(
+      'dot_product_self_attention on random (2, 5, 4) q, k and v',
+      functools.partial(dot_product_self_attention, q, k, v), [output]))
+  return run_cases(cases, 'dot_product_self_attention', dot_product_self_attention)

@@ -1,0 +1,371 @@
+"""The in-notebook checks of the layers (UNQ_C5 to UNQ_C7).
+
+Each layer printed at the course's sizes (the probes' ``*_TREES``, which the
+grader prints too) beside the package's, then run beside the package's, with
+the same weights and random key, in every mode.
+"""
+
+import dataclasses
+import functools
+from typing import Any
+
+import numpy as np
+
+from summarizer import attention as _attention
+from summarizer import model as _model
+from summarizer._trax import fastmath, tl, trax
+from summarizer.assignment import probes
+from summarizer.assignment.causes import (LAST_DENSE, MODEL_OUTPUT, blocks_cause,
+                                          missing_layer_cause, model_cause, predict_mode_cause)
+from summarizer.assignment.compare import allclose, same_tree
+from summarizer.assignment.failures import NotRun
+from summarizer.assignment.runner import Case, Expect, random_inputs, run_cases, sublayer_names
+from summarizer.config import VOCAB_SIZE
+
+
+@dataclasses.dataclass
+class _Ran:
+  """A learner's layer and the package's, run on one input.
+
+  Attributes:
+    shapes: The learner's weight shapes, in order.
+    expected_shapes: The package's.
+    output: The learner's output with the package's weights (None when
+      its weights do not fit them).
+    expected_output: The package's output.
+    repeated: How many of the learner's layer's sublayers are one object
+      repeated (``[DecoderBlock(...)] * n_layers``).
+    tree, expected_tree: The learner's layer and the package's, printed.
+  """
+  shapes: list
+  expected_shapes: list
+  output: Any
+  expected_output: Any
+  repeated: int = 0
+  tree: str = ''
+  expected_tree: str = ''
+
+
+def _shapes(weights):
+  """The shapes of weights (arrays or shapes), as tuples."""
+  return [tuple(np.shape(w)) if not isinstance(w, (list, tuple)) else tuple(w)
+          for w in weights]
+
+
+# The package's layers run by the checks: (call, inputs) -> (weights, shapes, output, tree).
+_PACKAGE_RUNS = {}
+
+
+def _run_key(build, inputs):
+  """A key for the package's layer ``build`` (a functools.partial) on ``inputs``, or None."""
+  if not isinstance(build, functools.partial):
+    return None
+  array = np.asarray(inputs)
+  key = (build.func, build.args, tuple(sorted(build.keywords.items())), array.dtype.str,
+         array.shape, array.tobytes())
+  try:
+    hash(key)
+  except TypeError:
+    return None
+  return key
+
+
+def _package_run(build_package, inputs):
+  """The package's layer initialised with the run's key and run on ``inputs``, as the probes run it.
+
+  The package's layers are deterministic, so each call on each input is
+  computed once a process (a check run again, or on many answers, reuses it).
+
+  Returns:
+    (its weights, flat; their shapes; its output; the layer printed).
+  """
+  key = _run_key(build_package, inputs)
+  if key in _PACKAGE_RUNS:
+    return _PACKAGE_RUNS[key]
+  layer = probes.as_layer(build_package())
+  weights = probes.initial_weights(layer, inputs)
+  run = (weights, _shapes(weights), probes.run_measures(layer, inputs, weights)['output'],
+         str(layer))
+  if key is not None:
+    _PACKAGE_RUNS[key] = run
+  return run
+
+
+def run_beside_package(layer, build_package, inputs):
+  """Runs ``layer`` and the package's (``build_package()``, same arguments) on ``inputs``.
+
+  The package's layer is initialised at random; the learner's gets the same
+  weights, and both run with the same random key (for dropout): the probe's
+  run, as the grader runs it (``probes.run_measures``).
+  """
+  layer = probes.as_layer(layer)  # A block is a list of layers, as the course's.
+  package_weights, expected_shapes, expected_output, expected_tree = _package_run(
+      build_package, inputs)
+  measures = probes.run_measures(layer, inputs, package_weights)
+  return _Ran(_shapes(measures['weight shapes']), expected_shapes, measures.get('output'),
+              expected_output, _repeated(layer), str(layer), expected_tree)
+
+
+def _repeated(layer):
+  """How many of a layer's direct sublayers are an object seen before among them."""
+  identities = probes.sublayer_identities(layer)
+  return len(identities) - len(set(identities))
+
+
+def _ran_expects(mode, explain=None):
+  """What a run beside the package's must show: its weights, then its output.
+
+  Args:
+    mode: The mode, as printed.
+    explain: Names a cause in a failed run, given (the value measured, the
+      ``_Ran``); None: none is looked for.
+  """
+  return [
+      Expect('number of weight arrays (the package builds the same layers)',
+             None, lambda ran: len(ran.shapes), explain=explain),
+      Expect('weight shapes', None, lambda ran: ran.shapes, explain=explain),
+      Expect(f'output in {mode} mode, with the same weights and random key as '
+             "the package's layer", None, ran_output, allclose, explain),
+  ]
+
+
+def ran_output(ran):
+  if ran.output is None:
+    raise NotRun("not run: its weights are not the shapes of the package's (above)")
+  return np.asarray(ran.output)
+
+
+def _beside_package_case(name, build, build_package, inputs, mode, explain=None):
+  """A case that runs a layer beside the package's and compares them.
+
+  The expected values come from the package's run, so the case computes
+  them when it runs; they are filled into its expectations then.
+  ``explain`` is ``_ran_expects``'.
+  """
+  expects = _ran_expects(mode, explain)
+
+  def call():
+    ran = run_beside_package(build(), build_package, inputs)
+    expects[0].expected = len(ran.expected_shapes)
+    expects[1].expected = ran.expected_shapes
+    expects[2].expected = np.asarray(ran.expected_output)
+    return ran
+  return Case(name, call, expects)
+
+
+def _package_tree(package_function, kwargs):
+  """The package's layer for ``kwargs``, measured as the probes measure a printed layer."""
+  return probes.tree_measures(package_function(**kwargs))
+
+
+def _tree_case(name, function, package_function, kwargs, what, explain):
+  """A layer printed beside the package's: its tree, its type, its sublayers' types.
+
+  ``explain(tree, expected_tree)`` names a cause in a tree that differs.
+  """
+  expected = _package_tree(package_function, kwargs)
+  tree, parts = expected['str(layer)'], expected['types of its parts']
+  return Case(name, functools.partial(function, **kwargs), [
+      Expect(what, tree, str, same_tree, lambda got, _: explain(got, tree)),
+      Expect('type', expected['type'], lambda layer: type(layer).__name__),
+      Expect('types of its sublayers', parts, sublayer_names),
+      Expect('number of sublayers', len(parts), lambda layer: len(layer.sublayers))])
+
+
+def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
+  """Checks ``CausalAttention(d_feature, n_heads)`` (UNQ_C5).
+
+  For 512 features in 8 heads and 16 in 4 (the grader's printed layers too,
+  ``probes.CAUSAL_ATTENTION_TREES``), beside the package's layer: the printed
+  layer, its type (a ``tl.Serial``) and its four sublayers' types.
+
+  Args:
+    CausalAttention: The function to check.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  cases = [_tree_case(name, CausalAttention, _attention.CausalAttention, kwargs, 'str(layer)',
+                      lambda tree, expected: missing_layer_cause(tree, expected, LAST_DENSE))
+           for name, kwargs in probes.CAUSAL_ATTENTION_TREES]
+  cases.append(Case(
+      'CausalAttention(d_feature=10, n_heads=3)',
+      functools.partial(probes.indivisible, CausalAttention),
+      [Expect("an error raised, as the course's assert raises one "
+              '(10 features do not split into 3 heads)', True,
+              lambda measures: measures[probes.RAISED] is not None)]))
+  cases += _mode_cases(
+      'CausalAttention(d_feature=12, n_heads=3)', CausalAttention,
+      _attention.CausalAttention, dict(d_feature=12, n_heads=3),
+      random_inputs((2, 5, 12)),
+      lambda got, ran: missing_layer_cause(ran.tree, ran.expected_tree, LAST_DENSE))
+  return run_cases(cases, 'CausalAttention', CausalAttention)
+
+
+def _mode_cases(name, function, package_function, arguments, inputs, explain=None):
+  """Cases running ``function(**arguments, mode=m)`` beside the package's, each mode.
+
+  ``explain`` is ``_ran_expects``'.
+  """
+  cases = []
+  for mode in probes.MODES:
+    options = probes.with_max_len(function, arguments, mode)  # A small predict-mode cache.
+    described = name[:-1] + f", mode='{mode}')"
+    cases.append(_beside_package_case(
+        f'{described} on random {np.shape(inputs)}',
+        functools.partial(function, **options),
+        functools.partial(package_function, **dict(arguments, mode=mode, max_len=16)),
+        inputs, mode, explain))
+  return cases
+
+
+def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
+  """Checks ``DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)`` (UNQ_C6).
+
+  Two sizes (``probes.DECODER_BLOCK_TREES``), beside the package's block: the
+  printed list of layers, that it holds two ``tl.Serial`` (the attention and
+  feed-forward residuals) and what each is made of.
+
+  Args:
+    DecoderBlock: The function to check.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  cases = []
+  for name, kwargs in probes.DECODER_BLOCK_TREES:
+    expected = _package_tree(_model.DecoderBlock, kwargs)
+    parts = expected['types of their sublayers']  # Each residual: Branch (a Serial), Add.
+    cases.append(Case(name, functools.partial(DecoderBlock, **kwargs), [
+        Expect('str(layers)', expected['str(layer)'], str, same_tree),
+        Expect('number of layers', len(expected['types of its parts']), len),
+        Expect('types of the layers', expected['types of its parts'],
+               lambda block: [type(layer).__name__ for layer in block]),
+        Expect('types of their sublayers', parts,
+               lambda block: [sublayer_names(layer) for layer in block]),
+        Expect('numbers of their sublayers', [len(names) for names in parts],
+               lambda block: [len(layer.sublayers) for layer in block])]))
+  cases += _mode_cases(
+      'DecoderBlock(d_model=12, d_ff=20, n_heads=3, dropout=0.3)', DecoderBlock,
+      _model.DecoderBlock, dict(d_model=12, d_ff=20, n_heads=3, dropout=0.3,
+                                ff_activation=tl.Relu),
+      random_inputs((2, 5, 12)))
+  # A second activation: ff_activation is used, not a Relu written in.
+  arguments = dict(d_model=12, d_ff=20, n_heads=3, dropout=0.3, ff_activation=tl.FastGelu,
+                   mode='eval')
+  cases.append(_beside_package_case(
+      "DecoderBlock(d_model=12, d_ff=20, n_heads=3, dropout=0.3, mode='eval', "
+      'ff_activation=tl.FastGelu) on random (2, 5, 12)',
+      functools.partial(DecoderBlock, **arguments),
+      functools.partial(_model.DecoderBlock, **arguments),
+      random_inputs((2, 5, 12)), 'eval'))
+  return run_cases(cases, 'DecoderBlock', DecoderBlock)
+
+
+EXERCISE_WEIGHTS = 316_336
+
+
+def _number_of_weights(traced):
+  """How many numbers the traced model's weights hold (``probes.exercise_model_measures``)."""
+  return sum(int(np.prod(shape)) for shape in traced['shapes of its weights'])
+
+
+def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
+  """Checks ``TransformerLM(vocab_size, d_model, d_ff, n_layers, n_heads, ...)`` (UNQ_C7).
+
+  Two one-block models (``probes.TRANSFORMER_TREES``), beside the package's:
+  the printed layer, its type (a ``tl.Serial``) and its nine sublayers'
+  types. Then the exercise's model (d_model=4, d_ff=16, one block, two
+  heads) is traced: it has 316,336 weights and returns a score for each of
+  the 33,300 ids at each position.
+
+  Args:
+    TransformerLM: The function to check.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  # The course's one-block models; the grader prints three blocks too.
+  cases = [_tree_case(name, TransformerLM, _model.TransformerLM, kwargs, 'str(model)',
+                      lambda tree, expected: missing_layer_cause(tree, expected, MODEL_OUTPUT)
+                      or blocks_cause(tree, expected))
+           for name, kwargs in probes.TRANSFORMER_TREES if kwargs['n_layers'] == 1]
+  cases.append(Case(
+      'TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
+      functools.partial(probes.exercise_model_measures, TransformerLM),
+      [Expect('number of weights', EXERCISE_WEIGHTS, _number_of_weights),
+       Expect('output shape', (2, 8, VOCAB_SIZE),
+              lambda traced: tuple(traced['output shape']))]))
+  # Two blocks, each with weights of its own; 3 heads of 4 features.
+  arguments = dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, dropout=0.3)
+  ids = np.random.default_rng(0).integers(2, 40, size=(2, 7)).astype(np.int32)
+  cases += [case for case in _mode_cases(
+      'TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, '
+      'dropout=0.3)', TransformerLM, _model.TransformerLM, arguments, ids, model_cause)
+            if "mode='predict'" not in case.name]
+  cases.append(_step_by_step_case(TransformerLM, arguments, ids))
+  return run_cases(cases, 'TransformerLM', TransformerLM)
+
+
+def _swap_in_cache(layer, max_len):
+  """Replaces each 'DotProductAttn' sublayer by the package's cached attention.
+
+  A course-style ``CausalAttention`` keeps no cache: one token a call, it
+  would attend only to itself. With the package's cache in its place, the
+  rest of the learner's model (ShiftRight, PositionalEncoding and every
+  weight) decodes as it would with a cache of its own.
+  """
+  sublayers = getattr(layer, '_sublayers', None) or []
+  for i, sublayer in enumerate(sublayers):
+    if sublayer.name == 'DotProductAttn':
+      sublayers[i] = _attention.CachedDotProductAttention(max_len)
+    else:
+      _swap_in_cache(sublayer, max_len)
+
+
+def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invalid-name
+  """Decodes with the learner's predict-mode model one token a call.
+
+  From an empty state, token by token, the learner's model (with the
+  package's attention cache swapped in, see ``_swap_in_cache``) must give
+  the package's eval-mode output on the whole sequence, same weights.
+  """
+  expects = _ran_expects("predict, one token a call from an empty state (beside the package's "
+                         'eval-mode output)', model_cause)
+  built = {}
+
+  def call():
+    model = TransformerLM(**probes.with_max_len(TransformerLM, arguments, 'predict'))
+    if not isinstance(model, tl.Layer):
+      raise TypeError(f'it returned a {type(model).__name__}, not a layer')
+    built['model'] = model
+    _swap_in_cache(model, 16)
+    package_weights, expected_shapes, expected_output, expected_tree = _package_run(
+        functools.partial(_model.TransformerLM, **dict(arguments, mode='eval', max_len=16)),
+        ids)
+    rng = fastmath.random.get_prng(probes.RUN_SEED)
+    model.init(trax.shapes.signature(ids[:, :1]), rng=rng)
+    shapes = _shapes(probes.flat_weights(model))
+    output = None
+    if shapes == expected_shapes:
+      weights, _ = tl.unflatten_weights_and_state(
+          package_weights, (), (model.weights, model.state), weights_only=True)
+      state = model.state
+      shifted = np.concatenate([np.zeros_like(ids[:, :1]), ids[:, :-1]], axis=1)
+      steps = []
+      for position in range(ids.shape[1]):  # One token a call: (B, 1) -- (B, 1, V).
+        step, state = model.pure_fn(shifted[:, position:position + 1], weights, state, rng)
+        steps.append(np.asarray(step))
+      output = np.concatenate(steps, axis=1)  # (B, L, V)
+    expects[0].expected = len(expected_shapes)
+    expects[1].expected = expected_shapes
+    expects[2].expected = np.asarray(expected_output)
+    return _Ran(shapes, expected_shapes, output, expected_output,
+                _repeated(model), str(model), expected_tree)
+
+  expects[2].explain = lambda got, ran: (model_cause(got, ran)
+                                         or predict_mode_cause(
+                                             probes.predict_mode_layers(built['model'])))
+  return Case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
+              f"dropout=0.3, mode='predict') on ids {ids.shape}, one token a call",
+              call, expects)

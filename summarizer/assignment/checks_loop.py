@@ -1,0 +1,338 @@
+"""The in-notebook checks of the functions that train and run a model.
+
+``training_loop`` (UNQ_C8), ``next_symbol`` (UNQ_C9) and ``greedy_decode``
+(UNQ_C10), with the probes' stand-ins for the model, the tokenizer and
+``next_symbol``; then the trained model (Part 4) and its summary (Part 5).
+"""
+
+import contextlib
+import functools
+import io
+import operator
+import os
+import tempfile
+
+import numpy as np
+
+from summarizer._trax import fastmath, tl, trax
+from summarizer.model import TransformerLM as _package_transformer_lm
+from summarizer.training import training_loop as _package_training_loop
+from summarizer.assignment import coursework, probes
+from summarizer.assignment.causes import decoding_cause, padding_cause, read_cause
+from summarizer.assignment.checks_layers import (EXERCISE_WEIGHTS, ran_output,
+                                                 run_beside_package)
+from summarizer.assignment.compare import agree, allclose
+from summarizer.assignment.runner import (Case, Expect, as_array, count_weights, expect_shape,
+                                          run_cases)
+from summarizer.config import EOS, SEP
+
+
+def _built_loop(training_loop, TransformerLM, home):  # pylint: disable=invalid-name
+  """The loop a training_loop builds (no step run) over the probes' batches, in ``home``.
+
+  It is handed '~/output', as a learner writes '~/model': a loop that does
+  not expand '~' writes into a folder named '~', in the temporary ``home``
+  too, as does a loop that ignores ``output_dir``.
+  """
+  options = {'output_dir': '~/output'} if probes.accepts(training_loop, 'output_dir') else {}
+  with probes.home_and_cwd(home):
+    return training_loop(TransformerLM, probes.batches(0), probes.batches(1), **options)
+
+
+# The package's loop, measured by the probe as the grader measures it: built once a process.
+_PACKAGE_LOOP = {}
+
+
+def _package_loop_measures():
+  """``probes.loop_measures`` of the package's loop over the package's TransformerLM."""
+  if not _PACKAGE_LOOP:
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
+      loop = _built_loop(_package_training_loop, _package_transformer_lm, home)
+      _PACKAGE_LOOP.update(probes.loop_measures(loop, home))
+  return _PACKAGE_LOOP
+
+
+def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=invalid-name
+  """Checks ``training_loop(TransformerLM, train_gen, eval_gen, output_dir)`` (UNQ_C8).
+
+  The loop is built (no step is run) over small random batches, with
+  ``output_dir`` in a temporary directory, and measured as the grader
+  measures it (``probes.loop_measures``) beside the package's loop: the
+  course's ``CrossEntropyLoss``, ``Adam(0.01)``, the learning-rate schedule
+  ``warmup_and_rsqrt_decay(1000, 0.01)``, a checkpoint every 10 steps,
+  ``[CrossEntropyLoss, Accuracy]`` on evaluation, a model in 'train' mode,
+  and that it writes where it is told. Then its model: the exercise's
+  316,336 weights, and its output beside the package's model's.
+
+  Args:
+    training_loop: The function to check.
+    TransformerLM: The model function to hand it (the course passes the
+      learner's); by default, the package's.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  given = {'TransformerLM': TransformerLM or _package_transformer_lm}  # Read as it runs.
+  ids = next(probes.batches(2))[0]  # (1, 16)
+  with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
+    output = Expect("the model's output on a batch, beside the package's TransformerLM("
+                    "d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train') with the "
+                    'same weights and random key', None, agree=allclose)
+    output.measure = functools.partial(_output_beside_package, ids=ids, expect=output)
+    expects = [_loop_expect(what, wanted, home)
+               for what, wanted in _package_loop_measures().items()]
+    expects += [Expect('weights of the model it trains', EXERCISE_WEIGHTS,
+                       lambda loop: count_weights(loop.model.weights)), output]
+    return run_cases([Case(
+        'training_loop(TransformerLM, train_gen, eval_gen, output_dir)',
+        lambda: _built_loop(training_loop, given['TransformerLM'], home), expects)],
+                     'training_loop', training_loop, given)
+
+
+def _loop_expect(what, wanted, home):
+  """A measure of the loop (``probes.loop_measures``), compared as the grader's judge does."""
+  return Expect(what, wanted, lambda loop: probes.loop_measures(loop, home)[what],
+                lambda got, expected: agree(what, got, expected))
+
+
+def _output_beside_package(loop, ids, expect):
+  """The loop's model's output on ``ids``; sets the package's as expected."""
+  ran = run_beside_package(loop.model, functools.partial(
+      _package_transformer_lm, **probes.EXERCISE_MODEL, mode='train'), ids)
+  expect.expected = np.asarray(ran.expected_output)
+  return ran_output(ran)
+
+
+def _padded_length(length):
+  """The smallest power of two strictly greater than ``length``."""
+  padded = 1
+  while padded <= length:
+    padded *= 2
+  return padded
+
+
+def test_next_symbol(next_symbol, model=None):
+  """Checks ``next_symbol(cur_output_tokens, model)`` (UNQ_C9).
+
+  With a stand-in model, for token lists of 1, 4, 7 and 10 ids (the last
+  is the course's): the model sees the tokens padded with zeros to the next
+  power of two strictly greater than their number, as a batch of one; the
+  answer is read at position ``len(cur_output_tokens)``; it is a Python int.
+
+  Then the course's own case, when given the model function (its call form
+  ``test_next_symbol(next_symbol, TransformerLM)``): ``TransformerLM()`` in
+  eval mode, initialised with ``PRNGKey(1234)``, gives token 23317 after
+  the course's 10 tokens (Trax's random numbers are drawn as the course's jax
+  drew them: ``summarizer._trax``).
+
+  Args:
+    next_symbol: The function to check.
+    model: The course passes ``TransformerLM`` (yours, in the assignment):
+      its full-size model is built for the course's case. A model already
+      built, or None, is not used: the stand-in takes its place.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  token_lists = [[5], [13, 483, 320, 1], [7, 7, 9, 31, 2, 1, 0], _COURSE_TOKENS]
+  cases = [_stand_in_case(next_symbol, tokens) for tokens in token_lists]
+  given = {}
+  if callable(model) and not isinstance(model, tl.Layer):
+    given['TransformerLM'] = model  # Read as the case runs.
+    cases.append(Case(
+        "next_symbol on the course's 10 tokens with TransformerLM(mode='eval') "
+        'initialised with PRNGKey(1234)',
+        lambda: _course_next_symbol(next_symbol, given['TransformerLM']),
+        [Expect('next token', _COURSE_NEXT_TOKEN)]))
+  return run_cases(cases, 'next_symbol', next_symbol, given)
+
+
+def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
+  """The probe's next_symbol with the stand-in model: what it feeds the model, where it reads."""
+  padded = tokens + [0] * (_padded_length(len(tokens)) - len(tokens))
+  kept = []
+  inputs = "the model's inputs"
+  expects = [
+      Expect('next token (read at position len(tokens))', probes.StandInModel.FIRST + len(tokens),
+             operator.itemgetter('next token'),
+             explain=lambda got, measures: read_cause(got - probes.StandInModel.FIRST, tokens,
+                                                      measures[inputs])),
+      Expect('type of the next token', 'int', operator.itemgetter('type of the next token')),
+      Expect("the model's input(s)", [[padded]], operator.itemgetter(inputs),
+             explain=lambda got, measures: padding_cause(tokens, measures[inputs])),
+  ]
+  plural = 's' if len(tokens) > 1 else ''
+  return Case(f'next_symbol on {len(tokens)} token{plural}',
+              functools.partial(probes.next_symbol_measures, next_symbol, tokens, kept), expects,
+              lambda error: padding_cause(tokens, kept[0].inputs))
+
+
+# The course's case: its 10 tokens, and the token its randomly initialised
+# full-size model gives after them.
+_COURSE_TOKENS = [13, 483, 320, 4219, 132, 213, 2775, 10, 1, 0]
+
+
+_COURSE_NEXT_TOKEN = 23317
+
+
+def _course_next_symbol(next_symbol, TransformerLM):  # pylint: disable=invalid-name,redefined-outer-name
+  """Builds the course's model as its test does and asks for the next token."""
+  model = TransformerLM(mode='eval')
+  model.init(trax.shapes.ShapeDtype((1, 1), np.int32), rng=fastmath.random.get_prng(1234))
+  return next_symbol(list(_COURSE_TOKENS), model)
+
+
+def test_greedy_decode(greedy_decode, model=None):
+  """Checks ``greedy_decode(input_sentence, model, next_symbol, tokenize, detokenize)`` (UNQ_C10).
+
+  With a stand-in ``next_symbol``, ``tokenize`` and ``detokenize``: decoding
+  starts from ``tokenize(sentence) + [0]``, appends each token it gets,
+  passes its model to ``next_symbol``, stops at EOS (1) even when more would
+  come, and returns the detokenised summary with its '<EOS>'. What it prints
+  (the course's version prints the summary as it grows, whatever ``verbose``
+  says) is feedback: never a failure.
+
+  Args:
+    greedy_decode: The function to check; called with ``verbose=True`` when
+      it takes that argument (the course's version always prints).
+    model: Accepted for the course's call forms; not used: stand-ins take the
+      place of the model and of ``next_symbol``.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  del model
+  # (sentence, what next_symbol would write: after EOS, what must not come)
+  examples = [
+      ('It was a sunny day when I went to the market to buy some flowers.',
+       [20, 21, 22, 23, 24, EOS, 25]),
+      ('Nothing happened.', [EOS, 25]),
+  ]
+  verbose = True if probes.accepts(greedy_decode, 'verbose') else None
+  cases = [_decode_case(greedy_decode, sentence, script, verbose)
+           for sentence, script in examples]
+  if verbose:  # verbose=False: the summary is returned all the same.
+    cases.append(_decode_case(greedy_decode, *examples[0], False))
+  return run_cases(cases, 'greedy_decode')
+
+
+def _decode_case(greedy_decode, sentence, script, verbose):
+  """The probe's greedy_decode with the stand-in next_symbol writing ``script``."""
+  summary = script[:script.index(EOS) + 1]
+  kept = []
+  why = lambda got, measures: decoding_cause(measures[probes.CALLS],
+                                             measures['the summary it returns'])
+  expects = [
+      Expect('the summary it returns', probes.stand_in_detokenize(summary),
+             operator.itemgetter('the summary it returns'), explain=why),
+      Expect(probes.CALLS, [[SEP] + summary[:n] for n in range(len(summary))],
+             operator.itemgetter(probes.CALLS), explain=why),
+      Expect('the model next_symbol is given', ["greedy_decode's model"],
+             operator.itemgetter('the model next_symbol is given'))]
+  name = (f'greedy_decode of a {len(summary)}-token summary' if verbose is not False
+          else 'greedy_decode(..., verbose=False)')
+  if verbose is False:  # What matters: the summary is returned all the same.
+    expects = expects[:1]
+  return Case(name, functools.partial(probes.decode_measures, greedy_decode, sentence, script,
+                                      verbose, kept), expects,
+              lambda error: decoding_cause(kept[0].calls))
+
+
+def _article_ids():
+  """The sample article's ids in the shipped model's vocabulary, then EOS and SEP, (1, L)."""
+  from summarizer import text  # pylint: disable=g-import-not-at-top
+  vocab = os.path.join(coursework.VOCAB_DIR, coursework.VOCAB_FILE)
+  ids = text.tokenize(coursework.sample_article(), vocab) + [SEP]
+  return np.array([ids], np.int32)
+
+
+def _traced_weight_shapes(TransformerLM):  # pylint: disable=invalid-name
+  """The weight shapes of an eval-mode model of the shipped size, traced (no arithmetic)."""
+  model = TransformerLM(**coursework.model_size(), mode='eval')
+  weights, _ = fastmath.abstract_eval(model.init)(trax.shapes.ShapeDtype((1, 8), np.int32))
+  return [tuple(leaf.shape) for leaf in tl.flatten_weights_and_state(weights, ())[0]]
+
+
+def shipped_weights_fit(TransformerLM):  # pylint: disable=invalid-name
+  """Raises AssertionError naming the first weight whose shape is not the shipped model's.
+
+  Called before ``init_from_file``, whose own error ("shape expected ... got
+  ...") names the file's shape as the one got.
+  """
+  yours = _traced_weight_shapes(TransformerLM)
+  shipped = _traced_weight_shapes(_package_transformer_lm)
+  for index, (mine, theirs) in enumerate(zip(yours, shipped)):
+    if mine != theirs:
+      raise AssertionError(
+          f"weight #{index + 1} of your model is {mine}, the shipped model's is {theirs} "
+          f'({len(shipped)} weights in the shipped model, {len(yours)} in yours): '
+          'the shipped weights do not fit your TransformerLM; see Exercise 7')
+  if len(yours) != len(shipped):
+    raise AssertionError(f'your model has {len(yours)} weights, the shipped model '
+                         f'{len(shipped)}: see Exercise 7')
+
+
+def test_trained_model(model):
+  """Checks your eval-mode TransformerLM, loaded with the shipped weights (Part 4).
+
+  On the sample article (its ids, EOS and SEP, as a batch of one) it must
+  give the log-probabilities that the package's model gives with the same
+  weights.
+
+  Args:
+    model: Your ``TransformerLM(**coursework.model_size(), mode='eval')``
+      after ``init_from_file``.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  from summarizer.inference import model_directory  # pylint: disable=g-import-not-at-top
+  ids = _article_ids()
+  package_model = model_directory.read(coursework.MODEL_DIR).model('eval')
+  expected = np.asarray(package_model(ids))
+  output = Expect("log-probabilities, beside the package's model", expected,
+                  as_array, lambda got, wanted: got.shape == wanted.shape
+                  and np.allclose(got, wanted, rtol=1e-4, atol=1e-3))
+  return run_cases([Case(f'your model on the sample article, ids {ids.shape}',
+                         functools.partial(model, ids),
+                         [expect_shape(expected.shape), output])], 'trained_model')
+
+
+def _ids(tokens):
+  """A detokenize that keeps the ids: the summary compared token for token."""
+  return [int(token) for token in tokens]
+
+
+def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
+  """Checks the summary your functions write of the sample article (Part 5).
+
+  ``greedy_decode(article, model, next_symbol, tokenize, ...)`` must write
+  the package's summary (``summarizer.summarize``'s), token for token. Your
+  summary and the package's are printed, one under the other, with your
+  ``detokenize``.
+
+  Args:
+    greedy_decode, next_symbol: Yours.
+    model: Your trained model (Part 4).
+    tokenize, detokenize: Part 1's, for the shipped model's vocabulary.
+
+  Returns:
+    int: the number of failed cases.
+  """
+  from summarizer.decoding import MAX_SUMMARY_TOKENS  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import loaded_model, summaries  # pylint: disable=g-import-not-at-top
+  article = coursework.sample_article()
+  run = summaries.summarize_tokens(article, loaded_model.load(coursework.MODEL_DIR))
+  expected = list(run) + ([EOS] if len(run.ids) < MAX_SUMMARY_TOKENS else [])
+
+  def summarise():
+    with contextlib.redirect_stdout(io.StringIO()):  # The ids, were it to print them.
+      ids = greedy_decode(article, model, next_symbol, tokenize, _ids)
+    print('Your summary:')
+    print(detokenize(ids))
+    print("The package's summary:")
+    print(detokenize(expected))
+    return ids
+  return run_cases([Case('greedy_decode of the sample article with your next_symbol and model',
+                         summarise, [Expect("the summary's ids, token for token", expected,
+                                            _ids)])], 'summary')

@@ -1,0 +1,255 @@
+"""How a failed test is printed: once, in a few short lines.
+
+Shared by the in-notebook checks and the grader's judge: a value is shown
+on one line (arrays cut to their edges, long lists to their ends, numbers to
+6 significant digits), expected and got are followed by where they differ
+(the layers missing, extra or changed of a layer tree, the first weight of
+another shape, the first token or the largest number that differs), an
+exception by its message and the line of the learner's code that raised it.
+A failure like one printed above is printed as one line.
+"""
+
+import dataclasses
+import difflib
+import os
+import sys
+import sysconfig
+import traceback
+from typing import Any
+
+import jax
+import numpy as np
+
+from summarizer.config import PACKAGE_DIR
+from summarizer.assignment import probes
+
+
+@dataclasses.dataclass
+class Failure:
+  """One failed test as printed.
+
+  Attributes:
+    header: 'Failed: case: what' (or '...: it raised ...').
+    details: The lines below it: expected, got, where they differ, why.
+    again: The header printed instead when a failure with the same details
+      (or the same error) was printed above; None: header + ' (same as above)'.
+    key: What makes two failures the same; by default their details.
+  """
+  header: str
+  details: list = dataclasses.field(default_factory=list)
+  again: str = None
+  key: Any = None
+
+
+class NotRun(Exception):
+  """A measure that could not be taken because an earlier one failed (said in one line)."""
+
+
+class Printer:
+  """Prints failures, each once: one like a failure above is its header only.
+
+  A ``why:`` line printed above is not printed again under another failure.
+  """
+
+  def __init__(self):
+    self.seen = set()
+
+  def print(self, failure):
+    key = failure.key or tuple(failure.details)
+    if key and key in self.seen:
+      print(failure.again or failure.header + ' (same as above)')
+      return
+    self.seen.add(key)
+    print(failure.header)
+    for line in failure.details:
+      if line.startswith('    why: '):
+        if line in self.seen:
+          continue
+        self.seen.add(line)
+      print(line)
+
+
+# Code that is not the learner's: Python's own library, installed packages
+# (Trax, jax, numpy) and this package.
+_NOT_LEARNERS = tuple(sorted({os.path.realpath(path) + os.sep for path in (
+    sysconfig.get_paths()['stdlib'], sysconfig.get_paths()['purelib'],
+    sysconfig.get_paths()['platlib'], PACKAGE_DIR)}))
+
+
+def _learners_line(error):
+  """' (in NAME, line N: CODE)': where the learner's code raised, or ''."""
+  for frame in reversed(traceback.extract_tb(error.__traceback__)):
+    if not os.path.realpath(frame.filename).startswith(_NOT_LEARNERS):
+      code = (frame.line or '').strip()
+      return f' (in {frame.name}, line {frame.lineno}' + (f': {code})' if code else ')')
+  return ''
+
+
+def describe(error):
+  """Formats an exception as 'Type: message (in function, line N: code)'.
+
+  A Trax ``LayerError`` is unwrapped to the exception that caused it, and
+  the line is the last one of the learner's code in its traceback.
+  """
+  error = probes.innermost(error)
+  try:
+    message = str(error).strip()
+  except probes.CAUGHT:  # pylint: disable=broad-except
+    message = '(a message that cannot be printed)'
+  lines = message.splitlines()
+  if len(lines) > 6:
+    message = '\n'.join(lines[:6] + ['...'])
+  if len(message) > 500:
+    message = message[:500] + ' ...'
+  name = type(error).__name__
+  return (f'{name}: {message}' if message else name) + _learners_line(error)
+
+
+def difference(expected, got):
+  """The lines below a failure's header: expected and got, and where they differ.
+
+  A layer tree is said by the layers missing, extra or changed; a list of
+  weight shapes by its first difference.
+  """
+  if isinstance(got, str) and isinstance(expected, str) and '\n' in expected:
+    return tree_difference(expected, got)
+  if _shape_lists(got, expected):
+    return [weight_difference(got, expected)]
+  lines = [f'expected: {show(expected)}', f'got:      {show(got)}']
+  difference = (first_token_difference(got, expected)
+                or (not isinstance(expected, tuple) and largest_difference(got, expected)))
+  return lines + ([difference] if difference else [])
+
+
+def _shape_lists(*values):
+  return all(isinstance(value, list) and value
+             and all(isinstance(shape, tuple) for shape in value) for value in values)
+
+
+def weight_difference(got, expected):
+  """Where two lists of weight shapes first differ, the package's first."""
+  for index, (came, wanted) in enumerate(zip(got, expected)):
+    if came != wanted:
+      return (f'weight #{index + 1}: the expected shape is {tuple(wanted)}, yours is '
+              f'{tuple(came)} ({len(expected)} weights expected, you have {len(got)})')
+  return f'{len(expected)} weights expected, you have {len(got)}'
+
+
+def first_token_difference(got, expected):
+  """'first difference at position i: ...' for two lists of ints, else None."""
+  if not (isinstance(got, list) and isinstance(expected, list)
+          and all(isinstance(t, int) for t in got + expected)):
+    return None
+  for position, (came, wanted) in enumerate(zip(got, expected)):
+    if came != wanted:
+      return f'first difference at position {position}: expected {wanted}, got {came}'
+  return f'the same for {min(len(got), len(expected))} tokens, then one ends'
+
+
+def tree_difference(expected, got):
+  """Says where two printed layer trees differ: the layers missing, extra or changed.
+
+  Spaces are ignored, as the comparison of layer trees ignores them; the
+  first difference is named by the layers around it.
+  """
+  expected_lines, got_lines = expected.split('\n'), got.split('\n')
+  matcher = difflib.SequenceMatcher(
+      a=[line.replace(' ', '') for line in expected_lines],
+      b=[line.replace(' ', '') for line in got_lines], autojunk=False)
+  for tag, i1, i2, j1, j2 in matcher.get_opcodes():
+    if tag == 'equal':
+      continue
+    wanted = _cut(' '.join(line.strip() for line in expected_lines[i1:i2]))
+    came = _cut(' '.join(line.strip() for line in got_lines[j1:j2]))
+    after = f', after {expected_lines[i1 - 1].strip()!r}' if i1 else ''
+    if tag == 'delete':
+      return [f'missing (line {i1 + 1} of the expected tree{after}): {wanted}']
+    if tag == 'insert':
+      return [f'not expected (line {j1 + 1} of yours{after}): {came}']
+    return [f'first difference, line {i1 + 1}{after}:',
+            f'expected: {wanted}', f'got:      {came}']
+  return []
+
+
+def _cut(text, limit=100):
+  return text if len(text) <= limit else text[:limit] + ' ...'
+
+
+def largest_difference(got, expected):
+  """'largest difference ...' for two numeric arrays of one shape, else None."""
+  try:
+    got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
+  except probes.CAUGHT:  # pylint: disable=broad-except
+    return None
+  if got.shape != expected.shape or got.size < 2:
+    return None
+  difference = np.abs(got - expected)
+  index = np.unravel_index(np.nanargmax(np.nan_to_num(difference, nan=np.inf)),
+                           difference.shape)
+  return (f'largest difference at {tuple(int(i) for i in index)}: expected '
+          f'{expected[index]:.6g}, got {got[index]:.6g}')
+
+
+# An array of up to this many numbers is shown whole; a larger one by the
+# numbers at its edges, numpy's summarised printing.
+_WHOLE_ARRAY = 16
+
+
+_ARRAY_TEXT = 120  # Characters an array's edges may take: fewer edge items past it.
+
+
+# A list of more items is shown by its first three and last two.
+_WHOLE_LIST = 8
+
+
+def show(value, limit=300):
+  """Formats a value for a failure message, on one short line.
+
+  An array of more than a few numbers is cut to its edges, its shape
+  given; a long list keeps its first and last items and says how many it
+  holds; numbers have 6 significant digits.
+  """
+  try:
+    if isinstance(value, type):
+      module = '' if value.__module__ == 'builtins' else value.__module__ + '.'
+      text = module + value.__name__.rsplit('.', 1)[-1]  # jax.Array's is dotted.
+    elif isinstance(value, (np.ndarray, jax.Array)):
+      text = _array_text(np.asarray(value))
+    elif isinstance(value, (list, tuple)) and len(value) > _WHOLE_LIST:
+      shown = [repr(rounded(item)) for item in value[:3]] + ['...'] + [
+          repr(rounded(item)) for item in value[-2:]]
+      brackets = '[]' if isinstance(value, list) else '()'
+      text = f'{brackets[0]}{", ".join(shown)}{brackets[1]} ({len(value)} items)'
+    else:
+      text = repr(rounded(value))
+  except probes.CAUGHT:  # pylint: disable=broad-except
+    text = f'<a {type(value).__name__} that cannot be printed>'
+  if len(text) > limit:
+    text = text[:limit] + ' ...'
+  return text
+
+
+def _array_text(array):
+  """An array as nested lists: whole if small, else its edges and its shape."""
+  if array.size <= _WHOLE_ARRAY:
+    return repr(rounded(array.tolist()))
+  for edge_items in (3, 2, 1):
+    text = np.array2string(array, separator=', ', threshold=0, edgeitems=edge_items,
+                           max_line_width=sys.maxsize,
+                           formatter={'float_kind': lambda x: repr(rounded(float(x)))})
+    text = ' '.join(text.split())  # One line: numpy parts the rows with newlines.
+    if len(text) <= _ARRAY_TEXT:
+      break
+  return f'{text} (shape {array.shape})'
+
+
+def rounded(value):
+  """Numbers in nested lists to 6 significant digits, whole ones as ints."""
+  if isinstance(value, (list, tuple)):
+    return type(value)(rounded(item) for item in value)
+  if isinstance(value, dict):
+    return {key: rounded(item) for key, item in value.items()}
+  if isinstance(value, float) and np.isfinite(value):
+    value = float(f'{value:.6g}')
+    return int(value) if value.is_integer() else value
+  return value
