@@ -237,12 +237,6 @@ def sublayer_identities(layer):
   return [numbers.setdefault(id(sublayer), len(numbers)) for sublayer in layer.sublayers]
 
 
-def repeated_sublayers(layer):
-  """How many direct sublayers are the same object as an earlier one (the in-notebook checks')."""
-  identities = sublayer_identities(layer)
-  return len(identities) - len(set(identities))
-
-
 def weights_key(case_name):
   return 'weights/' + case_name
 
