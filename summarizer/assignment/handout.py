@@ -38,8 +38,8 @@ from summarizer import files
 from summarizer.assignment import coursework
 from summarizer.config import NOTEBOOKS_DIR
 from summarizer.errors import SummarizerError
-# The graded functions, their source and the setup cell: sources.py (read from here too).
-from summarizer.assignment.sources import (GRADED, NOTEBOOK_HELPERS, NOTEBOOK_NAMES, OMIT,  # pylint: disable=unused-import
+# The graded functions, their source and the setup cell: graded.py (read from here too).
+from summarizer.assignment.graded import (GRADED, NOTEBOOK_HELPERS, NOTEBOOK_NAMES, OMIT,  # pylint: disable=unused-import
                                            Cut, cut, graded_function, references,
                                            setup_imports, setup_source)
 

@@ -494,10 +494,8 @@ def table(results):
                  f'{_fraction(r["entity_precision"])} R {_fraction(r["entity_recall"])}, '
                  f'{r["mean_words"]} words', f'{100 * r["trigram_repeats"]:.1f}%',
                  'repeat a trigram'))
-  if 'first-model' in results:
-    rows += first_model.rows(results['first-model'])
-  if 'grading' in results:
-    rows += class_grading.rows(results['grading'])
+  for section, rows_of in (('first-model', first_model.rows), ('grading', class_grading.rows)):
+    rows += rows_of(results[section]) if section in results else []
   return _markdown(('measure', 'measured', 'ratio', 'goal'), rows)
 
 

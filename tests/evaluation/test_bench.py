@@ -25,7 +25,18 @@ def test_unknown_section_is_one_line(capsys):
   assert exited.value.code == 2
   assert capsys.readouterr().err == ('error: unknown section(s) warp; choose from '
                                      'import, train, decode, data, cli, start, batch, beam, '
-                                     'first-model (see --help)\n')
+                                     'first-model, grading (see --help)\n')
+
+
+def test_the_grading_row_says_whether_a_submission_took_at_most_45_s():
+  from summarizer.evaluation import class_grading
+  result = {'submissions': 10, 'seconds': 300.0, 'seconds_per_submission': 30.0,
+            'goal_seconds': 45, 'scores': [20.0] * 10}
+  [(measure, measured, ratio, goal)] = class_grading.rows(result)
+  assert '10 submissions' in measure and '30.0 s a submission' in measured
+  assert ratio == '0.67' and goal.endswith('met')
+  [(_, _, _, goal)] = class_grading.rows(dict(result, seconds_per_submission=50.0))
+  assert goal.endswith('NOT MET')
 
 
 def test_training_benchmark_keeps_trax_loop_quiet(capfd):
