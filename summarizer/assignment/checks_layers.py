@@ -297,11 +297,11 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
        Expect('output shape', (2, 8, VOCAB_SIZE),
               lambda traced: tuple(traced['output shape']))]))
   # Two blocks, each with weights of its own; 3 heads of 4 features.
-  arguments = dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, dropout=0.3)
-  ids = np.random.default_rng(0).integers(2, 40, size=(2, 7)).astype(np.int32)
+  arguments = dict(probes.PREDICT_MODEL, dropout=0.3)
+  ids = np.random.default_rng(0).integers(2, arguments['vocab_size'], size=(2, 7)).astype(np.int32)
   cases += [case for case in _mode_cases(
-      'TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, '
-      'dropout=0.3)', TransformerLM, _model.TransformerLM, arguments, ids, model_cause)
+      f'TransformerLM({probes.described(arguments)})', TransformerLM, _model.TransformerLM,
+      arguments, ids, model_cause)
             if "mode='predict'" not in case.name]
   cases.append(_step_by_step_case(TransformerLM, arguments, ids))
   return run_cases(cases, 'TransformerLM', TransformerLM)
@@ -366,6 +366,6 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
   expects[2].explain = lambda got, ran: (model_cause(got, ran)
                                          or predict_mode_cause(
                                              probes.predict_mode_layers(built['model'])))
-  return Case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
-              f"dropout=0.3, mode='predict') on ids {ids.shape}, one token a call",
+  return Case(f"TransformerLM({probes.described(arguments)}, mode='predict') on ids "
+              f'{ids.shape}, one token a call',
               call, expects)

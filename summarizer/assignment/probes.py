@@ -332,6 +332,13 @@ def probe_DecoderBlock(function, seed, given, env):  # pylint: disable=invalid-n
 
 
 EXERCISE_MODEL = dict(vocab_size=VOCAB_SIZE, d_model=4, d_ff=16, n_layers=1, n_heads=2)
+# The predict-mode model (grader and checks): two blocks, 3 heads of 4 features.
+PREDICT_MODEL = dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3)
+
+
+def described(kwargs):
+  """A call's arguments as printed in a case's name ('d_model=12, n_heads=3')."""
+  return ', '.join(f'{k}={v}' for k, v in kwargs.items())
 
 
 def transformer_runs(seed, function=None):
@@ -342,8 +349,7 @@ def transformer_runs(seed, function=None):
   ids = rng.integers(2, vocab, size=(2, int(rng.integers(4, 9)))).astype(np.int32)
   base = dict(vocab_size=vocab, d_model=n_heads * d_head, d_ff=int(rng.integers(8, 24)),
               n_layers=n_layers, n_heads=n_heads, dropout=0.3)
-  described = ', '.join(f'{k}={v}' for k, v in base.items())
-  return [(f'TransformerLM({described}, mode={mode!r}) on ids {ids.shape}',
+  return [(f'TransformerLM({described(base)}, mode={mode!r}) on ids {ids.shape}',
            with_max_len(function, base, mode) if function else dict(base, mode=mode,
                                                                     max_len=16), ids)
           for mode in ('train', 'eval')]
@@ -375,8 +381,8 @@ def probe_TransformerLM(function, seed, given, env):  # pylint: disable=invalid-
   cases = layer_cases(transformer_runs(seed, function), function, given, TRANSFORMER_TREES)
   cases.append(case('TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
                     exercise_model_measures, function))
-  cases.append(case("TransformerLM(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3, "
-                    "mode='predict')", predict_mode_measures, function))
+  cases.append(case(f"TransformerLM({described(PREDICT_MODEL)}, mode='predict')",
+                    predict_mode_measures, function))
   return cases
 
 
@@ -387,9 +393,7 @@ ENCODINGS = "PositionalEncoding's modes"
 
 def predict_mode_measures(function):
   """A predict-mode model of the function's, measured by ``predict_mode_layers``."""
-  options = with_max_len(function, dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2,
-                                        n_heads=3), 'predict')
-  return predict_mode_layers(function(**options))
+  return predict_mode_layers(function(**with_max_len(function, PREDICT_MODEL, 'predict')))
 
 
 def predict_mode_layers(model):
