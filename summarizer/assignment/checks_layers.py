@@ -20,7 +20,6 @@ from summarizer.assignment.causes import (LAST_DENSE, MODEL_OUTPUT, blocks_cause
 from summarizer.assignment.compare import allclose, same_tree
 from summarizer.assignment.failures import NotRun
 from summarizer.assignment.runner import Case, Expect, random_inputs, run_cases, sublayer_names
-from summarizer.config import VOCAB_SIZE
 
 
 @dataclasses.dataclass
@@ -262,7 +261,15 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
   return run_cases(cases, 'DecoderBlock', DecoderBlock)
 
 
-EXERCISE_WEIGHTS = 316_336
+@functools.cache
+def _package_exercise_model():
+  """The package's exercise model, traced as the probes trace it (once a process)."""
+  return probes.exercise_model_measures(_model.TransformerLM)
+
+
+def exercise_weights():
+  """How many numbers the package's exercise model holds (316,336)."""
+  return _number_of_weights(_package_exercise_model())
 
 
 def _number_of_weights(traced):
@@ -293,8 +300,8 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
   cases.append(Case(
       'TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
       functools.partial(probes.exercise_model_measures, TransformerLM),
-      [Expect('number of weights', EXERCISE_WEIGHTS, _number_of_weights),
-       Expect('output shape', (2, 8, VOCAB_SIZE),
+      [Expect('number of weights', exercise_weights(), _number_of_weights),
+       Expect('output shape', tuple(_package_exercise_model()['output shape']),
               lambda traced: tuple(traced['output shape']))]))
   # Two blocks, each with weights of its own; 3 heads of 4 features.
   arguments = dict(probes.PREDICT_MODEL, dropout=0.3)

@@ -19,7 +19,7 @@ from summarizer.model import TransformerLM as _package_transformer_lm
 from summarizer.training import training_loop as _package_training_loop
 from summarizer.assignment import coursework, probes
 from summarizer.assignment.causes import decoding_cause, padding_cause, read_cause
-from summarizer.assignment.checks_layers import (EXERCISE_WEIGHTS, ran_output,
+from summarizer.assignment.checks_layers import (exercise_weights, ran_output,
                                                  run_beside_package)
 from summarizer.assignment.compare import agree, allclose
 from summarizer.assignment.runner import (Case, Expect, as_array, count_weights, expect_shape,
@@ -81,7 +81,7 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
     output.measure = functools.partial(_output_beside_package, ids=ids, expect=output)
     expects = [_loop_expect(what, wanted, home)
                for what, wanted in _package_loop_measures().items()]
-    expects += [Expect('weights of the model it trains', EXERCISE_WEIGHTS,
+    expects += [Expect('weights of the model it trains', exercise_weights(),
                        lambda loop: count_weights(loop.model.weights)), output]
     return run_cases([Case(
         'training_loop(TransformerLM, train_gen, eval_gen, output_dir)',
