@@ -19,7 +19,7 @@ from summarizer.assignment.causes import (LAST_DENSE, MODEL_OUTPUT, blocks_cause
                                           missing_layer_cause, model_cause, predict_mode_cause)
 from summarizer.assignment.compare import allclose, same_tree
 from summarizer.assignment.failures import NotRun
-from summarizer.assignment.runner import Case, Expect, random_inputs, run_cases, sublayer_names
+from summarizer.assignment.runner import Case, Expect, run_cases, sublayer_names
 
 
 @dataclasses.dataclass
@@ -193,29 +193,29 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
       [Expect("an error raised, as the course's assert raises one "
               '(10 features do not split into 3 heads)', True,
               lambda measures: measures[probes.RAISED] is not None)]))
-  cases += _mode_cases(
-      'CausalAttention(d_feature=12, n_heads=3)', CausalAttention,
-      _attention.CausalAttention, dict(d_feature=12, n_heads=3),
-      random_inputs((2, 5, 12)),
+  cases += _probe_run_cases(
+      probes.causal_attention_runs, CausalAttention, _attention.CausalAttention,
       lambda got, ran: missing_layer_cause(ran.tree, ran.expected_tree, LAST_DENSE))
   return run_cases(cases, 'CausalAttention', CausalAttention)
 
 
-def _mode_cases(name, function, package_function, arguments, inputs, explain=None):
-  """Cases running ``function(**arguments, mode=m)`` beside the package's, each mode.
+# The grading seed of the checks' layer runs: its heads are never as wide as they are
+# many (CausalAttention 4 of 3, DecoderBlock 3 of 4, TransformerLM 2 of 4), so a
+# "d_head = n_heads" fails.
+CHECK_SEED = 10
 
-  ``explain`` is ``_ran_expects``'.
+
+def _probe_run_cases(runs, function, package_function, explain=None):
+  """The grader's runs of a layer (``runs``, a probe's run list) at ``CHECK_SEED``.
+
+  Each runs ``function`` beside the package's, with the same arguments and
+  inputs. ``explain`` is ``_ran_expects``'.
   """
-  cases = []
-  for mode in probes.MODES:
-    options = probes.with_max_len(function, arguments, mode)  # A small predict-mode cache.
-    described = name[:-1] + f", mode='{mode}')"
-    cases.append(_beside_package_case(
-        f'{described} on random {np.shape(inputs)}',
-        functools.partial(function, **options),
-        functools.partial(package_function, **dict(arguments, mode=mode, max_len=16)),
-        inputs, mode, explain))
-  return cases
+  return [_beside_package_case(name, functools.partial(function, **options),
+                               functools.partial(package_function, **package_options),
+                               inputs, options['mode'], explain)
+          for (name, options, inputs), (_, package_options, _) in zip(
+              runs(CHECK_SEED, function), runs(CHECK_SEED))]
 
 
 def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
@@ -244,20 +244,8 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
                lambda block: [sublayer_names(layer) for layer in block]),
         Expect('numbers of their sublayers', [len(names) for names in parts],
                lambda block: [len(layer.sublayers) for layer in block])]))
-  cases += _mode_cases(
-      'DecoderBlock(d_model=12, d_ff=20, n_heads=3, dropout=0.3)', DecoderBlock,
-      _model.DecoderBlock, dict(d_model=12, d_ff=20, n_heads=3, dropout=0.3,
-                                ff_activation=tl.Relu),
-      random_inputs((2, 5, 12)))
-  # A second activation: ff_activation is used, not a Relu written in.
-  arguments = dict(d_model=12, d_ff=20, n_heads=3, dropout=0.3, ff_activation=tl.FastGelu,
-                   mode='eval')
-  cases.append(_beside_package_case(
-      "DecoderBlock(d_model=12, d_ff=20, n_heads=3, dropout=0.3, mode='eval', "
-      'ff_activation=tl.FastGelu) on random (2, 5, 12)',
-      functools.partial(DecoderBlock, **arguments),
-      functools.partial(_model.DecoderBlock, **arguments),
-      random_inputs((2, 5, 12)), 'eval'))
+  # Each mode with tl.Relu, then tl.FastGelu: ff_activation is used, not a Relu written in.
+  cases += _probe_run_cases(probes.decoder_block_runs, DecoderBlock, _model.DecoderBlock)
   return run_cases(cases, 'DecoderBlock', DecoderBlock)
 
 
@@ -303,13 +291,12 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
       [Expect('number of weights', exercise_weights(), _number_of_weights),
        Expect('output shape', tuple(_package_exercise_model()['output shape']),
               lambda traced: tuple(traced['output shape']))]))
-  # Two blocks, each with weights of its own; 3 heads of 4 features.
-  arguments = dict(probes.PREDICT_MODEL, dropout=0.3)
-  ids = np.random.default_rng(0).integers(2, arguments['vocab_size'], size=(2, 7)).astype(np.int32)
-  cases += [case for case in _mode_cases(
-      f'TransformerLM({probes.described(arguments)})', TransformerLM, _model.TransformerLM,
-      arguments, ids, model_cause)
-            if "mode='predict'" not in case.name]
+  # Two blocks, each with weights of its own, in train and eval mode; then predict mode
+  # on the eval run's model and ids.
+  cases += _probe_run_cases(probes.transformer_runs, TransformerLM, _model.TransformerLM,
+                            model_cause)
+  _, options, ids = probes.transformer_runs(CHECK_SEED)[-1]
+  arguments = {k: v for k, v in options.items() if k not in ('mode', 'max_len')}
   cases.append(_step_by_step_case(TransformerLM, arguments, ids))
   return run_cases(cases, 'TransformerLM', TransformerLM)
 

@@ -400,11 +400,11 @@ def test_an_error_inside_a_layer_is_the_learners_exception_and_line(capsys):
   # not raise ValueError for 10 features in 3 heads).
   assert checks.test_CausalAttention(causal_attention_with_an_unfilled_closure) == 3 * 3 + 1
   out = capsys.readouterr().out
-  assert ("Failed: CausalAttention(d_feature=12, n_heads=3, mode='train') on random "
+  assert ("Failed: CausalAttention(d_feature=12, n_heads=4, mode='train') on "
           '(2, 5, 12): it raised NotImplementedError (in compute_attention_output, line ') in out
   assert ': raise NotImplementedError())' in out
   # The same error in the other modes: one line each.
-  assert ("Failed: CausalAttention(d_feature=12, n_heads=3, mode='eval') on random "
+  assert ("Failed: CausalAttention(d_feature=12, n_heads=4, mode='eval') on "
           '(2, 5, 12): it raised NotImplementedError (same as above)\n') in out
   assert 'LayerError' not in out and 'Exception passing through layer' not in out
 
