@@ -14,8 +14,9 @@ from summarizer._trax import jnp
 from summarizer.assignment.causes import (attention_cause, attention_with, join_heads_cause,
                                           mask_cause, split_heads_cause, standard_softmax)
 from summarizer.assignment.compare import allclose
-from summarizer.assignment.runner import (Case, expect_kind, expect_output, expect_shape,
-                                          random_inputs, run_cases)
+from summarizer.assignment import probes
+from summarizer.assignment.runner import (CHECK_SEED, Case, expect_kind, expect_output,
+                                          expect_shape, run_cases)
 
 
 # The course's masks are 0 (may not attend) and -1e9 (may attend: any
@@ -92,17 +93,29 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
     cases.append(Case(f'DotProductAttention, {name}',
                       functools.partial(DotProductAttention, **inputs),
                       [output, expect_kind(jax.Array)]))
-  # Beyond the course's cases: 3 heads' worth of random queries, keys and
+  # Beyond the course's cases: the grader's first, random queries, keys and
   # values under a causal mask, as the layers will call it.
-  query, key, value = (jnp.array(random_inputs((3, 5, 4), seed)) for seed in (1, 2, 3))
-  mask = jnp.tril(jnp.ones((1, 5, 5), dtype=jnp.bool_))
-  inputs = dict(query=query, key=key, value=value, mask=mask)
-  output = expect_output(_attention.DotProductAttention(query, key, value, mask))
+  name, drawn, expected = _probe_case(probes.probe_DotProductAttention,
+                                      _attention.DotProductAttention, 0)
+  inputs = dict(query=drawn['q'], key=drawn['k'], value=drawn['v'], mask=drawn['mask'])
+  output = expect_output(expected)
   output.explain = lambda got, _: attention_cause(got, **inputs)
-  cases.append(Case(
-      'DotProductAttention on random (3, 5, 4) queries, keys and values, causal mask',
-      functools.partial(DotProductAttention, **inputs), [output]))
+  cases.append(Case(name, functools.partial(DotProductAttention, **inputs), [output]))
   return run_cases(cases, 'DotProductAttention')
+
+
+def _probe_case(probe, package_function, index):
+  """The grader's case ``index`` at ``CHECK_SEED``, as the probe runs the package's function.
+
+  Returns:
+    (its name; its inputs, by name ('x', 'q', ...), as jax arrays; the
+    package's output).
+  """
+  recorded = probe(package_function, CHECK_SEED, {}, None)[index]
+  measures = recorded['measures']
+  inputs = {name[len('input '):]: jnp.array(value) for name, value in measures.items()
+            if name.startswith('input ')}
+  return recorded['name'], inputs, measures['output']
 
 
 # Two positions whose features are one-hot, so a wrong reshape shows.
@@ -132,17 +145,19 @@ def test_compute_attention_heads_closure(compute_attention_heads_closure):
         lambda x=x: compute_attention_heads_closure(n_heads=2, d_head=3)(x),
         [expect_shape((2 * batch, 2, 3)), _heads_output([_POSITIONS] * (2 * batch), x,
                                                   split_heads_cause)]))
-  x = jnp.array(random_inputs((2, 5, 6)))  # (B, L, H * Dh) with H=3, Dh=2
-  cases.append(_random_case(compute_attention_heads_closure,
-                            _attention.compute_attention_heads_closure, x, split_heads_cause))
+  cases.append(_drawn_case(compute_attention_heads_closure,
+                           probes.probe_compute_attention_heads_closure,
+                           _attention.compute_attention_heads_closure, 'C2', split_heads_cause))
   return run_cases(cases, 'compute_attention_heads_closure')
 
 
-def _random_case(closure, package_closure, x, cause):
-  """A closure for 3 heads of 2 features on random ``x``, beside the package's."""
-  return Case(f'{package_closure.__name__}(n_heads=3, d_head=2) on random {tuple(x.shape)}',
-              lambda: closure(n_heads=3, d_head=2)(x),
-              [_heads_output(package_closure(3, 2)(x), x, cause)])
+def _drawn_case(closure, probe, package_closure, exercise, cause):
+  """The grader's drawn heads (its last case at ``CHECK_SEED``), beside the package's closure."""
+  n_heads, d_head = probes.head_sizes(probes.rng_for(CHECK_SEED, exercise))[-1]
+  name, inputs, expected = _probe_case(probe, package_closure, -1)
+  x = inputs['x']
+  return Case(name, lambda: closure(n_heads=n_heads, d_head=d_head)(x),
+              [_heads_output(expected, x, cause)])
 
 
 def _heads_output(expected, x, cause):
@@ -178,9 +193,9 @@ def test_compute_attention_output_closure(compute_attention_output_closure):
         lambda n_heads=n_heads, d_head=d_head: compute_attention_output_closure(
             n_heads=n_heads, d_head=d_head)(heads),
         [expect_shape((3, 2, 6)), _heads_output(expected, heads, join_heads_cause)]))
-  x = jnp.array(random_inputs((6, 5, 2)))  # (B * H, L, Dh) with B=2, H=3
-  cases.append(_random_case(compute_attention_output_closure,
-                            _attention.compute_attention_output_closure, x, join_heads_cause))
+  cases.append(_drawn_case(compute_attention_output_closure,
+                           probes.probe_compute_attention_output_closure,
+                           _attention.compute_attention_output_closure, 'C4', join_heads_cause))
   return run_cases(cases, 'compute_attention_output_closure')
 
 
@@ -212,10 +227,10 @@ def test_dot_product_self_attention(dot_product_self_attention):
     cases.append(Case(f'dot_product_self_attention, {name}',
                       functools.partial(dot_product_self_attention, **inputs),
                       [expect_shape(np.shape(expected)), output]))
-  q, k, v = (jnp.array(random_inputs((2, 5, 4), seed)) for seed in (4, 5, 6))
-  output = expect_output(_attention.dot_product_self_attention(q, k, v))
+  name, inputs, expected = _probe_case(probes.probe_dot_product_self_attention,
+                                       _attention.dot_product_self_attention, 0)
+  q, k, v = inputs['q'], inputs['k'], inputs['v']
+  output = expect_output(expected)
   output.explain = lambda got, _: mask_cause(got, q, k, v)
-  cases.append(Case(
-      'dot_product_self_attention on random (2, 5, 4) q, k and v',
-      functools.partial(dot_product_self_attention, q, k, v), [output]))
+  cases.append(Case(name, functools.partial(dot_product_self_attention, q, k, v), [output]))
   return run_cases(cases, 'dot_product_self_attention', dot_product_self_attention)

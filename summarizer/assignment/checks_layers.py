@@ -19,7 +19,7 @@ from summarizer.assignment.causes import (LAST_DENSE, MODEL_OUTPUT, blocks_cause
                                           missing_layer_cause, model_cause, predict_mode_cause)
 from summarizer.assignment.compare import allclose, same_tree
 from summarizer.assignment.failures import NotRun
-from summarizer.assignment.runner import Case, Expect, run_cases, sublayer_names
+from summarizer.assignment.runner import CHECK_SEED, Case, Expect, run_cases, sublayer_names
 
 
 @dataclasses.dataclass
@@ -197,12 +197,6 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
       probes.causal_attention_runs, CausalAttention, _attention.CausalAttention,
       lambda got, ran: missing_layer_cause(ran.tree, ran.expected_tree, LAST_DENSE))
   return run_cases(cases, 'CausalAttention', CausalAttention)
-
-
-# The grading seed of the checks' layer runs: its heads are never as wide as they are
-# many (CausalAttention 4 of 3, DecoderBlock 3 of 4, TransformerLM 2 of 4), so a
-# "d_head = n_heads" fails.
-CHECK_SEED = 10
 
 
 def _probe_run_cases(runs, function, package_function, explain=None):

@@ -227,6 +227,7 @@ def expect_kind(expected_class, measure=lambda output: output, what='type'):
                 issubclass)
 
 
-def random_inputs(shape, seed=0):
-  """Float32 activations of ``shape``, the same for every run."""
-  return np.random.default_rng(seed).normal(size=shape).astype(np.float32)
+# The grading seed the checks draw the probes' inputs from: its layers' heads are never as
+# wide as they are many (CausalAttention 4 of 3, DecoderBlock 3 of 4, TransformerLM 2 of
+# 4), so a "d_head = n_heads" fails.
+CHECK_SEED = 10

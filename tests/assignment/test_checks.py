@@ -468,9 +468,9 @@ def test_a_failed_array_is_shown_by_its_edges(capsys):
   off_by_one = lambda **inputs: summarizer.DotProductAttention(**inputs) + 1
   assert checks.test_DotProductAttention(off_by_one) == 5
   out = capsys.readouterr().out
-  # The course's small examples whole; the random (3, 5, 4) output cut to its edges.
+  # The course's small examples whole; the drawn (3, 6, 3) output cut to its edges.
   assert 'expected: [[1, 1, 1], [0, 1, 0]]\n    got:      [[2, 2, 2], [1, 2, 1]]' in out
-  [expected] = [line for line in out.splitlines() if line.endswith('(shape (3, 5, 4))')
+  [expected] = [line for line in out.splitlines() if line.endswith('(shape (3, 6, 3))')
                 and 'expected:' in line]
   assert ', ..., ' in expected
   assert max(len(line) for line in out.splitlines() if not line.startswith('Failed: ')) <= 180
