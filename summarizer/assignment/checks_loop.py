@@ -16,7 +16,6 @@ import numpy as np
 
 from summarizer._trax import fastmath, tl, trax
 from summarizer.model import TransformerLM as _package_transformer_lm
-from summarizer.training import training_loop as _package_training_loop
 from summarizer.assignment import coursework, probes
 from summarizer.assignment.causes import decoding_cause, padding_cause, read_cause
 from summarizer.assignment.checks_layers import (exercise_weights, ran_output,
@@ -46,8 +45,10 @@ _PACKAGE_LOOP = {}
 def _package_loop_measures():
   """``probes.loop_measures`` of the package's loop over the package's TransformerLM."""
   if not _PACKAGE_LOOP:
+    # Imported here: Trax's training loop imports TensorFlow, which the other checks never need.
+    from summarizer.training import training_loop  # pylint: disable=g-import-not-at-top
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
-      loop = _built_loop(_package_training_loop, _package_transformer_lm, home)
+      loop = _built_loop(training_loop, _package_transformer_lm, home)
       _PACKAGE_LOOP.update(probes.loop_measures(loop, home))
   return _PACKAGE_LOOP
 
