@@ -52,7 +52,7 @@ def test_a_new_run_with_a_budget_takes_the_ten_minute_recipe_and_others_keep_the
   mine = train_command.parse_args(['--max-minutes', '10', '--copy-fraction', '0',
                                    '--no-tied-init', '--repeat-steps', '0'])
   assert (mine.copy_fraction, mine.tied_init, mine.repeat_steps) == (0.0, False, 0)
-  assert mine.repeat_until_loss is None and mine.article_loss_weight == 1.0
+  assert mine.repeat_until_loss is None and mine.article_loss_weight == 0.25
   # Resumed, or started from a model: the preset's own, without what shapes new weights.
   (tmp_path / 'config.json').write_text('{"preset": "quick"}')
   resumed = train_command.parse_args(['--resume', '--output-dir', str(tmp_path),

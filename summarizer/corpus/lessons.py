@@ -136,10 +136,15 @@ def MixLongExamples(fraction, max_parts=3, seed=0):  # pylint: disable=invalid-n
   return mix
 
 
-# A repeat lesson's list, in characters: about 50 subwords, so that the
-# list twice (with EOS, SEP and EOS) fits a row of 128, which the bucketing
-# pads to; a little longer, and every row of its batch is padded to 256.
-REPEAT_CHARS = 150
+# A repeat lesson's list, in characters: about 20 subwords, so that the
+# list twice (with EOS, SEP and EOS) fits a row of 64, which the bucketing
+# pads to. The copy forms after about as many steps whatever the lists'
+# length (800 to 1,000 for the quick preset), so the shortest lists that
+# still hold several names and numbers make those steps the cheapest: a
+# quarter of a story step's tokens, where lists of 150 characters (rows
+# of 128) made half; on one shared core that took the lessons from more
+# than the whole ten minutes to under five.
+REPEAT_CHARS = 60
 
 
 def repeat_lesson(articles, rng, max_chars=REPEAT_CHARS):

@@ -112,8 +112,8 @@ def tasks(run, budget=None):
                          long_fraction=args.long_fraction)
   if args.repeat_steps and not run.resuming:
     run.repeat = RepeatPhase(args.repeat_steps, args.repeat_until_loss)
-    # A lesson's row is padded to 128 tokens where the shortest stories' is
-    # to 256: twice the rows make a step of the same size, and of the same cost.
+    # A lesson's row is padded to 64 tokens where the shortest stories' is
+    # to 256: twice the rows make a step of half the tokens, and less than half the cost.
     lessons = stream('train', repeat_lessons=True, rows=REPEAT_ROWS)
     train_batches = run.repeat.batches(lessons, train_batches)
   train_task = training.TrainTask(

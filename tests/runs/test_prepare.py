@@ -43,9 +43,9 @@ def test_repeat_steps_train_first_on_repeat_lessons_then_on_the_stories(tmp_path
     return list(row[eos + 2:2 * eos + 2]) == list(row[:eos])
   assert all(is_repeat(row) for batch in batches[:2] for row in batch)
   assert not any(is_repeat(row) for row in batches[2])
-  # Lessons half a story's length come twice the rows to a batch: steps of a size.
+  # Lessons a quarter of a story's length come twice the rows to a batch: half a step's tokens.
   assert len(batches[0]) == run_prepare.REPEAT_ROWS * len(batches[2]) == 4
-  assert batches[0].shape[1] == 128 and batches[2].shape[1] == 256
+  assert batches[0].shape[1] == 64 and batches[2].shape[1] == 256
 
 
 def test_the_repeat_phase_ends_once_its_loss_is_low_or_its_steps_are_done():
