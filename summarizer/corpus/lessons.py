@@ -140,10 +140,11 @@ def MixLongExamples(fraction, max_parts=3, seed=0):  # pylint: disable=invalid-n
 # list twice (with EOS, SEP and EOS) fits a row of 64, which the bucketing
 # pads to. The copy forms after about as many steps whatever the lists'
 # length (800 to 1,000 for the quick preset), so the shortest lists that
-# still hold several names and numbers make those steps the cheapest: a
-# quarter of a story step's tokens, where lists of 150 characters (rows
-# of 128) made half; on one shared core that took the lessons from more
-# than the whole ten minutes to under five.
+# still hold several names and numbers make those steps the cheapest: rows
+# a quarter of a story's, steps (twice the rows) half a story step's tokens,
+# where lists of 150 characters made rows of 128 and steps as large as a
+# story's; on one shared core that took the lessons from more than the
+# whole ten minutes to under five.
 REPEAT_CHARS = 60
 
 

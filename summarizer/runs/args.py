@@ -9,9 +9,9 @@ from summarizer.config import CALIBRATION_ARTICLES
 # train with TrainArgs' defaults: the course's way). The quick preset's are
 # the ten-minute recipe: the article's tokens weigh a quarter of the summary's
 # (they teach the language and the copy; at full weight they took most of
-# the steps' learning from the summaries), three examples in ten copy a sentence, the output projection starts tied
-# to a larger embedding, and the run begins with repeat lessons until the
-# model copies.
+# the steps' learning from the summaries), three examples in ten copy a
+# sentence, the output projection starts tied to a larger embedding, and the
+# run begins with repeat lessons until the model copies.
 PRESET_LESSONS = {
     'quick': dict(article_loss_weight=0.25, copy_fraction=0.3, tied_init=True,
                   embedding_scale=11.3, repeat_steps=2000, repeat_until_loss=0.3),
