@@ -5,7 +5,8 @@ processes: ``python -m summarizer.train --output-dir DIR --max-minutes N``
 (the default recipe), then ``python -m summarizer.evaluate --model DIR
 --limit 100``, and sets the model's scores beside Lead-3's with the bar the
 recipe must clear: ROUGE-1, -2 and -L above Lead-3's, names-and-numbers
-precision at least ``MIN_ENTITY_PRECISION`` and recall at least Lead-3's.
+precision at least 0.8 and recall at least Lead-3's (``undertrained.bar``, the
+bar a run's verdict holds its model to).
 
 With ``shared_core`` the training run is pinned to one core beside a busy
 loop pinned to the same core: the half of one core a slow laptop, a busy
@@ -23,10 +24,8 @@ import tempfile
 import time
 
 from summarizer.errors import SummarizerError
+from summarizer.inference import undertrained
 
-# The recipe's bar (besides beating Lead-3 on each ROUGE).
-MIN_ENTITY_PRECISION = 0.8
-ROUGES = ('rouge1', 'rouge2', 'rougeL')
 # What shares the core with a --shared-core run.
 BUSY_LOOP = 'while True: pass  # the bench: a busy core'
 
@@ -101,9 +100,7 @@ def bench_first_model(minutes=10.0, seed=0, limit=100, keep=None, shared_core=Fa
     scores = json.loads(_run(['summarizer.evaluate', '--model', out, '--limit', str(limit),
                               '--json', '--output-dir', os.path.join(scratch, 'eval')]))
   model, lead3 = scores['model'], scores['lead3']
-  meets = {name: model[name] > lead3[name] for name in ROUGES}
-  meets['entity_precision'] = model['entity_precision'] >= MIN_ENTITY_PRECISION
-  meets['entity_recall'] = model['entity_recall'] >= lead3['entity_recall']
+  meets = undertrained.bar(model, lead3)
   return {'minutes': minutes, 'seed': seed, 'articles': scores['n'], 'shared_core': shared_core,
           'plan': next((line for line in output.splitlines() if line.startswith('plan: ')), None),
           'diagnosis': [line for line in output.splitlines() if line.startswith('diagnosis: ')],

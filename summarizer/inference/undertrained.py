@@ -11,8 +11,9 @@ Two signs, each worth a one-line warning:
   ``config.json`` records them, beside those of the shipped model.
 * The model's verdict (``summarizer.evaluation.verdict``): how it scored
   against Lead-3 on validation stories when its run ended. A model that
-  did not beat Lead-3 on rouge1, rouge2 and rougeL, or whose names and
-  numbers are not mostly the article's, is not to be trusted; every one of
+  did not beat Lead-3 on rouge1, rouge2 and rougeL, whose names and
+  numbers are not mostly the article's, or that finds fewer of the
+  reference's names and numbers than Lead-3 does, is not to be trusted; every one of
   its summaries gets the warning, whatever it says. The warning says what
   the verdict saw: summaries that are mostly not sentences, or sentences
   that read well and get the facts wrong.
@@ -32,8 +33,9 @@ MAX_REPEATED_RUN = 3
 MIN_SENTENCE_WORDS = 2
 # A verdict whose summaries are sentences less often than this says they are not.
 MIN_SENTENCE_SHARE = 0.5
-# The verdict's bar: beat Lead-3 on each of these, and get at least this
-# share of the names and numbers written from the article.
+# The bar (``bar``): beat Lead-3 on each of these, get at least this share
+# of the names and numbers written from the article, and find at least as
+# many of the reference's names and numbers as Lead-3 does.
 ROUGE_TO_BEAT = ('rouge1', 'rouge2', 'rougeL')
 MIN_ENTITY_PRECISION = 0.8
 
@@ -138,14 +140,37 @@ def undertrained_warning(ids, loaded):
           '(--resume with a higher --max-steps)')
 
 
+def bar(model, lead3):
+  """Each part of the bar, met or not, for a model's scores beside Lead-3's.
+
+  Args:
+    model, lead3: Scores on the same stories (rouge1, rouge2, rougeL,
+      entity_precision, entity_recall; None where undefined).
+
+  Returns:
+    {part: bool} for each ROUGE score, ``entity_precision`` and, where
+    Lead-3's is known (verdicts before it was recorded lack it),
+    ``entity_recall``.
+  """
+  meets = {name: (model.get(name) or 0) > lead3[name] for name in ROUGE_TO_BEAT}
+  meets['entity_precision'] = (model.get('entity_precision') or 0) >= MIN_ENTITY_PRECISION
+  if lead3.get('entity_recall') is not None:
+    meets['entity_recall'] = (model.get('entity_recall') or 0) >= lead3['entity_recall']
+  return meets
+
+
 def shortfalls(verdict):
   """Where a verdict's model falls short of the bar, in words (an empty list: none)."""
   model, lead3 = verdict['model'], verdict['lead3']
+  meets = bar(model, lead3)
   behind = [f'{name} {model[name] or 0:.3f} against {lead3[name]:.3f}'
-            for name in ROUGE_TO_BEAT if (model[name] or 0) <= lead3[name]]
-  precision = model.get('entity_precision') or 0
-  if precision < MIN_ENTITY_PRECISION:
-    behind.append(f'{precision:.0%} of the names and numbers it writes are in the article')
+            for name in ROUGE_TO_BEAT if not meets[name]]
+  if not meets['entity_precision']:
+    behind.append(f'{model.get("entity_precision") or 0:.0%} of the names and numbers it '
+                  'writes are in the article')
+  if not meets.get('entity_recall', True):
+    behind.append(f'it writes {model.get("entity_recall") or 0:.0%} of the reference\'s names '
+                  f'and numbers, Lead-3 {lead3["entity_recall"]:.0%}')
   return behind
 
 

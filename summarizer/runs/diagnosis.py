@@ -8,10 +8,16 @@ one ``diagnosis:`` line each, before ``done:``, for:
   there teach less than the recipe's ten minutes;
 * a run that ended past its budget (the verdict and the calibration
   always read all their stories and articles, however long they take);
-* a model below the bar, and how to go on from it.
+* a model below the bar, and how to go on from it: ``--resume`` with the
+  minutes this run's pace needs to make the steps the recipe took to the
+  bar (``Plan.minutes_to_bar``).
 """
 
 from summarizer.inference import undertrained
+
+# Minutes more a diagnosis suggests where the run's pace does not tell
+# (the run made the recipe's steps, or made its stories for under a minute).
+DEFAULT_MORE_MINUTES = 5
 
 
 def diagnose(run, step, plan, budget, verdict, ending_seconds):
@@ -25,8 +31,10 @@ def diagnose(run, step, plan, budget, verdict, ending_seconds):
     verdict: The verdict record, or None (none was made).
     ending_seconds: Seconds the verdict and the calibration took.
   """
+  # As many minutes as this run's pace needs to make the steps the bar took the recipe.
+  minutes = (plan.minutes_to_bar(step) if plan is not None else None) or DEFAULT_MORE_MINUTES
   more = (f'python -m summarizer.train --output-dir {run.args.output_dir} --resume '
-          '--max-minutes 5')
+          f'--max-minutes {minutes}')
   lines = []
   repeat = run.repeat
   if repeat is not None and repeat.ended_at is None:

@@ -13,9 +13,13 @@ budget (on a slow machine the stories need the rest), and the budget keeps
 back the seconds the verdict and the calibration take at that speed
 (``Budget.fit_to_speed``). Evaluations come on the clock (``EvalClock``),
 about once a minute whatever a step costs, unless ``--eval-steps`` asks for
-a step count.
+a step count. Where the budget reads far fewer tokens than the recipe took to
+clear the bar, the plan says so at the start; where the run ends below the
+bar, ``minutes_to_bar`` gives the minutes its pace needs for the recipe's
+steps (the diagnosis's ``--resume --max-minutes N``).
 """
 
+import math
 import time
 
 # Tokens a second each preset's recipe was tuned at: the quick preset's ten
@@ -29,8 +33,29 @@ SLOW_SHARE = 0.75
 MEASURE_FROM_STEP = 3
 MEASURE_SECONDS = 8.0
 MEASURE_STEPS = 5
+# A step this many times slower than the measure's typical one compiled a
+# batch shape it had not seen (a resumed run meets the stories' four in its
+# first seconds, each a few seconds on a slow core) and is left out: counted,
+# a resumed run on one shared core measured 1,026 tokens/s where it made 3,000.
+COMPILE_SLOWDOWN = 4.0
 # Seconds between two evaluations (and previews) without --eval-steps.
 EVAL_SECONDS = 60.0
+# What the quick preset's recipe took to clear the bar (undertrained.bar)
+# here: its three seeds of ten minutes at 10,568-10,889 tokens/s, 2026-11-26,
+# made 4,208-4,256 steps and read about 6.2 million tokens each. The bar
+# comes with the steps, whatever their pace: pinned to one core a busy loop
+# shares, 20 minutes (2,741 steps, 3.8 million tokens) were not yet enough.
+BAR_STEPS = {'quick': 4200}
+BAR_TOKENS = {'quick': 6_200_000}
+# A budget that reads less than this share of BAR_TOKENS at the measured
+# speed will not reach the bar, and its plan says so. (Measured on the
+# repeat lessons, whose rows hold fewer tokens than the stories', the speed
+# is up to a fifth below the run's: the recipe's ten minutes here plan
+# about 5 million.)
+FAR_SHORT = 0.5
+# Minutes a resumed run spends besides its steps: start-up, compiling, the
+# verdict and the calibration (about a minute on one shared core).
+RESUME_MINUTES = 1.5
 # The most of a budgeted run's steps the repeat lessons may take: on a slow
 # machine, a model that writes the stories' sentences beats one that never
 # read a story. Refitted at each evaluation to the run's speed so far.
@@ -82,26 +107,35 @@ class Plan:
     self.tokens_per_second = None
     self.run_tokens_per_second = None  # The whole run's, once it has ended.
     self._start = None  # (time, step, tokens) where the measure starts.
+    self._stories = None  # (time, step) where the stories began (or the run, without lessons).
+    self._latest = None  # (time, step) of the last step.
+    self._last = None  # ... and where the last step measured ended.
+    self._spans = []  # (seconds, steps, tokens) from one measured step's end to the next's.
     # The preset's most lesson steps: a plan may lower the phase's max_steps, never raise it above.
     self._lesson_steps = run.repeat.max_steps if run.repeat is not None else None
 
   def measure(self, step, tokens):
     """Takes a step's end (the loop's hook); returns the plan's line once measured, else None."""
     now = time.monotonic()
+    self._latest = (now, step)
+    if self._stories is None and (self.run.repeat is None or self.run.repeat.ended_at is not None):
+      self._stories = (now, step)
     if self.tokens_per_second is not None:
       return None
     if self._start is None:
       if step - self.first_step >= MEASURE_FROM_STEP:
-        self._start = (now, step, tokens)
+        self._start = self._last = (now, step, tokens)
       return None
-    started, first, counted = self._start
-    if now - started < MEASURE_SECONDS or step - first < MEASURE_STEPS:
+    last_time, last_step, last_tokens = self._last
+    self._spans.append((now - last_time, step - last_step, tokens - last_tokens))
+    self._last = (now, step, tokens)
+    seconds, steps, counted = _steady(self._spans)
+    if seconds < MEASURE_SECONDS or steps < MEASURE_STEPS:
       return None
-    self.tokens_per_second = (tokens - counted) / max(now - started, 1e-9)
-    steps_per_second = (step - first) / max(now - started, 1e-9)
+    self.tokens_per_second = counted / seconds
     if self.budget is not None and self.recipe_speed:
       self.budget.fit_to_speed(self.recipe_speed / self.tokens_per_second)
-    return self._line(step, steps_per_second)
+    return self._line(step, steps / seconds)
 
   def _line(self, step, steps_per_second):
     args, repeat = self.run.args, self.run.repeat
@@ -125,7 +159,35 @@ class Plan:
     speed = f'{self.tokens_per_second:,.0f} tokens/s'
     if self.recipe_speed:
       speed += f" (the recipe's: {self.recipe_speed:,})"
-    return f'plan: {phases}; this machine: {speed}, {room}'
+    return f'plan: {phases}; this machine: {speed}, {room}{self._short_of_bar()}'
+
+  def _short_of_bar(self):
+    """'; at this speed ...' where the budget reads far fewer tokens than the bar took, else ''."""
+    bar = BAR_TOKENS.get(self.run.config.preset)
+    if self.budget is None or bar is None or self.run.resuming or self.run.start_weights is not None:
+      return ''  # The bar's tokens are a new run's, from random weights.
+    reads = self.tokens_per_second * max(self.budget.seconds_left(), 0.0)
+    if reads >= FAR_SHORT * bar:
+      return ''
+    return (f'; at this speed the budget reads about {reads / 1e6:.1f} million tokens, where '
+            f'the recipe took {bar / 1e6:.1f} million to clear the bar: expect a model below '
+            'it, and the end of the run says how many minutes more it needs')
+
+  def minutes_to_bar(self, step):
+    """Minutes a run resumed at ``step`` needs to make the recipe's steps to the bar, or None.
+
+    At the pace of the steps this run made on the stories (evaluations
+    included), when it made them for at least a minute; None where the run
+    already made as many steps, or its preset has no recipe.
+    """
+    bar = BAR_STEPS.get(self.run.config.preset)
+    if bar is None or step >= bar or self._stories is None or self._latest is None:
+      return None
+    seconds = self._latest[0] - self._stories[0]
+    steps = self._latest[1] - self._stories[1]
+    if seconds < 60 or steps <= 0:
+      return None
+    return math.ceil((bar - step) / (steps / seconds) / 60 + RESUME_MINUTES)
 
   def _fit_lessons(self, step, steps_left):
     """Caps the repeat lessons at a share of the run's steps; returns whether that cut them."""
@@ -161,6 +223,18 @@ class Plan:
     speed = self.run_tokens_per_second or self.tokens_per_second
     return (self.recipe_speed is not None and speed is not None
             and speed < SLOW_SHARE * self.recipe_speed)
+
+
+def _steady(spans):
+  """(seconds, steps, tokens) of the spans, less those that compiled a new shape.
+
+  Args:
+    spans: (seconds, steps, tokens) between one measured step's end and the next's.
+  """
+  per_step = sorted(seconds / max(steps, 1) for seconds, steps, _ in spans)
+  typical = per_step[len(per_step) // 2]
+  kept = [span for span in spans if span[0] / max(span[1], 1) <= COMPILE_SLOWDOWN * typical]
+  return tuple(sum(values) for values in zip(*kept)) if kept else (0.0, 0, 0)
 
 
 def _duration(seconds):

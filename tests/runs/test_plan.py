@@ -1,6 +1,7 @@
 """A run's plan: its speed measured in its first seconds, lessons fitted to it, a clock for
 evaluations, and the plain words at its end."""
 
+import math
 import types
 
 import pytest
@@ -29,9 +30,10 @@ def clock(monkeypatch):
   return fake
 
 
-def _run(preset='quick', repeat=None, max_steps=None):
+def _run(preset='quick', repeat=None, max_steps=None, resuming=False):
   return types.SimpleNamespace(
-      config=types.SimpleNamespace(preset=preset), repeat=repeat,
+      config=types.SimpleNamespace(preset=preset), repeat=repeat, resuming=resuming,
+      start_weights=None,
       args=types.SimpleNamespace(max_steps=max_steps, output_dir='runs/mine',
                                  verdict_stories=100, calibration_articles=500))
 
@@ -75,7 +77,10 @@ def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict
                   'steps: 50% of the steps this machine makes in the budget), then the '
                   "stories; this machine: 4,000 tokens/s (the recipe's: 16,000), about "
                   f'{steps:,} steps in the {int(round(left)) // 60} min '
-                  f'{int(round(left)) % 60} s of training left')
+                  f'{int(round(left)) % 60} s of training left; at this speed the budget '
+                  f'reads about {4000 * left / 1e6:.1f} million tokens, where the recipe took '
+                  '6.2 million to clear the bar: expect a model below it, and the end of the '
+                  'run says how many minutes more it needs')
   assert plan.measure(24, tokens=44000) is None  # Said once.
   assert plan.slow()
   # The first seconds were slow for a moment: the budget follows the run's speed since.
@@ -99,6 +104,47 @@ def test_a_fast_machine_keeps_the_recipe(clock):
   assert repeat.max_steps == 2000 and ': 40%' not in line and not plan.slow()
   assert line.startswith('plan: repeat lessons until their loss is below 0.3 (at most 2,000 '
                          'steps), then the stories; this machine: 17,000 tokens/s')
+
+
+def test_a_step_that_compiles_a_new_shape_is_not_counted_in_the_speed(clock):
+  # A resumed run on a slow core: its first story batches bring shapes it has not
+  # compiled, each a few seconds, among steps of 0.5 s and 1,000 tokens.
+  plan = run_plan.Plan(_run(resuming=True), run_budget.Budget(10, started=clock.now),
+                       first_step=1342)
+  plan.measure(1345, 0)
+  step, tokens, line = 1345, 0, None
+  for seconds in [0.5, 6.0, 0.5, 0.5, 5.0] + [0.5] * 20:
+    clock.now += seconds
+    step, tokens = step + 1, tokens + 1000
+    line = plan.measure(step, tokens) or line
+  assert plan.tokens_per_second == pytest.approx(2000)  # Not 1,000 * 25 / 23.5.
+  assert 'this machine: 2,000 tokens/s' in line
+  # Its earlier runs read tokens this one does not count: no claim about the bar.
+  assert 'the bar' not in line
+
+
+def test_a_run_below_the_bar_is_told_the_minutes_its_pace_needs(clock):
+  repeat = RepeatPhase(2000, until_loss=0.3)
+  plan = run_plan.Plan(_run(repeat=repeat), run_budget.Budget(10, started=clock.now),
+                       first_step=0)
+  for step in range(1, 801):  # Lessons, 4 a second: their pace is not the stories'.
+    clock.now += 0.25
+    plan.measure(step, 700 * step)
+  repeat.ended_at = 800
+  for step in range(801, 2001):  # Stories, 2 a second (evaluations included).
+    clock.now += 0.5
+    plan.measure(step, 560000 + 1800 * (step - 800))
+  bar = run_plan.BAR_STEPS['quick']
+  # The steps to the bar at 2 a second, and the minutes besides the steps.
+  assert plan.minutes_to_bar(2000) == math.ceil((bar - 2000) / 2 / 60 + run_plan.RESUME_MINUTES)
+  assert plan.minutes_to_bar(bar) is None  # It made the recipe's steps: more will not say.
+  verdict = {'n': 100, 'step': 2000, 'sentences': 0.95,
+             'lead3': {'rouge1': 0.29, 'rouge2': 0.13, 'rougeL': 0.21},
+             'model': {'rouge1': 0.25, 'rouge2': 0.13, 'rougeL': 0.2, 'entity_precision': 0.3}}
+  lines = diagnosis.diagnose(_run(repeat=repeat), 2000, plan, None, verdict, 10.0)
+  assert lines[-1].endswith(f'--resume --max-minutes {plan.minutes_to_bar(2000)}')
+  # A preset without a recipe (tiny) has no pace to go by: the default minutes.
+  assert run_plan.Plan(_run(preset='tiny'), None, first_step=0).minutes_to_bar(10) is None
 
 
 def test_a_run_bounded_by_steps_says_how_long_they_take(clock):

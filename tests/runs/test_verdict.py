@@ -95,6 +95,9 @@ def test_a_verdict_of_summaries_that_are_no_sentences_says_so():
                                             '2% of the names and numbers']),
     (_scores(0.40, 0.20, 0.30, 0.70), ['70% of the names and numbers']),
     (_scores(0.40, 0.20, 0.30, None), ['0% of the names and numbers']),
+    # Right names, too few of them: fewer of the reference's than Lead-3 finds.
+    (_scores(0.40, 0.20, 0.30, 0.95, 0.25), ["it writes 25% of the reference's names and "
+                                             'numbers, Lead-3 41%']),
 ])
 def test_a_model_below_lead3_is_called_out(model, behind):
   warning = undertrained.verdict_warning({'n': 100, 'step': 1702, 'model': model,
@@ -106,7 +109,11 @@ def test_a_model_below_lead3_is_called_out(model, behind):
 
 def test_a_model_that_beats_lead3_or_has_no_verdict_is_not():
   assert undertrained.verdict_warning(
-      {'n': 100, 'step': 9, 'model': _scores(0.5, 0.3, 0.4, 0.92), 'lead3': LEAD3}) is None
+      {'n': 100, 'step': 9, 'model': _scores(0.5, 0.3, 0.4, 0.92, 0.41), 'lead3': LEAD3}) is None
+  # A verdict from before Lead-3's recall was recorded is judged on the rest.
+  older = {name: value for name, value in LEAD3.items() if name != 'entity_recall'}
+  assert undertrained.verdict_warning(
+      {'n': 100, 'step': 9, 'model': _scores(0.5, 0.3, 0.4, 0.92, None), 'lead3': older}) is None
   assert undertrained.verdict_warning(None) is None
 
 
