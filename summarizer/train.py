@@ -146,8 +146,9 @@ def parse_args(argv=None):
   p.add_argument('--data-dir', type=user_path, default=None, help='TFDS data directory')
   p.add_argument('--vocab', type=user_path, default=None,
                  help='a .subwords vocabulary (default: that of --init-from; '
-                      "the course's for --preset course; data/news.subwords "
-                      'for news; else one built from the training data)')
+                      "the course's for --preset course; for news, "
+                      'data/news1k.subwords with --preset quick, else '
+                      'data/news.subwords; else one built from the training data)')
   p.add_argument('--preset', default=None,
                  help="tiny (the default), quick (the default of a new run with "
                       "--max-minutes: the ten-minute recipe) or course; a resumed run "

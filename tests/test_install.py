@@ -53,6 +53,7 @@ TIMEOUT = 300  # Seconds for any one command (the training run takes about 30).
 # What the installed package reads, as the checkout has it -> its place in the wheel.
 SHIPPED = {
     'data/news.subwords': 'summarizer/_data/news.subwords',
+    'data/news1k.subwords': 'summarizer/_data/news1k.subwords',
     'data/summarize32k.subword.subwords': 'summarizer/_data/summarize32k.subword.subwords',
     'notebooks/03_transformer_summarizer.ipynb':
         'summarizer/_notebooks/03_transformer_summarizer.ipynb',

@@ -5,18 +5,20 @@ one ``diagnosis:`` line each, before ``done:``, for:
 
 * a run that never left the repeat lessons: its model has read no story;
 * a machine well below the recipe's speed (busy, or slow): ten minutes
-  there teach less than the recipe's ten minutes;
+  there teach less than the recipe's ten minutes (and where its model
+  clears the bar all the same, it says so);
 * a run that ended past its budget (the verdict and the calibration
   always read all their stories and articles, however long they take);
 * a model below the bar, and how to go on from it: ``--resume`` with the
   minutes this run's pace needs to make the steps the recipe took to the
-  bar (``Plan.minutes_to_bar``).
+  bar (``Plan.minutes_to_bar``), at least ``DEFAULT_MORE_MINUTES``.
 """
 
 from summarizer.inference import undertrained
 
 # Minutes more a diagnosis suggests where the run's pace does not tell
-# (the run made the recipe's steps, or made its stories for under a minute).
+# (the run made the recipe's steps, or made its stories for under a minute),
+# and the fewest it suggests.
 DEFAULT_MORE_MINUTES = 5
 
 
@@ -32,7 +34,9 @@ def diagnose(run, step, plan, budget, verdict, ending_seconds):
     ending_seconds: Seconds the verdict and the calibration took.
   """
   # As many minutes as this run's pace needs to make the steps the bar took the recipe.
-  minutes = (plan.minutes_to_bar(step) if plan is not None else None) or DEFAULT_MORE_MINUTES
+  # At least the default: the steps to the bar vary from seed to seed.
+  minutes = max((plan.minutes_to_bar(step) if plan is not None else None) or 0,
+                DEFAULT_MORE_MINUTES)
   more = (f'python -m summarizer.train --output-dir {run.args.output_dir} --resume '
           f'--max-minutes {minutes}')
   lines = []
@@ -42,12 +46,14 @@ def diagnose(run, step, plan, budget, verdict, ending_seconds):
     lines.append(f'the run never left the repeat lessons: after {step:,} steps their loss is '
                  f'{repeat.recent_loss():.2f}{until}, so its model has read no story; more '
                  f'time goes to the stories: {more}')
+  behind = undertrained.shortfalls(verdict) if verdict is not None else []
   if plan is not None and plan.slow():
     speed = plan.run_tokens_per_second or plan.tokens_per_second
+    advice = (f'close other programs, or give the run more minutes: {more}'
+              if verdict is None or behind else 'its model clears the bar all the same')
     lines.append(f'this machine trained at {speed:,.0f} tokens/s, against '
                  f'the {plan.recipe_speed:,} the recipe was tuned at: it is busy (other '
-                 'programs use its cores) or slow, so its minutes taught less; close other '
-                 f'programs, or give the run more minutes: {more}')
+                 f'programs use its cores) or slow, so its minutes taught less; {advice}')
   if budget is not None and budget.overrun() >= 1:
     read = []
     if verdict is not None:
@@ -57,7 +63,6 @@ def diagnose(run, step, plan, budget, verdict, ending_seconds):
     took = (f': {" and ".join(read)} took {ending_seconds:.0f} s, and always read all '
             'they are given' if read else '')
     lines.append(f'the run ended {budget.overrun():.0f} s past its budget{took}')
-  behind = undertrained.shortfalls(verdict) if verdict is not None else []
   if behind:
     lines.append(f'the model is below the bar ({"; ".join(behind)}): '
                  f'each of its summaries will warn so; train it longer: {more}')

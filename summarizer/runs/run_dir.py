@@ -23,8 +23,8 @@ from summarizer import safe_pickle
 from summarizer.runs import locks
 from summarizer.runs import manifest
 from summarizer.runs import saving
-from summarizer.config import (COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, get_preset,
-                               load_config, save_config)
+from summarizer.config import (COURSE_VOCAB_FILE, get_preset, load_config, news_vocab,
+                               save_config)
 from summarizer.errors import SummarizerError
 
 # Config entries that fix the architecture: a checkpoint resumes only into
@@ -72,7 +72,8 @@ def chosen_vocab(args, start=None):
 
   In order: ``--vocab``; the one a resumed run already has; the one of the
   model ``--init-from`` starts from; the course's for the ``course`` preset
-  (as the course does); the project's for ``news``. A ``tiny`` run on other
+  (as the course does); the project's for ``news`` (the 1k one where the
+  preset's ids are as few, ``config.news_vocab``). A ``tiny`` run on other
   data needs a vocabulary of its own: the news one would cut its words
   into meaningless pieces.
   """
@@ -86,7 +87,7 @@ def chosen_vocab(args, start=None):
   if args.preset == 'course':
     return COURSE_VOCAB_FILE
   if args.data == 'news':
-    return DEFAULT_VOCAB_FILE
+    return news_vocab(get_preset(args.preset))
   return None
 
 

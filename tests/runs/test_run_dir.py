@@ -82,6 +82,13 @@ def test_vocabulary_follows_the_preset_and_the_data(tmp_path, monkeypatch, capsy
   assert run_dir.chosen_vocab(args) == config_module.DEFAULT_VOCAB_FILE
   assert run_dir.chosen_vocab(dataclasses.replace(args, preset='course')) == \
       config_module.COURSE_VOCAB_FILE
+  # The quick preset's 1,024 ids take the news corpus's 1k vocabulary, whose ids all fit;
+  # tiny's 2,048 the 2k one.
+  quick = run_dir.chosen_vocab(dataclasses.replace(args, preset='quick'))
+  assert quick == config_module.NEWS_1K_VOCAB_FILE
+  assert 900 < text.vocab_size(quick) <= config_module.PRESETS['quick'].vocab_size
+  assert run_dir.chosen_vocab(dataclasses.replace(args, preset='tiny')) == \
+      config_module.DEFAULT_VOCAB_FILE
   assert run_dir.chosen_vocab(dataclasses.replace(args, data='stories.jsonl')) is None
   # tiny on other data: a vocabulary of its own, built into the run directory.
   corpus = tmp_path / 'corpus.jsonl'
