@@ -20,7 +20,7 @@ import jax
 
 from summarizer import decoding
 from summarizer._trax import tl, trax
-from summarizer.config import DATA_DIR, EOS, SEP, get_preset
+from summarizer.config import DATA_DIR, EOS, SEP, get_preset, news_vocab
 from summarizer.corpus import sources
 from summarizer.corpus import streams
 from summarizer.errors import SummarizerError
@@ -70,8 +70,9 @@ def bench_import(repeats=3):
 
 
 def _fixed_batches(config, n):
-  """The first ``n`` training batches of the news corpus for ``config``."""
-  stream = streams.batches('news', 'train', boundaries=config.boundaries,
+  """The first ``n`` training batches of the news corpus for ``config`` (its ids fit the model)."""
+  stream = streams.batches('news', 'train', vocab_file=news_vocab(config),
+                           boundaries=config.boundaries,
                            batch_sizes=config.batch_sizes,
                            max_joint_length=config.max_joint_length, truncate=True)
   return list(itertools.islice(stream, n))
@@ -262,7 +263,8 @@ def bench_beam(model_dir=None, n_articles=500, joined=250, max_length=64,
 def bench_data(preset='tiny', seconds=20.0, consumed_per_s=None):
   """Examples/s out of the pipeline (tokenising included) vs what training eats."""
   config = get_preset(preset)
-  stream = streams.batches('news', 'train', boundaries=config.boundaries,
+  stream = streams.batches('news', 'train', vocab_file=news_vocab(config),
+                           boundaries=config.boundaries,
                            batch_sizes=config.batch_sizes,
                            max_joint_length=config.max_joint_length, truncate=True)
   start = time.perf_counter()

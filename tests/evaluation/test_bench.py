@@ -93,3 +93,11 @@ def test_start_rows_state_the_goals_and_the_cache_saving():
   assert 'meets goal ≤ 2.5' in text and 'MISSES goal ≤ 2' in text
   assert 'MISSES goal ≤ 500' in text and 'meets goal ≤ 1.5' in text
   assert '| 6.0 s ' in text and '4.00x' in text
+
+
+def test_the_training_bench_feeds_each_preset_ids_its_model_has():
+  # The quick preset's model has 1,024 ids: the 2k vocabulary's tokens would fall outside it.
+  for name in ('tiny', 'quick'):
+    config = benchmarks.get_preset(name)
+    batches = benchmarks._fixed_batches(config, 2)  # pylint: disable=protected-access
+    assert max(int(batch[0].max()) for batch in batches) < config.vocab_size
