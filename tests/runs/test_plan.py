@@ -155,22 +155,20 @@ def test_a_run_below_the_bar_is_told_the_minutes_its_pace_needs(clock):
 def test_the_recipes_bar_is_the_news_corpus_own(clock):
   # The quick preset on CNN/DailyMail: a slow machine, a short budget, but the
   # news recipe's tokens and steps say nothing about its bar.
-  plan = run_plan.Plan(_run(data='tfds:cnn_dailymail'), run_budget.Budget(10, started=clock.now),
-                       first_step=0)
-  plan.measure(3, 0)
-  line = None
-  for step in range(4, 200):
-    clock.now += 0.5
-    line = plan.measure(step, 1000 * (step - 3)) or line
+  def two_steps_a_second(data):
+    plan = run_plan.Plan(_run(data=data), run_budget.Budget(10, started=clock.now), first_step=0)
+    plan.measure(3, 0)
+    line = None
+    for step in range(4, 200):
+      clock.now += 0.5
+      line = plan.measure(step, 1000 * (step - 3)) or line
+    return plan, line
+
+  plan, line = two_steps_a_second('tfds:cnn_dailymail')
   assert plan.tokens_per_second == pytest.approx(2000) and 'the bar' not in line
   assert plan.minutes_to_bar(199) is None
   # The same run on the news corpus is told both.
-  news = run_plan.Plan(_run(), run_budget.Budget(10, started=clock.now), first_step=0)
-  news.measure(3, 0)
-  line = None
-  for step in range(4, 200):
-    clock.now += 0.5
-    line = news.measure(step, 1000 * (step - 3)) or line
+  news, line = two_steps_a_second('news')
   took = run_plan.BAR_TOKENS['quick'] / 1e6
   assert f'where the recipe took {took:.1f} million to clear the bar: expect a model below' in line
   assert news.minutes_to_bar(199) is not None
