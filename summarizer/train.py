@@ -57,7 +57,8 @@ def _add_lesson_flags(p):
   preset's are the ten-minute recipe; the others', the course's way (none).
   """
   p.add_argument('--article-loss-weight', type=finite_float,
-                 help="loss weight of article tokens (course: 0; quick preset: 1)")
+                 help='loss weight of article tokens (course: 0; quick preset: '
+                      f"{PRESET_LESSONS['quick']['article_loss_weight']:g})")
   p.add_argument('--copy-fraction', type=finite_float,
                  help='share of training examples whose summary is a sentence '
                       'copied from the article (teaches copying names)')

@@ -61,3 +61,12 @@ def test_a_new_run_with_a_budget_takes_the_ten_minute_recipe_and_others_keep_the
   assert (resumed.tied_init, resumed.embedding_scale, resumed.repeat_steps) == (False, 1.0, 0)
   started = train_command.parse_args(['--init-from', 'data/model', '--max-minutes', '5'])
   assert started.preset == 'tiny' and started.repeat_steps == 0
+
+
+def test_help_gives_the_quick_presets_article_weight_as_it_is(capsys):
+  from summarizer.runs.args import PRESET_LESSONS
+  with pytest.raises(SystemExit):
+    train_command.parse_args(['--help'])
+  words = ' '.join(capsys.readouterr().out.split())
+  weight = PRESET_LESSONS['quick']['article_loss_weight']
+  assert f'loss weight of article tokens (course: 0; quick preset: {weight:g})' in words

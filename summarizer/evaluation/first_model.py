@@ -105,6 +105,7 @@ def bench_first_model(minutes=10.0, seed=0, limit=100, keep=None, shared_core=Fa
           'plan': next((line for line in output.splitlines() if line.startswith('plan: ')), None),
           'diagnosis': [line for line in output.splitlines() if line.startswith('diagnosis: ')],
           'wall_s': round(wall, 1), 'steps': int(done['step']),
+          'split_batches': done.get('split_batches') == 'True',
           'tokens_per_second': int(done['tokens_per_second']),
           'model': model, 'lead3': lead3, 'meets': meets}
 
@@ -119,7 +120,8 @@ def rows(r):
   where = ', on one core a busy loop shares' if r.get('shared_core') else ''
   return [
       (f'train --max-minutes {r["minutes"]:g} --seed {r["seed"]} (from random weights{where})',
-       f'{r["wall_s"]} s, {r["steps"]} steps, {r["tokens_per_second"]} tokens/s', '',
+       f'{r["wall_s"]} s, {r["steps"]} steps{" of half a batch" if r.get("split_batches") else ""}, '
+       f'{r["tokens_per_second"]} tokens/s', '',
        'within the budget' if r['wall_s'] <= 60 * r['minutes'] else 'OVER the budget'),
       (f'... its summaries of {r["articles"]} test stories vs Lead-3',
        f'{scores(r["model"])} vs {scores(r["lead3"])}', '',

@@ -76,7 +76,7 @@ def _steps(loop, run, report, stop, clock):
 def _record(run, loop):
   """Writes the run's config.json with the step it has reached."""
   run_dir.save_run_config(run.args, run.config, run.earlier_runs, loop.step,
-                          run.counter['longest_article'])
+                          run.counter['longest_article'], run.split.on)
 
 
 def train(args, started=None, judge=None):
@@ -94,7 +94,9 @@ def train(args, started=None, judge=None):
     dict with 'step', 'train_loss', 'eval_loss', 'eval_accuracy', 'seconds',
     'tokens_per_second', 'interrupted', 'stopped_by' (a signal's name or
     None), 'wall_seconds' (the whole run's), 'first_step_seconds' (start-up
-    and compiling), 'calibration_seconds', 'output_dir' (and 'exported_to').
+    and compiling), 'calibration_seconds', 'split_batches' (whether its steps
+    took half batches: ``runs.plan.SPLIT_SHARE``), 'output_dir' (and
+    'exported_to').
 
   Raises:
     SummarizerError: among others, when another process is using the output
@@ -191,7 +193,7 @@ def _diverged_error(run, step):
   kept = model_directory.saved_step(out) if model_directory.has_checkpoint(out) else None
   if kept is not None:
     run_dir.save_run_config(run.args, run.config, run.earlier_runs, kept,
-                            run.counter['longest_article'])
+                            run.counter['longest_article'], run.split.on)
   where = (f'the last good checkpoint (step {kept}) in {out} is kept' if kept is not None
            else 'no checkpoint had been saved')
   return SummarizerError(
@@ -257,6 +259,7 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None, plan=Non
       'verdict_seconds': round(calibrating - judging, 1),
       'calibration_seconds': round(ended - calibrating, 1),
       'repeat_steps_taken': run.repeat.ended_at if run.repeat is not None else None,
+      'split_batches': run.split.on,
       'output_dir': out,
   }
   if args.export_to and stopped_by is None:

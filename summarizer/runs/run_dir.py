@@ -289,8 +289,11 @@ def earlier_runs(args, resuming, start=None):
   return list(runs), values.get('max_article_tokens', 0)
 
 
-def save_run_config(args, config, earlier, steps, longest_article):
-  """Writes the run's config.json: the preset, the data, the levers and the lineage."""
+def save_run_config(args, config, earlier, steps, longest_article, split_batches=False):
+  """Writes the run's config.json: the preset, the data, the levers and the lineage.
+
+  ``split_batches``: this run's steps took half batches (``prepare.SplitBatches``).
+  """
   levers = dict(data=args.data, learning_rate=config.learning_rate,
                 warmup_steps=config.warmup_steps, seed=args.seed,
                 article_loss_weight=args.article_loss_weight,
@@ -300,6 +303,8 @@ def save_run_config(args, config, earlier, steps, longest_article):
                 repeat_steps=args.repeat_steps, repeat_until_loss=args.repeat_until_loss,
                 max_minutes=args.max_minutes)
   this_run = dict(levers, init_from=args.init_from, steps=steps)
+  if split_batches:
+    this_run['split_batches'] = True
   lineage = list(earlier) + [this_run]
   save_config(config, args.output_dir, vocab_file=VOCAB_NAME,
               vocab_fingerprint=text.vocab_fingerprint(

@@ -37,6 +37,7 @@ def test_the_commands_are_run_as_a_learner_would_and_the_bar_is_judged(monkeypat
                              'entity_precision': True, 'entity_recall': False}
   table = benchmarks.table({'first-model': result})
   assert 'MISSES the bar (entity_recall)' in table and 'within the budget' in table
+  assert '1234 steps, 9876 tokens/s' in table  # Whole batches.
 
 
 def test_shared_core_pins_the_run_beside_a_busy_loop_on_the_same_core(monkeypatch, tmp_path):
@@ -52,14 +53,15 @@ def test_shared_core_pins_the_run_beside_a_busy_loop_on_the_same_core(monkeypatc
     seen['busy_cores'] = [os.sched_getaffinity(pid) for pid in busy]
     return ('plan: the stories; this machine: 3,000 tokens/s\n'
             'diagnosis: this machine trained at 3,000 tokens/s\n'
-            'done: step=900, tokens_per_second=3000, output_dir=x\n')
+            'done: step=900, tokens_per_second=3000, split_batches=True, output_dir=x\n')
 
   monkeypatch.setattr(first_model, '_run', fake_run)
   result = first_model.bench_first_model(minutes=1, keep=str(tmp_path / 'run'), shared_core=True)
   assert seen['core'] == min(os.sched_getaffinity(0))
   assert seen['busy_cores'] == [{seen['core']}]
   assert result['plan'].startswith('plan: ') and len(result['diagnosis']) == 1
-  assert 'on one core a busy loop shares' in benchmarks.table({'first-model': result})
+  table = benchmarks.table({'first-model': result})
+  assert 'on one core a busy loop shares' in table and '900 steps of half a batch' in table
   # The busy loop is gone afterwards.
   assert not [p for p in os.listdir('/proc') if p.isdigit() and _is_busy_loop(p)]
 

@@ -98,3 +98,29 @@ def test_max_minutes_is_refused_out_of_range_and_lifts_the_step_default(tmp_path
   assert train_command.parse_args([]).max_steps == 1000
   both = train_command.parse_args(['--max-minutes', '3', '--max-steps', '50'])
   assert (both.max_minutes, both.max_steps) == (3.0, 50)
+
+
+def test_a_slow_machine_trains_on_half_batches_and_records_it(tmp_path, monkeypatch):
+  from summarizer.runs import plan as run_plan
+  from summarizer.runs import prepare as run_prepare
+  monkeypatch.setitem(run_plan.RECIPE_TOKENS_PER_SECOND, 'micro', 10**9)  # Any machine is slow.
+  monkeypatch.setattr(run_plan, 'MEASURE_SECONDS', 0.0)
+  rows, counted = [], run_prepare._counted
+
+  def recording(stream, counter):
+    for batch in counted(stream, counter):
+      rows.append(len(batch[0]))  # (B, L): B stories a step.
+      yield batch
+
+  monkeypatch.setattr(run_prepare, '_counted', recording)
+  out = tmp_path / 'run'
+  summary = run_loop.train(micro_args(out, max_steps=None, max_minutes=0.5, eval_steps=1000,
+                                      save_steps=1000))
+  # The micro preset's batches hold 2 stories: whole until the speed is measured, then halves.
+  measured = run_plan.MEASURE_FROM_STEP + run_plan.MEASURE_STEPS
+  assert summary['split_batches'] and summary['step'] > measured + 10
+  assert set(rows[:measured]) == {2} and set(rows[measured + 2:]) == {1}
+  values = json.loads((out / 'config.json').read_text())
+  assert values['lineage'][-1]['split_batches'] is True
+  plan = next(l for l in (out / 'train.log').read_text().splitlines() if l.startswith('plan: '))
+  assert 'steps of half a batch' in plan

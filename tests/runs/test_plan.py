@@ -9,7 +9,7 @@ import pytest
 from summarizer.runs import budget as run_budget
 from summarizer.runs import diagnosis
 from summarizer.runs import plan as run_plan
-from summarizer.runs.prepare import RepeatPhase
+from summarizer.runs.prepare import RepeatPhase, SplitBatches
 
 
 class Clock:
@@ -33,7 +33,7 @@ def clock(monkeypatch):
 def _run(preset='quick', repeat=None, max_steps=None, resuming=False, data='news'):
   return types.SimpleNamespace(
       config=types.SimpleNamespace(preset=preset), repeat=repeat, resuming=resuming,
-      start_weights=None,
+      start_weights=None, split=SplitBatches(),
       args=types.SimpleNamespace(max_steps=max_steps, output_dir='runs/mine', data=data,
                                  verdict_stories=100, calibration_articles=500))
 
@@ -70,14 +70,17 @@ def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict
   assert plan.tokens_per_second == pytest.approx(4000)
   assert budget.ending_seconds == pytest.approx(4 * kept)  # 16,000 / 4,000.
   left = budget.seconds_left()
-  steps = int(2 * left)
+  # A quarter of the recipe's speed: half batches from here, twice the steps (and lessons).
+  assert plan.run.split.on
+  steps = int(2 * 2 * left)
   most = int(run_plan.MAX_LESSON_SHARE * (23 + steps))
-  assert repeat.max_steps == most < 2000
+  assert repeat.max_steps == most < 2 * 2000
   assert line == (f'plan: repeat lessons until their loss is below 0.3 (at most {most:,} '
                   'steps: 50% of the steps this machine makes in the budget), then the '
                   "stories; this machine: 4,000 tokens/s (the recipe's: 16,000), about "
-                  f'{steps:,} steps in the {int(round(left)) // 60} min '
-                  f'{int(round(left)) % 60} s of training left')
+                  f'{steps:,} steps of half a batch in the {int(round(left)) // 60} min '
+                  f'{int(round(left)) % 60} s of training left (at this speed a step costs '
+                  'what its rows do, and more, smaller steps learn more)')
   # The budget reads more than half the tokens the recipe took to the bar: no warning.
   assert 4000 * left >= run_plan.FAR_SHORT * run_plan.BAR_TOKENS['quick']
   assert plan.measure(24, tokens=44000) is None  # Said once.
@@ -88,7 +91,7 @@ def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict
   assert budget.ending_seconds == pytest.approx(2 * kept)
   # ... and the lessons' most steps: half of the steps at 4 steps/s from here.
   assert repeat.max_steps == int(run_plan.MAX_LESSON_SHARE * (163 + 4 * budget.seconds_left()))
-  assert most < repeat.max_steps < 2000
+  assert most < repeat.max_steps < 2 * 2000
   plan.ended(tokens=16000 * 100, seconds=100)
   assert not plan.slow()  # Judged on the whole run.
 
@@ -101,6 +104,7 @@ def test_a_fast_machine_keeps_the_recipe(clock):
   clock.now += 10
   line = plan.measure(103, 170000)  # 17,000 tokens/s, 10 steps/s: 5,000 and more steps.
   assert repeat.max_steps == 2000 and ': 40%' not in line and not plan.slow()
+  assert not plan.run.split.on and 'half a batch' not in line
   assert line.startswith('plan: repeat lessons until their loss is below 0.3 (at most 2,000 '
                          'steps), then the stories; this machine: 17,000 tokens/s')
 
@@ -123,7 +127,8 @@ def test_a_step_that_compiles_a_new_shape_is_not_counted_in_the_speed(clock):
 
 
 def test_a_run_below_the_bar_is_told_the_minutes_its_pace_needs(clock):
-  bar = run_plan.BAR_STEPS['quick']
+  # A machine this slow splits its batches: the bar is twice the recipe's whole batches.
+  bar = 2 * run_plan.BAR_STEPS['quick']
   lessons, end = bar // 5, bar // 2
   repeat = RepeatPhase(2000, until_loss=0.3)
   plan = run_plan.Plan(_run(repeat=repeat), run_budget.Budget(10, started=clock.now),
@@ -135,6 +140,7 @@ def test_a_run_below_the_bar_is_told_the_minutes_its_pace_needs(clock):
   for step in range(lessons + 1, end + 1):  # Stories, 1 a second (evaluations included).
     clock.now += 1.0
     plan.measure(step, 700 * lessons + 1800 * (step - lessons))
+  assert plan.run.split.on
   # The steps to the bar at 1 a second, and the minutes besides the steps.
   minutes = math.ceil((bar - end) / 60 + run_plan.RESUME_MINUTES)
   assert plan.minutes_to_bar(end) == minutes > diagnosis.DEFAULT_MORE_MINUTES
@@ -175,17 +181,19 @@ def test_the_recipes_bar_is_the_news_corpus_own(clock):
 
 
 def test_the_stories_pace_leaves_out_the_first_steps_compile(clock):
-  # A resumed run past the lessons: its first step compiles for 20 s, then 2 steps a second.
+  # A resumed run past the lessons: its first step compiles for 20 s, then 2 steps a
+  # second of 8,000 tokens, the recipe's speed: whole batches, the recipe's steps to the bar.
   bar = run_plan.BAR_STEPS['quick']
   first = bar // 2
   plan = run_plan.Plan(_run(resuming=True), run_budget.Budget(10, started=clock.now),
                        first_step=first)
   clock.now += 20
-  plan.measure(first + 1, 1000)
+  plan.measure(first + 1, 8000)
   for step in range(first + 2, first + 242):
     clock.now += 0.5
-    plan.measure(step, 1000 * (step - first))
+    plan.measure(step, 8000 * (step - first))
   step = first + 241
+  assert not plan.run.split.on
   assert plan.minutes_to_bar(step) == math.ceil((bar - step) / 2 / 60 + run_plan.RESUME_MINUTES)
 
 
@@ -264,3 +272,30 @@ def test_loss_png_marks_the_repeat_lessons(tmp_path):
     rgb = image[..., :3]
     return int(((abs(rgb - 0.9) < 0.02).all(axis=-1)).sum())
   assert grey(phases) > grey(plain) + 1000
+
+
+def test_half_batches_come_below_the_share_of_the_recipes_speed_in_a_budgeted_run(clock):
+  def split(tokens_per_second, max_steps=None):
+    plan = run_plan.Plan(_run(max_steps=max_steps), run_budget.Budget(10, started=clock.now),
+                         first_step=0)
+    plan.measure(3, 0)
+    clock.now += 10
+    plan.measure(103, tokens_per_second * 10)
+    return plan.run.split.on
+
+  share = run_plan.SPLIT_SHARE * run_plan.RECIPE_TOKENS_PER_SECOND['quick']
+  assert split(share - 100) and not split(share + 100)
+  assert not split(share - 100, max_steps=5000)  # Its steps are whole batches' steps.
+
+
+def test_split_batches_halve_each_batch_of_even_rows_and_keep_its_rows():
+  import numpy as np
+  batches = [tuple(np.arange(16).reshape(8, 2) + k for k in range(3)),
+             tuple(np.arange(6).reshape(3, 2) for _ in range(3))]
+  split = SplitBatches()
+  assert [b[0].shape for b in split.batches(iter(batches))] == [(8, 2), (3, 2)]
+  split.on = True
+  halves = list(split.batches(iter(batches)))
+  assert [b[0].shape for b in halves] == [(4, 2), (4, 2), (3, 2)]
+  for k in range(3):  # Inputs, targets and weights split alike, no row lost or repeated.
+    np.testing.assert_array_equal(np.concatenate([halves[0][k], halves[1][k]]), batches[0][k])
