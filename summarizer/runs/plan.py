@@ -67,11 +67,11 @@ RESUME_MINUTES = 1.5
 # recipe's speed, splits each training batch in two (``prepare.SplitBatches``):
 # on one core a step's time follows its rows, and twice the steps of half the
 # stories learn more. Pinned to one core a busy loop shares (measured 5,500 to
-# 6,100 tokens/s), ten minutes made 3,643 to 4,099 such steps and entity
-# precision 0.85 to 0.87 on the validation stories in three runs of four
-# (seed 1 once 0.68), where whole batches made about 1,850 and 0.49 to 0.81
-# (2026-11-26 and 27). On two cores (15,500 tokens/s here) a half batch takes
-# more than half a step's time: whole batches there.
+# 6,100 tokens/s), ten minutes made 3,564 to 4,099 such steps and entity
+# precision 0.79 to 0.87 on the validation stories in six runs of seven (seed
+# 1 once 0.68), where whole batches made about 1,850 and 0.49 to 0.81; recall
+# did not rise (2026-11-26 and 27). On two cores (15,500 tokens/s here) a half
+# batch takes more than half a step's time: whole batches there.
 SPLIT_SHARE = 0.5
 # The most of a budgeted run's steps the repeat lessons may take: on a slow
 # machine, a model that writes the stories' sentences beats one that never
