@@ -12,9 +12,9 @@ take at most ``MAX_LESSON_SHARE`` of the steps the machine makes in the
 budget (on a slow machine the stories need the rest), the budget keeps
 back the seconds the verdict and the calibration take at that speed
 (``Budget.fit_to_speed``), and a machine below ``SPLIT_SHARE`` of the
-recipe's speed trains on half batches, twice the steps. Evaluations come on the clock (``EvalClock``),
-about once a minute whatever a step costs, unless ``--eval-steps`` asks for
-a step count. Where the budget reads far fewer tokens than the recipe took to
+recipe's speed trains on half batches, twice the steps. Evaluations come on
+the clock (``EvalClock``), about once a minute whatever a step costs, unless
+``--eval-steps`` asks for a step count. Where the budget reads far fewer tokens than the recipe took to
 clear the bar, the plan says so at the start; where the run ends below the
 bar, ``minutes_to_bar`` gives the minutes its pace needs for the recipe's
 steps (the diagnosis's ``--resume --max-minutes N``).
@@ -156,14 +156,13 @@ class Plan:
       if (self.run.args.max_steps is None
           and self.tokens_per_second < SPLIT_SHARE * self.recipe_speed):
         self._split_batches()
-    return self._line(step, steps / seconds * (2 if self.run.split.on else 1))
+    return self._line(step, steps / seconds * self.run.split.per_batch)
 
   def _split_batches(self):
     """From the next step on, half batches: twice the steps, and twice the lessons' most."""
     self.run.split.on = True
-    if self._lesson_steps is not None:
-      self._lesson_steps *= 2
-      self.run.repeat.max_steps = self._lesson_steps
+    if self._lesson_steps is not None:  # _line refits the phase's max_steps to it.
+      self._lesson_steps *= self.run.split.per_batch
 
   def _line(self, step, steps_per_second):
     args, repeat = self.run.args, self.run.repeat
@@ -212,8 +211,8 @@ class Plan:
     already made as many steps, or its preset has no recipe.
     """
     bar = self._recipe_bar(BAR_STEPS)
-    if bar is not None and self.run.split.on:
-      bar *= 2  # BAR_STEPS are whole batches'.
+    if bar is not None:
+      bar *= self.run.split.per_batch  # BAR_STEPS are whole batches'.
     if bar is None or step >= bar or self._stories is None or self._latest is None:
       return None
     seconds = self._latest[0] - self._stories[0]

@@ -42,6 +42,11 @@ class SplitBatches:
   def __init__(self):
     self.on = False
 
+  @property
+  def per_batch(self):
+    """Steps a batch of the stream makes: 2 once split, else 1."""
+    return 2 if self.on else 1
+
   def batches(self, stream):
     """Yields the batches of ``stream``: whole, or each as two of half its rows."""
     for batch in stream:

@@ -8,6 +8,8 @@ import pytest
 from summarizer import train as train_command
 from summarizer.runs import budget as run_budget
 from summarizer.runs import loop as run_loop
+from summarizer.runs import plan as run_plan
+from summarizer.runs import prepare as run_prepare
 
 from conftest import micro_args
 
@@ -101,8 +103,6 @@ def test_max_minutes_is_refused_out_of_range_and_lifts_the_step_default(tmp_path
 
 
 def test_a_slow_machine_trains_on_half_batches_and_records_it(tmp_path, monkeypatch):
-  from summarizer.runs import plan as run_plan
-  from summarizer.runs import prepare as run_prepare
   monkeypatch.setitem(run_plan.RECIPE_TOKENS_PER_SECOND, 'micro', 10**9)  # Any machine is slow.
   monkeypatch.setattr(run_plan, 'MEASURE_SECONDS', 0.0)
   rows, counted = [], run_prepare._counted

@@ -4,6 +4,7 @@ evaluations, and the plain words at its end."""
 import math
 import types
 
+import numpy as np
 import pytest
 
 from summarizer.runs import budget as run_budget
@@ -289,7 +290,6 @@ def test_half_batches_come_below_the_share_of_the_recipes_speed_in_a_budgeted_ru
 
 
 def test_split_batches_halve_each_batch_of_even_rows_and_keep_its_rows():
-  import numpy as np
   batches = [tuple(np.arange(16).reshape(8, 2) + k for k in range(3)),
              tuple(np.arange(6).reshape(3, 2) for _ in range(3))]
   split = SplitBatches()
