@@ -118,10 +118,10 @@ def rows(r):
   met = all(r['meets'].values())
   missed = ', '.join(name for name, ok in r['meets'].items() if not ok)
   where = ', on one core a busy loop shares' if r.get('shared_core') else ''
-  halves = ' of half a batch' if r.get('split_batches') else ''
+  parts = ' of a quarter batch' if r.get('split_batches') else ''
   return [
       (f'train --max-minutes {r["minutes"]:g} --seed {r["seed"]} (from random weights{where})',
-       f'{r["wall_s"]} s, {r["steps"]} steps{halves}, {r["tokens_per_second"]} tokens/s', '',
+       f'{r["wall_s"]} s, {r["steps"]} steps{parts}, {r["tokens_per_second"]} tokens/s', '',
        'within the budget' if r['wall_s'] <= 60 * r['minutes'] else 'OVER the budget'),
       (f'... its summaries of {r["articles"]} test stories vs Lead-3',
        f'{scores(r["model"])} vs {scores(r["lead3"])}', '',

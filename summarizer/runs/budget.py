@@ -100,10 +100,13 @@ class BudgetSchedule:
       again); None: the step before the first one it is called with.
     max_steps: The last step, or None: the decay ends at whichever of the
       budget and ``max_steps`` comes first.
+    split: The run's ``prepare.SplitBatches``, whose steps on split batches
+      take its ``peak_scale`` of the peak; None: the peak.
   """
 
-  def __init__(self, peak, warmup_steps, budget=None, first_step=None, max_steps=None):
-    self.peak = peak
+  def __init__(self, peak, warmup_steps, budget=None, first_step=None, max_steps=None,
+               split=None):
+    self.peak, self.split = peak, split
     self.warmup_steps = max(int(warmup_steps), 1)
     self.budget = budget
     self.first_step = first_step
@@ -120,4 +123,5 @@ class BudgetSchedule:
     if self.first_step is None:  # Trax counts from 1 (or from a resumed step + 1).
       self.first_step = step - 1
     warm = min((step - self.first_step) / self.warmup_steps, 1.0)
-    return self.peak * max(warm, 0.0) * (1.0 - self.progress(step))
+    peak = self.peak * (self.split.peak_scale if self.split is not None else 1.0)
+    return peak * max(warm, 0.0) * (1.0 - self.progress(step))

@@ -34,7 +34,7 @@ from summarizer.runs import run_dir
 from summarizer.runs import saving
 from summarizer.runs.budget import Budget
 from summarizer.runs.hooked_loop import HookedLoop, quiet_loop_log
-from summarizer.runs.plan import EvalClock, Plan
+from summarizer.runs.plan import EvalClock, Plan, split_from_start
 from summarizer.runs.prepare import prepare, tasks
 from summarizer.runs.preview import preview_of
 from summarizer.runs.report import Report, plot_losses
@@ -95,7 +95,7 @@ def train(args, started=None, judge=None):
     'tokens_per_second', 'interrupted', 'stopped_by' (a signal's name or
     None), 'wall_seconds' (the whole run's), 'first_step_seconds' (start-up
     and compiling), 'calibration_seconds', 'split_batches' (whether its steps
-    took half batches: ``runs.plan.SPLIT_SHARE``), 'output_dir' (and
+    took split batches: ``runs.plan.SPLIT_SHARE``), 'output_dir' (and
     'exported_to').
 
   Raises:
@@ -117,6 +117,7 @@ def train(args, started=None, judge=None):
 def _train_locked(args, budget, started, judge):
   run = prepare(args)
   args, config, out = run.args, run.config, run.args.output_dir
+  split_from_start(run, budget)  # Before the tasks draw their first batch.
   train_task, eval_task = tasks(run, budget)
   clock = EvalClock(args.eval_steps, args.max_steps)
   with quiet_loop_log(os.path.join(out, 'train.log')) as log, stop_signals() as stop:

@@ -12,7 +12,7 @@ take at most ``MAX_LESSON_SHARE`` of the steps the machine makes in the
 budget (on a slow machine the stories need the rest), the budget keeps
 back the seconds the verdict and the calibration take at that speed
 (``Budget.fit_to_speed``), and a machine below ``SPLIT_SHARE`` of the
-recipe's speed trains on half batches, twice the steps. Evaluations come on
+recipe's speed trains on quarter batches, four times the steps. Evaluations come on
 the clock (``EvalClock``), about once a minute whatever a step costs, unless
 ``--eval-steps`` asks for a step count. Where the budget reads far fewer tokens than the recipe took to
 clear the bar, the plan says so at the start; where the run ends below the
@@ -22,6 +22,10 @@ steps (the diagnosis's ``--resume --max-minutes N``).
 
 import math
 import time
+
+import numpy as np
+
+from summarizer._trax import fastmath, jnp
 
 # Tokens a second each preset's recipe was tuned at: the quick preset's ten
 # minutes on a 2-core CPU with both cores free (15,485 to 15,702 here with its
@@ -51,7 +55,7 @@ EVAL_SECONDS = 60.0
 # (3,642 steps) and ten alone on two cores (5,761 to 5,842) cleared it with
 # room. The bar comes with the steps, whatever their pace. These hold for the
 # news corpus the recipe was tuned on (``_recipe_bar``), in whole batches: a
-# run on half batches (SPLIT_SHARE) needs twice the steps.
+# run on split batches (SPLIT_SHARE) needs a step for each part.
 BAR_STEPS = {'quick': 1900}
 BAR_TOKENS = {'quick': 2_600_000}
 # A budget that reads less than this share of BAR_TOKENS at the measured
@@ -64,15 +68,25 @@ FAR_SHORT = 0.5
 # verdict and the calibration (about a minute on one shared core).
 RESUME_MINUTES = 1.5
 # A budgeted run of a preset with a recipe, measured below this share of the
-# recipe's speed, splits each training batch in two (``prepare.SplitBatches``):
-# on one core a step's time follows its rows, and twice the steps of half the
-# stories learn more. Pinned to one core a busy loop shares (measured 5,500 to
-# 6,100 tokens/s), ten minutes made 3,564 to 4,099 such steps and entity
-# precision 0.79 to 0.87 on the validation stories in six runs of seven (seed
-# 1 once 0.68), where whole batches made about 1,850 and 0.49 to 0.81; recall
-# did not rise (2026-11-26 and 27). On two cores (15,500 tokens/s here) a half
-# batch takes more than half a step's time: whole batches there.
+# recipe's speed, splits each training batch in four (``prepare.SplitBatches``)
+# at 0.7 of the peak: on one core a step's time follows its rows, and four
+# times the steps of a quarter of the stories learn more. Pinned to one core a
+# busy loop shares (5,300 to 6,100 tokens/s measured), ten minutes made about
+# 1,850 steps of whole batches (entity precision 0.49 to 0.81 on the
+# validation stories), 3,500 to 4,100 of half ones (0.68 to 0.87, recall 0.28
+# to 0.43) and 8,400 to 8,900 of quarter ones (0.82 to 0.88, recall 0.42 to
+# 0.51; 2026-11-26 and 27). On two cores (15,500 tokens/s here) a half batch
+# takes more than half a step's time: whole batches there.
 SPLIT_SHARE = 0.5
+# A new run draws its first batch before its steps can be timed, so a second's
+# probe of the machine (``probe_speed``) guesses whether to split from the first
+# step; the measure of its steps then confirms it, or undoes it. Matrix
+# products of the quick model's widths, on as many threads as the machine
+# gives a step: here, both cores free, PROBE_RATE of them a second; one core
+# 248; one core a busy loop shares 116 (2026-11-27).
+PROBE_SECONDS = 0.5
+PROBE_ROWS = 1024
+PROBE_RATE = 416
 # The most of a budgeted run's steps the repeat lessons may take: on a slow
 # machine, a model that writes the stories' sentences beats one that never
 # read a story. Refitted at each evaluation to the run's speed so far.
@@ -130,6 +144,9 @@ class Plan:
     self._spans = []  # (seconds, steps, tokens) from one measured step's end to the next's.
     # The preset's most lesson steps: a plan may lower the phase's max_steps, never raise it above.
     self._lesson_steps = run.repeat.max_steps if run.repeat is not None else None
+    if run.split.on and run.repeat is not None:  # Split from the first step (split_from_start).
+      self._lesson_steps *= run.split.per_batch
+      run.repeat.max_steps = self._lesson_steps
 
   def measure(self, step, tokens):
     """Takes a step's end (the loop's hook); returns the plan's line once measured, else None."""
@@ -151,17 +168,19 @@ class Plan:
     if seconds < MEASURE_SECONDS or steps < MEASURE_STEPS:
       return None
     self.tokens_per_second = counted / seconds
+    measured_on = self.run.split.per_batch  # The steps just timed: whole or split batches.
     if self.budget is not None and self.recipe_speed:
       self.budget.fit_to_speed(self.recipe_speed / self.tokens_per_second)
-      if (self.run.args.max_steps is None
-          and self.tokens_per_second < SPLIT_SHARE * self.recipe_speed):
-        self._split_batches()
-    return self._line(step, steps / seconds * self.run.split.per_batch)
+      if may_split(self.run, self.budget):
+        self._split_batches(self.tokens_per_second < SPLIT_SHARE * self.recipe_speed)
+    return self._line(step, steps / seconds * self.run.split.per_batch / measured_on)
 
-  def _split_batches(self):
-    """From the next step on, half batches: twice the steps, and twice the lessons' most."""
-    self.run.split.on = True
+  def _split_batches(self, on):
+    """From the next step on, split batches (a step a part, and as many lessons), or whole."""
     if self._lesson_steps is not None:  # _line refits the phase's max_steps to it.
+      self._lesson_steps //= self.run.split.per_batch
+    self.run.split.on = on
+    if self._lesson_steps is not None:
       self._lesson_steps *= self.run.split.per_batch
 
   def _line(self, step, steps_per_second):
@@ -171,8 +190,8 @@ class Plan:
       steps = int(seconds * steps_per_second)
       if args.max_steps is not None:
         steps = min(steps, args.max_steps - step)
-      halves = ' of half a batch' if self.run.split.on else ''
-      room = f'about {steps:,} steps{halves} in the {_duration(seconds)} of training left'
+      parts = ' of a quarter batch' if self.run.split.on else ''
+      room = f'about {steps:,} steps{parts} in the {_duration(seconds)} of training left'
     else:
       steps = args.max_steps - step
       room = f'about {_duration(steps / max(steps_per_second, 1e-9))} to step {args.max_steps:,}'
@@ -261,6 +280,52 @@ class Plan:
     speed = self.run_tokens_per_second or self.tokens_per_second
     return (self.recipe_speed is not None and speed is not None
             and speed < SLOW_SHARE * self.recipe_speed)
+
+
+def may_split(run, budget):
+  """Whether a run may split its batches: budgeted, its preset has a recipe, no --max-steps."""
+  return (budget is not None and run.config.preset in RECIPE_TOKENS_PER_SECOND
+          and run.args.max_steps is None)
+
+
+def split_from_start(run, budget, probe=None):
+  """Splits a run's batches from its first step where a probe of the machine says it is slow.
+
+  The plan's measure of the first steps confirms or undoes it (``Plan.measure``).
+
+  Args:
+    run: The prepared ``Run``, before its tasks draw a batch.
+    budget: The run's ``Budget``, or None.
+    probe: Products a second this machine makes now (default: ``probe_speed()``).
+
+  Returns:
+    The tokens a second the probe guesses for the run, or None where it may not split.
+  """
+  if not may_split(run, budget):
+    return None
+  rate = probe_speed() if probe is None else probe
+  guess = RECIPE_TOKENS_PER_SECOND[run.config.preset] * rate / PROBE_RATE
+  run.split.on = guess < SPLIT_SHARE * RECIPE_TOKENS_PER_SECOND[run.config.preset]
+  return guess
+
+
+def probe_speed(seconds=PROBE_SECONDS):
+  """The matrix products of the quick model's widths this machine makes a second now."""
+  generator = np.random.default_rng(0)
+  rows = jnp.asarray(generator.standard_normal((PROBE_ROWS, 128), np.float32))
+  weights = jnp.asarray(generator.standard_normal((128, 1024), np.float32) * 0.05)
+
+  @fastmath.jit
+  def products(x, w):
+    hidden = jnp.tanh(x @ w)      # (R, 128) @ (128, 1024) -> (R, 1024)
+    return jnp.sum(hidden @ w.T)  # (R, 1024) @ (1024, 128) -> (R, 128) -> ()
+
+  products(rows, weights).block_until_ready()  # Compiles.
+  start, made = time.perf_counter(), 0
+  while (elapsed := time.perf_counter() - start) < seconds:
+    products(rows, weights).block_until_ready()
+    made += 1
+  return made / elapsed
 
 
 def _steady(spans):

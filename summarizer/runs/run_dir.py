@@ -292,7 +292,7 @@ def earlier_runs(args, resuming, start=None):
 def save_run_config(args, config, earlier, steps, longest_article, split_batches=False):
   """Writes the run's config.json: the preset, the data, the levers and the lineage.
 
-  ``split_batches``: this run's steps took half batches (``prepare.SplitBatches``).
+  ``split_batches``: this run's steps took split batches (``prepare.SplitBatches``).
   """
   levers = dict(data=args.data, learning_rate=config.learning_rate,
                 warmup_steps=config.warmup_steps, seed=args.seed,

@@ -61,7 +61,7 @@ def test_shared_core_pins_the_run_beside_a_busy_loop_on_the_same_core(monkeypatc
   assert seen['busy_cores'] == [{seen['core']}]
   assert result['plan'].startswith('plan: ') and len(result['diagnosis']) == 1
   table = benchmarks.table({'first-model': result})
-  assert 'on one core a busy loop shares' in table and '900 steps of half a batch' in table
+  assert 'on one core a busy loop shares' in table and '900 steps of a quarter batch' in table
   # The busy loop is gone afterwards.
   assert not [p for p in os.listdir('/proc') if p.isdigit() and _is_busy_loop(p)]
 

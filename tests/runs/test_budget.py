@@ -106,6 +106,8 @@ def test_a_slow_machine_trains_on_half_batches_and_records_it(tmp_path, monkeypa
   monkeypatch.setitem(run_plan.RECIPE_TOKENS_PER_SECOND, 'micro', 10**9)  # Any machine is slow.
   monkeypatch.setattr(run_plan, 'MEASURE_SECONDS', 0.0)
   rows, counted = [], run_prepare._counted
+  # The probe before the first step finds the recipe's machine: whole batches until measured.
+  monkeypatch.setattr(run_plan, 'probe_speed', lambda: run_plan.PROBE_RATE * 10**9 / 16000)
 
   def recording(stream, counter):
     for batch in counted(stream, counter):
@@ -116,11 +118,35 @@ def test_a_slow_machine_trains_on_half_batches_and_records_it(tmp_path, monkeypa
   out = tmp_path / 'run'
   summary = run_loop.train(micro_args(out, max_steps=None, max_minutes=0.5, eval_steps=1000,
                                       save_steps=1000))
-  # The micro preset's batches hold 2 stories: whole until the speed is measured, then halves.
+  # The micro preset's batches hold 2 stories: whole until the speed is measured, then halved.
   measured = run_plan.MEASURE_FROM_STEP + run_plan.MEASURE_STEPS
   assert summary['split_batches'] and summary['step'] > measured + 10
   assert set(rows[:measured]) == {2} and set(rows[measured + 2:]) == {1}
   values = json.loads((out / 'config.json').read_text())
   assert values['lineage'][-1]['split_batches'] is True
   plan = next(l for l in (out / 'train.log').read_text().splitlines() if l.startswith('plan: '))
-  assert 'steps of half a batch' in plan
+  assert 'steps of a quarter batch' in plan
+
+
+def test_a_machine_the_probe_finds_slow_trains_on_half_batches_from_the_first_step(
+    tmp_path, monkeypatch):
+  monkeypatch.setitem(run_plan.RECIPE_TOKENS_PER_SECOND, 'micro', 10**9)  # Any machine is slow.
+  monkeypatch.setattr(run_plan, 'MEASURE_SECONDS', 0.0)
+  probed, rows, counted = [], [], run_prepare._counted
+  monkeypatch.setattr(run_plan, 'probe_speed', lambda: probed.append(1) or 1.0)
+
+  def recording(stream, counter):
+    for batch in counted(stream, counter):
+      rows.append(len(batch[0]))  # (B, L): B stories a step.
+      yield batch
+
+  monkeypatch.setattr(run_prepare, '_counted', recording)
+  out = tmp_path / 'run'
+  summary = run_loop.train(micro_args(out, max_steps=None, max_minutes=0.5, eval_steps=1000,
+                                      save_steps=1000))
+  assert probed == [1] and summary['split_batches'] and set(rows) == {1}
+  assert summary['step'] > run_plan.MEASURE_FROM_STEP + run_plan.MEASURE_STEPS
+  # Bounded by steps, a run is not probed and its batches stay whole.
+  whole = run_loop.train(micro_args(tmp_path / 'steps', max_steps=4, max_minutes=0.5,
+                                    eval_steps=1000, save_steps=1000))
+  assert probed == [1] and not whole['split_batches']

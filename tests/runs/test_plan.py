@@ -71,15 +71,16 @@ def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict
   assert plan.tokens_per_second == pytest.approx(4000)
   assert budget.ending_seconds == pytest.approx(4 * kept)  # 16,000 / 4,000.
   left = budget.seconds_left()
-  # A quarter of the recipe's speed: half batches from here, twice the steps (and lessons).
+  # A quarter of the recipe's speed: quarter batches from here, four times the steps (and
+  # lessons).
   assert plan.run.split.on
-  steps = int(2 * 2 * left)
+  steps = int(4 * 2 * left)
   most = int(run_plan.MAX_LESSON_SHARE * (23 + steps))
-  assert repeat.max_steps == most < 2 * 2000
+  assert repeat.max_steps == most < 4 * 2000
   assert line == (f'plan: repeat lessons until their loss is below 0.3 (at most {most:,} '
                   'steps: 50% of the steps this machine makes in the budget), then the '
                   "stories; this machine: 4,000 tokens/s (the recipe's: 16,000), about "
-                  f'{steps:,} steps of half a batch in the {int(round(left)) // 60} min '
+                  f'{steps:,} steps of a quarter batch in the {int(round(left)) // 60} min '
                   f'{int(round(left)) % 60} s of training left (at this speed a step costs '
                   'what its rows do, and more, smaller steps learn more)')
   # The budget reads more than half the tokens the recipe took to the bar: no warning.
@@ -88,11 +89,11 @@ def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict
   assert plan.slow()
   # The first seconds were slow for a moment: the budget follows the run's speed since.
   clock.now += 30  # 40 s since the measure began, 320,000 tokens more: 8,000 tokens/s.
-  plan.update(163, tokens=2000 + 320000)
+  plan.update(323, tokens=2000 + 320000)
   assert budget.ending_seconds == pytest.approx(2 * kept)
-  # ... and the lessons' most steps: half of the steps at 4 steps/s from here.
-  assert repeat.max_steps == int(run_plan.MAX_LESSON_SHARE * (163 + 4 * budget.seconds_left()))
-  assert most < repeat.max_steps < 2 * 2000
+  # ... and the lessons' most steps: half of the steps at 8 steps/s from here.
+  assert repeat.max_steps == int(run_plan.MAX_LESSON_SHARE * (323 + 8 * budget.seconds_left()))
+  assert most < repeat.max_steps < 4 * 2000
   plan.ended(tokens=16000 * 100, seconds=100)
   assert not plan.slow()  # Judged on the whole run.
 
@@ -105,7 +106,7 @@ def test_a_fast_machine_keeps_the_recipe(clock):
   clock.now += 10
   line = plan.measure(103, 170000)  # 17,000 tokens/s, 10 steps/s: 5,000 and more steps.
   assert repeat.max_steps == 2000 and ': 40%' not in line and not plan.slow()
-  assert not plan.run.split.on and 'half a batch' not in line
+  assert not plan.run.split.on and 'quarter batch' not in line
   assert line.startswith('plan: repeat lessons until their loss is below 0.3 (at most 2,000 '
                          'steps), then the stories; this machine: 17,000 tokens/s')
 
@@ -128,8 +129,8 @@ def test_a_step_that_compiles_a_new_shape_is_not_counted_in_the_speed(clock):
 
 
 def test_a_run_below_the_bar_is_told_the_minutes_its_pace_needs(clock):
-  # A machine this slow splits its batches: the bar is twice the recipe's whole batches.
-  bar = 2 * run_plan.BAR_STEPS['quick']
+  # A machine this slow splits its batches: the bar is a step a part of the recipe's batches.
+  bar = SplitBatches.WAYS * run_plan.BAR_STEPS['quick']
   lessons, end = bar // 5, bar // 2
   repeat = RepeatPhase(2000, until_loss=0.3)
   plan = run_plan.Plan(_run(repeat=repeat), run_budget.Budget(10, started=clock.now),
@@ -289,13 +290,51 @@ def test_half_batches_come_below_the_share_of_the_recipes_speed_in_a_budgeted_ru
   assert not split(share - 100, max_steps=5000)  # Its steps are whole batches' steps.
 
 
-def test_split_batches_halve_each_batch_of_even_rows_and_keep_its_rows():
+def test_a_probe_that_finds_the_machine_slow_splits_from_the_first_step_until_measured(clock):
+  recipe = run_plan.RECIPE_TOKENS_PER_SECOND['quick']
+  budget = run_budget.Budget(10, started=clock.now)
+  run = _run(repeat=RepeatPhase(2000, until_loss=0.3))
+  # A third of the probe's rate here: a third of the recipe's speed, guessed.
+  assert run_plan.split_from_start(run, budget, probe=run_plan.PROBE_RATE / 3) == (
+      pytest.approx(recipe / 3))
+  assert run.split.on
+  plan = run_plan.Plan(run, budget, first_step=0)
+  assert run.repeat.max_steps == 8000  # Quarter batches: four times the lessons' steps.
+  # The steps say otherwise (a machine busy for the probe's second): whole batches again.
+  plan.measure(3, 0)
+  clock.now += 10
+  line = plan.measure(403, 340000)  # 34,000 tokens/s and 40 steps/s on quarter batches.
+  assert not run.split.on and run.repeat.max_steps == 2000
+  left = budget.seconds_left()
+  assert f'about {int(10 * left):,} steps in the' in line and 'quarter batch' not in line
+  fast = _run()
+  assert run_plan.split_from_start(fast, budget, probe=run_plan.PROBE_RATE) == recipe
+  assert not fast.split.on
+  for unprobed in (_run(max_steps=5000), _run(preset='tiny')):
+    assert run_plan.split_from_start(unprobed, budget, probe=1.0) is None
+    assert not unprobed.split.on
+  assert run_plan.split_from_start(_run(), None, probe=1.0) is None
+
+
+def test_the_probe_times_the_machines_products():
+  rate = run_plan.probe_speed(seconds=0.2)
+  assert math.isfinite(rate) and rate > 1  # Each product takes milliseconds, not seconds.
+
+
+def test_split_batches_quarter_each_batch_and_keep_its_rows_at_a_lower_peak():
   batches = [tuple(np.arange(16).reshape(8, 2) + k for k in range(3)),
+             tuple(np.arange(12).reshape(6, 2) for _ in range(3)),
              tuple(np.arange(6).reshape(3, 2) for _ in range(3))]
   split = SplitBatches()
-  assert [b[0].shape for b in split.batches(iter(batches))] == [(8, 2), (3, 2)]
+  schedule = run_budget.BudgetSchedule(0.005, 1, max_steps=100, split=split)
+  assert [b[0].shape for b in split.batches(iter(batches))] == [(8, 2), (6, 2), (3, 2)]
+  assert schedule(1) == pytest.approx(0.005 * 0.99)
   split.on = True
-  halves = list(split.batches(iter(batches)))
-  assert [b[0].shape for b in halves] == [(4, 2), (4, 2), (3, 2)]
+  parts = list(split.batches(iter(batches)))
+  # Rows by four, or else by two, or whole (one long story).
+  assert [b[0].shape for b in parts] == [(2, 2)] * 4 + [(3, 2)] * 2 + [(3, 2)]
   for k in range(3):  # Inputs, targets and weights split alike, no row lost or repeated.
-    np.testing.assert_array_equal(np.concatenate([halves[0][k], halves[1][k]]), batches[0][k])
+    np.testing.assert_array_equal(np.concatenate([p[k] for p in parts[:4]]), batches[0][k])
+    np.testing.assert_array_equal(np.concatenate([p[k] for p in parts[4:6]]), batches[1][k])
+  assert split.per_batch == 4
+  assert schedule(2) == pytest.approx(0.005 * SplitBatches.PEAK_SCALE * 0.98)
