@@ -142,7 +142,7 @@ PRESETS = {
     # tokens a second; a higher peak, a short warm-up, and half
     # tiny's batches, so ten minutes make about 5,800 updates (more, smaller
     # steps learn faster in so short a run; below runs.plan.SPLIT_SHARE of
-    # that speed, as on one shared core, each batch is split in two, where
+    # that speed, as on one shared core, each batch is split in four, where
     # two cores would gain few steps from it). Adam remembers its squared
     # gradients for about 20 steps, not 1,000, and a step's gradient norm is
     # clipped at 1: when the repeat lessons give way to the stories, its step

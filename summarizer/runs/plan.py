@@ -74,7 +74,7 @@ RESUME_MINUTES = 1.5
 # busy loop shares (5,300 to 6,100 tokens/s measured), ten minutes made about
 # 1,850 steps of whole batches (entity precision 0.49 to 0.81 on the
 # validation stories), 3,500 to 4,100 of half ones (0.68 to 0.87, recall 0.28
-# to 0.43) and 8,400 to 8,900 of quarter ones (0.82 to 0.88, recall 0.42 to
+# to 0.43) and 8,400 to 8,900 of quarter ones (0.76 to 0.92, recall 0.34 to
 # 0.51; 2026-11-26 and 27). On two cores (15,500 tokens/s here) a half batch
 # takes more than half a step's time: whole batches there.
 SPLIT_SHARE = 0.5
