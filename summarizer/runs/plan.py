@@ -304,8 +304,9 @@ def split_from_start(run, budget, probe=None):
   if not may_split(run, budget):
     return None
   rate = probe_speed() if probe is None else probe
-  guess = RECIPE_TOKENS_PER_SECOND[run.config.preset] * rate / PROBE_RATE
-  run.split.on = guess < SPLIT_SHARE * RECIPE_TOKENS_PER_SECOND[run.config.preset]
+  recipe = RECIPE_TOKENS_PER_SECOND[run.config.preset]
+  guess = recipe * rate / PROBE_RATE
+  run.split.on = guess < SPLIT_SHARE * recipe
   return guess
 
 

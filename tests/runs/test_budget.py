@@ -102,12 +102,17 @@ def test_max_minutes_is_refused_out_of_range_and_lifts_the_step_default(tmp_path
   assert (both.max_minutes, both.max_steps) == (3.0, 50)
 
 
-def test_a_slow_machine_trains_on_half_batches_and_records_it(tmp_path, monkeypatch):
+def _slow_micro_run(out, monkeypatch, probe):
+  """A budgeted micro run on a machine slower than its recipe; returns (summary, rows a step).
+
+  Args:
+    out: The run's output directory.
+    probe: Stands in for ``plan.probe_speed`` (the machine's rate before the first step).
+  """
   monkeypatch.setitem(run_plan.RECIPE_TOKENS_PER_SECOND, 'micro', 10**9)  # Any machine is slow.
   monkeypatch.setattr(run_plan, 'MEASURE_SECONDS', 0.0)
+  monkeypatch.setattr(run_plan, 'probe_speed', probe)
   rows, counted = [], run_prepare._counted
-  # The probe before the first step finds the recipe's machine: whole batches until measured.
-  monkeypatch.setattr(run_plan, 'probe_speed', lambda: run_plan.PROBE_RATE * 10**9 / 16000)
 
   def recording(stream, counter):
     for batch in counted(stream, counter):
@@ -115,9 +120,16 @@ def test_a_slow_machine_trains_on_half_batches_and_records_it(tmp_path, monkeypa
       yield batch
 
   monkeypatch.setattr(run_prepare, '_counted', recording)
-  out = tmp_path / 'run'
   summary = run_loop.train(micro_args(out, max_steps=None, max_minutes=0.5, eval_steps=1000,
                                       save_steps=1000))
+  return summary, rows
+
+
+def test_a_slow_machine_trains_on_half_batches_and_records_it(tmp_path, monkeypatch):
+  out = tmp_path / 'run'
+  # The probe before the first step finds the recipe's machine: whole batches until measured.
+  summary, rows = _slow_micro_run(out, monkeypatch,
+                                  lambda: run_plan.PROBE_RATE * 10**9 / 16000)
   # The micro preset's batches hold 2 stories: whole until the speed is measured, then halved.
   measured = run_plan.MEASURE_FROM_STEP + run_plan.MEASURE_STEPS
   assert summary['split_batches'] and summary['step'] > measured + 10
@@ -130,20 +142,9 @@ def test_a_slow_machine_trains_on_half_batches_and_records_it(tmp_path, monkeypa
 
 def test_a_machine_the_probe_finds_slow_trains_on_half_batches_from_the_first_step(
     tmp_path, monkeypatch):
-  monkeypatch.setitem(run_plan.RECIPE_TOKENS_PER_SECOND, 'micro', 10**9)  # Any machine is slow.
-  monkeypatch.setattr(run_plan, 'MEASURE_SECONDS', 0.0)
-  probed, rows, counted = [], [], run_prepare._counted
-  monkeypatch.setattr(run_plan, 'probe_speed', lambda: probed.append(1) or 1.0)
-
-  def recording(stream, counter):
-    for batch in counted(stream, counter):
-      rows.append(len(batch[0]))  # (B, L): B stories a step.
-      yield batch
-
-  monkeypatch.setattr(run_prepare, '_counted', recording)
-  out = tmp_path / 'run'
-  summary = run_loop.train(micro_args(out, max_steps=None, max_minutes=0.5, eval_steps=1000,
-                                      save_steps=1000))
+  probed = []
+  summary, rows = _slow_micro_run(tmp_path / 'run', monkeypatch,
+                                  lambda: probed.append(1) or 1.0)
   assert probed == [1] and summary['split_batches'] and set(rows) == {1}
   assert summary['step'] > run_plan.MEASURE_FROM_STEP + run_plan.MEASURE_STEPS
   # Bounded by steps, a run is not probed and its batches stay whole.
