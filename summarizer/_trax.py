@@ -163,7 +163,7 @@ def _pmap_with_resharding(fun, *args, axis_name=None, **kwargs):
   The devices are read at the first call, not here: Trax's training module
   decorates a function with pmap as it imports, and reading them would start
   jax's backend (and its threads) in every process that merely imports it,
-  such as the grader's sandbox before it forks (see ``assignment/worker.py``).
+  such as the grader's sandbox before it forks (see ``grading/worker.py``).
   """
   import jax  # pylint: disable=g-import-not-at-top
   import numpy as np  # pylint: disable=g-import-not-at-top

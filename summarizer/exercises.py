@@ -9,7 +9,7 @@ The notebook is the course's assignment in its five parts (the data; UNQ_C1 to
 UNQ_C7; training_loop and a short run of it; the shipped weights in your
 TransformerLM; next_symbol, greedy_decode and your summary of an article), each
 graded function with its steps above a blank, followed by its check. It is
-written by ``assignment.handout``; the grade comes from ``assignment.grader``
+written by ``assignment.handout``; the grade comes from ``grading.grader``
 (the sandbox); ``--nbgrader`` writes the course directory's
 ``nbgrader_config.py`` whose autograde uses that grade (``nbgrader_plugin``).
 """
@@ -25,7 +25,7 @@ from summarizer.errors import OneLineParser, SummarizerError, run_command, user_
 
 def write_nbgrader_config(course_dir, sandbox='bwrap', force=False):
   """Writes ``course_dir/nbgrader_config.py`` (the sandboxed autograde); returns its path."""
-  from summarizer.assignment import nbgrader_plugin  # pylint: disable=g-import-not-at-top
+  from summarizer.grading import nbgrader_plugin  # pylint: disable=g-import-not-at-top
   path = os.path.join(course_dir, 'nbgrader_config.py')
   return _write(path, nbgrader_plugin.config_source(sandbox=sandbox), force)
 
@@ -53,7 +53,7 @@ def _parser():
 
 
 def _grade(args):
-  from summarizer.assignment import grader  # pylint: disable=g-import-not-at-top
+  from summarizer.grading import grader  # pylint: disable=g-import-not-at-top
   if not os.path.isfile(args.grade):
     raise SummarizerError(f'{args.grade}: no such notebook')
   report = grader.grade(args.grade, seed=args.seed, mode=args.sandbox)

@@ -2,7 +2,7 @@
 
 The course's parts sit at the package's root and import only each other and
 the base (config, errors, _trax, progress); what we built beyond the course
-sits in rooms (inference, runs, corpus, evaluation, explorer, assignment), which use the
+sits in rooms (inference, runs, corpus, evaluation, explorer, assignment, grading), which use the
 course and the base and never import each other in a circle. Imports inside
 functions count as much as those at the top.
 """
@@ -23,7 +23,7 @@ BASE = {'summarizer.config', 'summarizer.errors', 'summarizer.files', 'summarize
         'summarizer.progress', 'summarizer.safe_pickle'}
 COURSE = {'summarizer.text', 'summarizer.data', 'summarizer.attention', 'summarizer.model',
           'summarizer.training', 'summarizer.decoding'}
-ROOMS = ('inference', 'runs', 'corpus', 'evaluation', 'explorer', 'assignment')
+ROOMS = ('inference', 'runs', 'corpus', 'evaluation', 'explorer', 'assignment', 'grading')
 # The commands: thin entry points that nothing in the package imports.
 COMMANDS = {'summarizer.__main__', 'summarizer.train', 'summarizer.evaluate',
             'summarizer.bench', 'summarizer.vocab', 'summarizer.exercises',
@@ -146,6 +146,14 @@ def test_rooms_never_import_each_other_in_a_circle():
   # What the rooms are for: corpus feeds the rest, inference serves the others.
   assert not rooms['corpus']
   assert rooms['inference'] <= {'corpus'}
+
+
+def test_the_learners_room_never_imports_the_teachers():
+  # The notebook's checks run in the learner's kernel: nothing of the grader's
+  # (its sandbox, its hidden answers, its limits) is theirs to import.
+  for module, imported in GRAPH.items():
+    if room_of(module) == 'assignment':
+      assert not {m for m in imported if room_of(m) == 'grading'}, module
 
 
 def test_nothing_imports_a_command_and_the_root_only_what_is_below_it():

@@ -24,7 +24,7 @@ long lists to their ends, a failure like one above in one line. A mistake
 the checks know is named on a ``why:`` line (softmax over the wrong axis,
 no scale, a wrong mask, one block repeated, a missing output layer, an
 off-by-one of decoding ...); the functions that name them are shared with
-the grader (``causes.py``). A case that fails only because of an earlier
+the grader (``mistakes.py``). A case that fails only because of an earlier
 exercise (it passes with the package's function in place of the
 learner's) says which to fix first. ``failed_cases()``, which a check
 cell's ``assert`` shows, only sums up what the check printed.
@@ -49,8 +49,8 @@ with the full-size model, a few seconds).
 The checks are written in ``checks_arrays.py`` (UNQ_C1 to UNQ_C4),
 ``checks_layers.py`` (UNQ_C5 to UNQ_C7) and ``checks_loop.py`` (UNQ_C8 to
 UNQ_C10, Parts 4 and 5), on the runner (``runner.py``), the printing of
-failures (``failures.py``), the comparisons (``compare.py``) and causes
-(``causes.py``) the grader's judge uses too; this module is their front.
+failures (``failure_text.py``), the comparisons (``compare.py``) and causes
+(``mistakes.py``) the grader's judge uses too; this module is their front.
 """
 
 from summarizer.assignment.checks_arrays import (test_compute_attention_heads_closure,

@@ -11,7 +11,7 @@ import numpy as np
 
 from summarizer import attention as _attention
 from summarizer._trax import jnp
-from summarizer.assignment.causes import (attention_cause, attention_with, join_heads_cause,
+from summarizer.assignment.mistakes import (attention_cause, attention_with, join_heads_cause,
                                           mask_cause, split_heads_cause, standard_softmax)
 from summarizer.assignment.compare import allclose
 from summarizer.assignment import probes

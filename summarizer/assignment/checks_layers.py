@@ -15,10 +15,10 @@ from summarizer import attention as _attention
 from summarizer import model as _model
 from summarizer._trax import fastmath, tl, trax
 from summarizer.assignment import probes
-from summarizer.assignment.causes import (LAST_DENSE, MODEL_OUTPUT, blocks_cause,
+from summarizer.assignment.mistakes import (LAST_DENSE, MODEL_OUTPUT, blocks_cause,
                                           missing_layer_cause, model_cause, predict_mode_cause)
 from summarizer.assignment.compare import allclose, same_tree
-from summarizer.assignment.failures import NotRun
+from summarizer.assignment.failure_text import NotRun
 from summarizer.assignment.runner import CHECK_SEED, Case, Expect, run_cases, sublayer_names
 
 

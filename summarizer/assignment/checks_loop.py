@@ -16,8 +16,8 @@ import numpy as np
 
 from summarizer._trax import fastmath, tl, trax
 from summarizer.model import TransformerLM as _package_transformer_lm
-from summarizer.assignment import coursework, probes
-from summarizer.assignment.causes import decoding_cause, padding_cause, read_cause
+from summarizer.assignment import notebook_data, probes
+from summarizer.assignment.mistakes import decoding_cause, padding_cause, read_cause
 from summarizer.assignment.checks_layers import (exercise_weights, ran_output,
                                                  run_beside_package)
 from summarizer.assignment.compare import agree, allclose
@@ -242,14 +242,14 @@ def _decode_case(greedy_decode, sentence, script, verbose):
 def _article_ids():
   """The sample article's ids in the shipped model's vocabulary, then EOS and SEP, (1, L)."""
   from summarizer import text  # pylint: disable=g-import-not-at-top
-  vocab = os.path.join(coursework.VOCAB_DIR, coursework.VOCAB_FILE)
-  ids = text.tokenize(coursework.sample_article(), vocab) + [SEP]
+  vocab = os.path.join(notebook_data.VOCAB_DIR, notebook_data.VOCAB_FILE)
+  ids = text.tokenize(notebook_data.sample_article(), vocab) + [SEP]
   return np.array([ids], np.int32)
 
 
 def _traced_weight_shapes(TransformerLM):  # pylint: disable=invalid-name
   """The weight shapes of an eval-mode model of the shipped size, traced (no arithmetic)."""
-  model = TransformerLM(**coursework.model_size(), mode='eval')
+  model = TransformerLM(**notebook_data.model_size(), mode='eval')
   weights, _ = fastmath.abstract_eval(model.init)(trax.shapes.ShapeDtype((1, 8), np.int32))
   return [tuple(leaf.shape) for leaf in tl.flatten_weights_and_state(weights, ())[0]]
 
@@ -281,7 +281,7 @@ def test_trained_model(model):
   weights.
 
   Args:
-    model: Your ``TransformerLM(**coursework.model_size(), mode='eval')``
+    model: Your ``TransformerLM(**notebook_data.model_size(), mode='eval')``
       after ``init_from_file``.
 
   Returns:
@@ -289,7 +289,7 @@ def test_trained_model(model):
   """
   from summarizer.inference import model_directory  # pylint: disable=g-import-not-at-top
   ids = _article_ids()
-  package_model = model_directory.read(coursework.MODEL_DIR).model('eval')
+  package_model = model_directory.read(notebook_data.MODEL_DIR).model('eval')
   expected = np.asarray(package_model(ids))
   output = Expect("log-probabilities, beside the package's model", expected,
                   as_array, lambda got, wanted: got.shape == wanted.shape
@@ -322,8 +322,8 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
   """
   from summarizer.decoding import MAX_SUMMARY_TOKENS  # pylint: disable=g-import-not-at-top
   from summarizer.inference import loaded_model, summaries  # pylint: disable=g-import-not-at-top
-  article = coursework.sample_article()
-  run = summaries.summarize_tokens(article, loaded_model.load(coursework.MODEL_DIR))
+  article = notebook_data.sample_article()
+  run = summaries.summarize_tokens(article, loaded_model.load(notebook_data.MODEL_DIR))
   expected = list(run) + ([EOS] if len(run.ids) < MAX_SUMMARY_TOKENS else [])
 
   def summarise():

@@ -35,11 +35,11 @@ import textwrap
 import nbformat
 
 from summarizer import files
-from summarizer.assignment import coursework
+from summarizer.assignment import notebook_data
 from summarizer.config import NOTEBOOKS_DIR
 from summarizer.errors import SummarizerError
-# The graded functions, their source and the setup cell: graded.py (read from here too).
-from summarizer.assignment.graded import (GRADED, NOTEBOOK_HELPERS, NOTEBOOK_NAMES, OMIT,  # pylint: disable=unused-import
+# The graded functions, their source and the setup cell: exercise_code.py (read from here too).
+from summarizer.assignment.exercise_code import (GRADED, NOTEBOOK_HELPERS, NOTEBOOK_NAMES, OMIT,  # pylint: disable=unused-import
                                            Cut, cut, graded_function, references,
                                            setup_imports, setup_source)
 
@@ -330,8 +330,8 @@ _PART_1 = """\
 # Part 1: the data
 
 The course streams CNN/DailyMail articles and their highlights; here the embedded news
-stories (`coursework.stories(split)`) take their place, with the shipped model's vocabulary
-(`coursework.VOCAB_DIR`, `coursework.VOCAB_FILE`), so that Parts 4 and 5 can use its trained
+stories (`notebook_data.stories(split)`) take their place, with the shipped model's vocabulary
+(`notebook_data.VOCAB_DIR`, `notebook_data.VOCAB_FILE`), so that Parts 4 and 5 can use its trained
 weights. Nothing in Part 1 is graded: run each cell and compare what it prints with the
 expected output below it.
 
@@ -347,19 +347,19 @@ wrapper = textwrap.TextWrapper(width=70)
 
 def tokenize(input_str, EOS=1):
     """Ids of the shipped model's vocabulary, then EOS."""
-    ids = next(trax.data.tokenize(iter([input_str]), vocab_dir=coursework.VOCAB_DIR,
-                                  vocab_file=coursework.VOCAB_FILE))
+    ids = next(trax.data.tokenize(iter([input_str]), vocab_dir=notebook_data.VOCAB_DIR,
+                                  vocab_file=notebook_data.VOCAB_FILE))
     return ids.tolist() + [EOS]
 
 
 def detokenize(integers):
     """The text of these ids, wrapped at 70 columns."""
-    text = trax.data.detokenize(integers, vocab_dir=coursework.VOCAB_DIR,
-                                vocab_file=coursework.VOCAB_FILE)
+    text = trax.data.detokenize(integers, vocab_dir=notebook_data.VOCAB_DIR,
+                                vocab_file=notebook_data.VOCAB_FILE)
     return wrapper.fill(text)
 
 
-article, summary = next(coursework.stories('train'))
+article, summary = next(notebook_data.stories('train'))
 print(tokenize(summary))
 print(detokenize(tokenize(summary)))'''
 
@@ -371,7 +371,7 @@ summary + [EOS]` (SEP is 0), and learns to continue a text. The loss should coun
 summary, so a mask weighs each position: 0 over the article, EOS and SEP, 1 over the summary
 and its EOS. `preprocess` yields (inputs, targets, mask) with inputs equal to targets, as
 Trax's training loop expects; the pipeline tokenizes each pair, joins it and drops sequences
-longer than `coursework.MAX_LENGTH`.
+longer than `notebook_data.MAX_LENGTH`.
 """
 
 _PREPROCESS = '''\
@@ -383,11 +383,11 @@ def preprocess(stream):
 
 
 input_pipeline = trax.data.Serial(
-    trax.data.Tokenize(vocab_dir=coursework.VOCAB_DIR, vocab_file=coursework.VOCAB_FILE),
+    trax.data.Tokenize(vocab_dir=notebook_data.VOCAB_DIR, vocab_file=notebook_data.VOCAB_FILE),
     preprocess,
-    trax.data.FilterByLength(coursework.MAX_LENGTH))
-train_stream = input_pipeline(coursework.stories('train'))
-eval_stream = input_pipeline(coursework.stories('validation'))
+    trax.data.FilterByLength(notebook_data.MAX_LENGTH))
+train_stream = input_pipeline(notebook_data.stories('train'))
+eval_stream = input_pipeline(notebook_data.stories('validation'))
 
 train_input, train_target, train_mask = next(train_stream)
 assert (train_input == train_target).all()
@@ -405,10 +405,10 @@ or few long ones), and padded with 0 to the bucket's length. The padding's mask 
 """
 
 _BUCKETS = '''\
-train_batch_stream = trax.data.BucketByLength(coursework.BOUNDARIES,
-                                              coursework.BATCH_SIZES)(train_stream)
-eval_batch_stream = trax.data.BucketByLength(coursework.BOUNDARIES,
-                                             coursework.BATCH_SIZES)(eval_stream)
+train_batch_stream = trax.data.BucketByLength(notebook_data.BOUNDARIES,
+                                              notebook_data.BATCH_SIZES)(train_stream)
+eval_batch_stream = trax.data.BucketByLength(notebook_data.BOUNDARIES,
+                                             notebook_data.BATCH_SIZES)(eval_stream)
 input_batch, _, mask_batch = next(train_batch_stream)
 print('batch:', input_batch.shape, ' mask:', mask_batch.shape)'''
 
@@ -441,7 +441,7 @@ _PART_4 = """\
 
 Training a summarizer takes hours; the course loads a model it trained. Here the shipped
 model (`data/model`, trained on the news stories) takes its place: your `TransformerLM`, at
-its size (`coursework.model_size()`), in eval mode, loads its weights as the course loads its
+its size (`notebook_data.model_size()`), in eval mode, loads its weights as the course loads its
 model, with `init_from_file`. With the same weights it must give the package's
 log-probabilities: that is a check of all seven functions of Part 2 at once.
 """
@@ -449,9 +449,9 @@ log-probabilities: that is a check of all seven functions of Part 2 at once.
 _LOAD = '''\
 # Your TransformerLM, the shipped model's weights, loaded the course's way (after a look
 # at whether your model's weights have the shipped model's shapes).
-model = TransformerLM(**coursework.model_size(), mode='eval')
+model = TransformerLM(**notebook_data.model_size(), mode='eval')
 checks.shipped_weights_fit(TransformerLM)
-_ = model.init_from_file(coursework.MODEL_FILE, weights_only=True)  # (returns the weights)'''
+_ = model.init_from_file(notebook_data.MODEL_FILE, weights_only=True)  # (returns the weights)'''
 
 _TRAINED_CHECK = '''\
 # Your model and the package's, same weights, same article: the same log-probabilities.
@@ -492,16 +492,16 @@ def expected_outputs():
   """
   from summarizer import data, text  # pylint: disable=g-import-not-at-top
   from summarizer.corpus import streams  # pylint: disable=g-import-not-at-top
-  vocab = os.path.join(coursework.VOCAB_DIR, coursework.VOCAB_FILE)
-  article, summary = next(coursework.stories('train'))
+  vocab = os.path.join(notebook_data.VOCAB_DIR, notebook_data.VOCAB_FILE)
+  article, summary = next(notebook_data.stories('train'))
   summary_ids = text.tokenize(summary, vocab)
   wrapped = textwrap.TextWrapper(width=70).fill(text.detokenize(summary_ids, vocab))
   joint, weights = data.joint_sequence(text.tokenize(article, vocab)[:-1], summary_ids[:-1])
   article_length = int((weights == 0).sum()) - 2
   around = slice(article_length - 2, article_length + 5)
   batch, _, mask = next(streams.batches(
-      'news', 'train', vocab, boundaries=coursework.BOUNDARIES,
-      batch_sizes=coursework.BATCH_SIZES, max_joint_length=coursework.MAX_LENGTH,
+      'news', 'train', vocab, boundaries=notebook_data.BOUNDARIES,
+      batch_sizes=notebook_data.BATCH_SIZES, max_joint_length=notebook_data.MAX_LENGTH,
       repeat=False, shuffle=False, n_devices=1))
   return {
       'tokenize': f'{summary_ids}\n{wrapped}\n',

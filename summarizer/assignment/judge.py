@@ -10,11 +10,11 @@ mistake is recognised in what came.
 
 import numpy as np
 
-from summarizer.assignment.causes import (attention_cause, blocks_cause, decoding_cause,
+from summarizer.assignment.mistakes import (attention_cause, blocks_cause, decoding_cause,
                                           join_heads_cause, mask_cause, predict_mode_cause,
                                           repeated_blocks_cause, split_heads_cause)
 from summarizer.assignment.compare import agree
-from summarizer.assignment.failures import (first_token_difference, largest_difference, show,
+from summarizer.assignment.failure_text import (first_token_difference, largest_difference, show,
                                             tree_difference, weight_difference)
 from summarizer.assignment.probes import CALLS, ENCODINGS, SHIFTED
 
@@ -130,7 +130,7 @@ def _decoding_cause(got, wanted, m):
 
 def _shipped_cause(got, wanted, m):
   return ("your model's weights are not the shapes of the shipped model's, so its weights "
-          "cannot be loaded: build it from coursework.model_size(), with the layers of "
+          "cannot be loaded: build it from notebook_data.model_size(), with the layers of "
           'Exercise 7')
 
 

@@ -2,8 +2,8 @@
 
 A check is a list of ``Case``s, each a call of the learner's function and
 the ``Expect``s its result must meet; ``run_cases`` runs them, prints each
-failure once (``failures.Printer``), says which earlier exercise to fix
-first when that is the cause (``earlier.Earlier``) and ends with the tally.
+failure once (``failure_text.Printer``), says which earlier exercise to fix
+first when that is the cause (``blame.Earlier``) and ends with the tally.
 """
 
 import dataclasses
@@ -15,8 +15,8 @@ import numpy as np
 
 from summarizer.assignment import probes
 from summarizer.assignment.compare import allclose
-from summarizer.assignment.earlier import Earlier
-from summarizer.assignment.failures import Failure, NotRun, Printer, describe, difference
+from summarizer.assignment.blame import Earlier
+from summarizer.assignment.failure_text import Failure, NotRun, Printer, describe, difference
 
 
 @dataclasses.dataclass

@@ -48,7 +48,8 @@ def _submit(course, student, answers):
 
 def bench_grading(n_submissions=10):
   """Autogrades ``n_submissions`` full-marks submissions in one nbgrader run; returns the times."""
-  from summarizer.assignment import handout, nbgrader_plugin  # pylint: disable=g-import-not-at-top
+  from summarizer.assignment import handout  # pylint: disable=g-import-not-at-top
+  from summarizer.grading import nbgrader_plugin  # pylint: disable=g-import-not-at-top
   with tempfile.TemporaryDirectory(prefix='bench-grading-') as course:
     handout.write_nbgrader_source(course)  # What python -m summarizer.exercises --nbgrader writes.
     with open(os.path.join(course, 'nbgrader_config.py'), 'w', encoding='utf-8') as f:

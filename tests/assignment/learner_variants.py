@@ -737,7 +737,7 @@ def measure_grader(seed=5):
   A mistake must lose its own function's points, a correct variant none; every
   variant in one sandbox run (one author's notebooks).
   """
-  from summarizer.assignment import grader  # pylint: disable=g-import-not-at-top
+  from summarizer.grading import grader  # pylint: disable=g-import-not-at-top
   notebooks = [notebook_with(dict(COURSE_ANSWERS, **{v.function: v.source})) for v in VARIANTS]
   reports = grader.grade_batch(notebooks, seed=seed, functions={v.function for v in VARIANTS},
                                whole=False)

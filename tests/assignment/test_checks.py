@@ -14,7 +14,7 @@ import pytest
 
 import summarizer
 from summarizer import attention, decoding, model, training
-from summarizer.assignment import checks, failures, handout
+from summarizer.assignment import checks, failure_text, handout
 from summarizer._trax import jnp, tl, trax
 
 # Check name -> (the package's function, extra arguments in the course's call form).
@@ -481,17 +481,17 @@ def test_a_failed_array_is_shown_by_its_edges(capsys):
 def test_a_shown_array_is_whole_when_small_else_its_edges_and_shape(shape):
   array = np.random.default_rng(0).normal(size=shape).astype(np.float32)
   for value in (array, jnp.asarray(array)):
-    text = failures.show(value)
+    text = failure_text.show(value)
     if array.size <= 16:
-      assert text == repr(failures.rounded(array.tolist()))
+      assert text == repr(failure_text.rounded(array.tolist()))
       continue
     assert text.endswith(f' (shape {shape})') and ', ..., ' in text and '\n' not in text
     assert len(text) <= 150
-    first = failures.rounded(float(array.flat[0]))
+    first = failure_text.rounded(float(array.flat[0]))
     assert text.startswith('[' * array.ndim + repr(first) + ', ')
 
 
 def test_a_long_list_is_shown_by_its_first_and_last_items():
-  show = failures.show
+  show = failure_text.show
   assert show(list(range(40))) == '[0, 1, 2, ..., 38, 39] (40 items)'
   assert show([(12, 12)] * 8) == repr([(12, 12)] * 8)

@@ -205,7 +205,7 @@ def test_setup_imports_numpy_trax_the_data_and_the_checks_only(notebook):
   assert not bound & set(COURSE_ORDER)
   assert modules == {'os', 'tempfile', 'textwrap', 'numpy', 'summarizer.assignment',
                      'summarizer._trax'}
-  assert bound == {'os', 'tempfile', 'textwrap', 'np', 'checks', 'coursework', 'trax', 'tl',
+  assert bound == {'os', 'tempfile', 'textwrap', 'np', 'checks', 'notebook_data', 'trax', 'tl',
                    'jnp', 'fastmath', 'training',
                    # The constants the solutions read, written out.
                    'EOS', 'SEP', 'MASK_SCORE', 'MAX_SUMMARY_TOKENS', 'LEARNING_RATE',
@@ -224,7 +224,7 @@ def test_no_cell_names_a_package_function_that_does_an_exercise(notebook):
                if isinstance(node, ast.Name)}
       assert not named & set(PACKAGE_HELPERS), cell.metadata.tags
       assert 'summarizer.' not in cell.source.replace('summarizer._trax', '').replace(
-          'summarizer.assignment import checks, coursework', ''), cell.metadata.tags
+          'summarizer.assignment import checks, notebook_data', ''), cell.metadata.tags
   texts = [cell.source for cell in notebook.cells if 'exercise:' in cell.metadata.tags[0]]
   assert not any(helper in text for helper in PACKAGE_HELPERS for text in texts)
 
@@ -293,8 +293,8 @@ def test_the_five_parts_in_order(notebook):
   assert [tags.index(tag) for tag in order] == sorted(tags.index(tag) for tag in order)
   assert 'training_loop(TransformerLM, ' in notebook.cells[tags.index('run:training')].source
   load = notebook.cells[tags.index('run:load')].source
-  assert "TransformerLM(**coursework.model_size(), mode='eval')" in load
-  assert 'init_from_file(coursework.MODEL_FILE, weights_only=True)' in load
+  assert "TransformerLM(**notebook_data.model_size(), mode='eval')" in load
+  assert 'init_from_file(notebook_data.MODEL_FILE, weights_only=True)' in load
 
 
 def test_no_outputs_python3_kernel_and_the_same_notebook_each_time(notebook):

@@ -12,7 +12,7 @@ import io
 
 from summarizer import attention as _attention
 from summarizer import model as _model
-from summarizer.assignment.graded import GRADED
+from summarizer.assignment.exercise_code import GRADED
 
 
 # The package's functions of the exercises that build the model (1 to 7).

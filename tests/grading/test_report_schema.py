@@ -14,7 +14,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from summarizer.assignment import grader, sandbox, schema
+from summarizer.grading import grader, report_schema, sandbox
 
 
 def frame(data):
@@ -50,7 +50,7 @@ def test_a_report_that_fits_is_read_whole_arrays_put_back():
                             'shapes': [[2, 3]], 'steps': 10, 'extra': 'dropped'}),
                 {'a0': np.ones((2, 3), np.float32)})
   entry = sandbox.read_frames(item(body))['0/next_symbol']
-  fitted = schema.fit(entry['results'], EXPECTED)
+  fitted = report_schema.fit(entry['results'], EXPECTED)
   measures = fitted['cases'][0]['measures']
   assert np.array_equal(measures['output'], np.ones((2, 3)))
   assert measures['steps'] == 10 and 'extra' not in measures
@@ -110,19 +110,19 @@ def test_an_array_of_objects_is_refused_unread():
     ({'shapes': [[[[[[[[[[[1]]]]]]]]]]]}, 'item 0: item 0: a list where none belongs'),
 ])
 def test_what_does_not_fit_the_packages_results_is_named(measures, reason):
-  with pytest.raises(schema.Unfit, match=reason.replace('(', r'\(').replace(')', r'\)')):
-    schema.fit(results_of(measures), EXPECTED)
+  with pytest.raises(report_schema.Unfit, match=reason.replace('(', r'\(').replace(')', r'\)')):
+    report_schema.fit(results_of(measures), EXPECTED)
 
 
 def test_a_wrong_plain_value_fits_and_is_left_to_the_judge():
-  fitted = schema.fit(results_of({'steps': 'ten', 'output': None}), EXPECTED)
+  fitted = report_schema.fit(results_of({'steps': 'ten', 'output': None}), EXPECTED)
   assert fitted['cases'][0]['measures'] == {'steps': 'ten', 'output': None}
 
 
 def test_what_a_function_prints_is_cut_not_refused():
   expected = [{'name': 'case', 'error': None, 'measures': {'what it prints, line by line': []}}]
   printed = ['line'] * 10_000
-  fitted = schema.fit(results_of({'what it prints, line by line': printed}), expected)
+  fitted = report_schema.fit(results_of({'what it prints, line by line': printed}), expected)
   assert len(fitted['cases'][0]['measures']['what it prints, line by line']) == 50
 
 

@@ -17,7 +17,8 @@ import pytest
 
 import learner_variants
 from summarizer import attention
-from summarizer.assignment import handout, grader, judge, probes, sandbox
+from summarizer.assignment import handout, judge, probes
+from summarizer.grading import grader, sandbox
 from summarizer.errors import SummarizerError
 
 SEED = 11

@@ -1,6 +1,6 @@
 """Code built at run time goes to a teacher; a disguised copy of the package's code is flagged.
 
-The learner's cells are read, never run (``static.py``), so most tests need no
+The learner's cells are read, never run (``static_reading.py``), so most tests need no
 sandbox; one cheap grading (three array functions, no whole model) checks the
 verdicts, and nbgrader's own SaveAutoGrades and GetGrades, on a gradebook
 under tmp, check what the teacher's gradebook and the feedback page show.
@@ -17,7 +17,8 @@ import nbformat
 import pytest
 
 import learner_variants
-from summarizer.assignment import grader, handout, nbgrader_plugin, static
+from summarizer.assignment import handout
+from summarizer.grading import grader, nbgrader_plugin, static_reading
 
 GRADED = handout.GRADED
 SEED = 11
@@ -84,7 +85,7 @@ def equivalent_answers():
     ("os.system('python x.py')", 'os.system'),
 ])
 def test_each_construct_is_found_and_named(source, construct):
-  found = static.findings(source)
+  found = static_reading.findings(source)
   assert found and found[0][0] == construct, found
 
 
@@ -106,7 +107,7 @@ def test_each_construct_is_found_and_named(source, construct):
     'x = 1 +',  # Does not parse: runs nothing in the sandbox either (its SyntaxError is said).
 ])
 def test_ordinary_code_trips_nothing(source):
-  assert static.findings(source) == []
+  assert static_reading.findings(source) == []
 
 
 def test_the_course_the_package_and_the_notebooks_trip_nothing():
@@ -118,10 +119,10 @@ def test_the_course_the_package_and_the_notebooks_trip_nothing():
   for path in sorted(glob.glob(os.path.join(os.path.dirname(handout.NOTEBOOK_03), '*.ipynb'))):
     sources += [cell.source for cell in nbformat.read(path, as_version=4).cells
                 if cell.cell_type == 'code']
-  assert [source for source in sources if static.findings(source)] == []
+  assert [source for source in sources if static_reading.findings(source)] == []
   for answers in (learner_variants.COURSE_ANSWERS, equivalent_answers(), {}):
     cells = grader.learner_cells(learner_variants.notebook_with(answers))
-    assert static.manual_reasons(cells) == {}
+    assert static_reading.manual_reasons(cells) == {}
 
 
 # --------------------------------------------------------------------------
@@ -130,20 +131,20 @@ def test_the_course_the_package_and_the_notebooks_trip_nothing():
 def test_the_packages_function_exec_d_from_base64_goes_to_the_teacher_with_what_follows():
   notebook = learner_variants.notebook_with(dict(
       learner_variants.COURSE_ANSWERS, DotProductAttention=hidden('DotProductAttention')))
-  reasons = static.manual_reasons(grader.learner_cells(notebook))
-  assert set(reasons) == {*GRADED, static.WHOLE}  # Every later cell runs after it.
+  reasons = static_reading.manual_reasons(grader.learner_cells(notebook))
+  assert set(reasons) == {*GRADED, static_reading.WHOLE}  # Every later cell runs after it.
   assert reasons['DotProductAttention'] == (
       "code built at run time (import base64, cell 'DotProductAttention' line 1): "
       'a teacher grades this function by hand')
-  assert reasons[static.WHOLE].endswith('a teacher grades this part by hand')
+  assert reasons[static_reading.WHOLE].endswith('a teacher grades this part by hand')
   assert grader.near_copies(grader.read_cells(grader.learner_cells(notebook))) == {}
 
 
 def test_a_scratch_cell_with_eval_sends_the_functions_after_it():
   notebook, label = scratch_before(learner_variants.notebook_with(
       learner_variants.COURSE_ANSWERS), 'dot_product_self_attention', "n = eval('1 + 1')")
-  reasons = static.manual_reasons(grader.learner_cells(notebook))
-  assert set(reasons) == {*GRADED[2:], static.WHOLE}
+  reasons = static_reading.manual_reasons(grader.learner_cells(notebook))
+  assert set(reasons) == {*GRADED[2:], static_reading.WHOLE}
   assert reasons['dot_product_self_attention'] == (
       f'code built at run time (eval, {label} line 1): a teacher grades this function by hand')
 
@@ -151,9 +152,9 @@ def test_a_scratch_cell_with_eval_sends_the_functions_after_it():
 def test_a_cell_after_the_last_function_sends_only_the_whole_model():
   notebook = learner_variants.notebook_with(learner_variants.COURSE_ANSWERS)
   notebook.cells.append(SCRATCH('x = 1\nimport marshal'))
-  reasons = static.manual_reasons(grader.learner_cells(notebook))
-  assert list(reasons) == [static.WHOLE]
-  assert f'(import marshal, cell {len(notebook.cells)} line 2)' in reasons[static.WHOLE]
+  reasons = static_reading.manual_reasons(grader.learner_cells(notebook))
+  assert list(reasons) == [static_reading.WHOLE]
+  assert f'(import marshal, cell {len(notebook.cells)} line 2)' in reasons[static_reading.WHOLE]
 
 
 # --------------------------------------------------------------------------
@@ -223,7 +224,7 @@ def test_the_gradebook_marks_it_for_manual_grading_and_the_feedback_says_why(
   notebook = handout.exercise_notebook()
   url = f'sqlite:///{tmp_path}/gradebook.db'
   _gradebook(url, notebook)
-  why = "code built at run time (exec, cell 'DotProductAttention' line 3): " + static.MANUAL.format(
+  why = "code built at run time (exec, cell 'DotProductAttention' line 3): " + static_reading.MANUAL.format(
       'function')
   verdicts = [grader.Verdict(f'test_{name}', grader.title(name) if name in GRADED else name,
                             points, points, [], [])

@@ -228,7 +228,7 @@ _ALWAYS = {
     'tempfile': ('import', 'tempfile', 'tempfile'),
     'textwrap': ('import', 'textwrap', 'textwrap'),
     'checks': ('from', 'summarizer.assignment', 'checks'),
-    'coursework': ('from', 'summarizer.assignment', 'coursework'),
+    'notebook_data': ('from', 'summarizer.assignment', 'notebook_data'),
     **{name: ('from', 'summarizer._trax', name) for name in ('trax', 'tl', 'fastmath', 'jnp')},
 }
 
@@ -331,5 +331,5 @@ def setup_source():
 
 _SETUP_COMMENT = """\
 # Setup: numpy, Trax (through the package: quick and quiet), the data
-# (`coursework`: the news stories, the shipped model's files) and the checks.
+# (`notebook_data`: the news stories, the shipped model's files) and the checks.
 """

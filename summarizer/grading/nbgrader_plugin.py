@@ -6,7 +6,7 @@ graded by ``grader.grade`` (in the sandbox), and each graded cell's outputs
 become its verdict: what failed and why as text, and an error output when it
 failed, which nbgrader's ``SaveAutoGrades`` reads as 0 points (all points
 otherwise). The learner's code never runs in a kernel of the teacher's.
-A cell graded by hand (code built at run time, see ``static.py``) is left to
+A cell graded by hand (code built at run time, see ``static_reading.py``) is left to
 the teacher after ``SaveAutoGrades`` by ``RecordReason``: no automatic
 score, nbgrader's "needs manual grade", and the reason as the comment of
 the function's cell.
@@ -24,7 +24,8 @@ from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
 
-from summarizer.assignment import grader, handout
+from summarizer.assignment import handout
+from summarizer.grading import grader
 
 # Where a repaired submission says what was repaired, or why it cannot be graded.
 REASON = 'summarizer_grading'
@@ -258,7 +259,7 @@ from nbgrader.preprocessors import (AssignLatePenalties, CheckCellMetadata, Clea
                                     DeduplicateIds, IgnorePattern, LimitOutput,
                                     OverwriteCells, OverwriteKernelspec, SaveAutoGrades)
 
-from summarizer.assignment.nbgrader_plugin import (RecordReason, RepairMetadata,
+from summarizer.grading.nbgrader_plugin import (RecordReason, RepairMetadata,
                                                    SandboxedGrades, repair_submission)
 
 c = get_config()

@@ -17,7 +17,7 @@ import jax
 import numpy as np
 
 from summarizer import text
-from summarizer.assignment import coursework, handout, probes
+from summarizer.assignment import notebook_data, handout, probes
 from summarizer.config import SEP
 
 
@@ -34,14 +34,14 @@ def _layer_weights(given, runs, build):
 
 def _shipped_model():
   from summarizer.inference import model_directory  # pylint: disable=g-import-not-at-top
-  return model_directory.read(coursework.MODEL_DIR).model('eval')
+  return model_directory.read(notebook_data.MODEL_DIR).model('eval')
 
 
 def _part_5_article(seed):
   """One validation story, drawn by the seed, short enough to decode in seconds."""
-  vocab = f'{coursework.VOCAB_DIR}/{coursework.VOCAB_FILE}'
+  vocab = f'{notebook_data.VOCAB_DIR}/{notebook_data.VOCAB_FILE}'
   candidates = []
-  for article, _ in coursework.stories('validation'):
+  for article, _ in notebook_data.stories('validation'):
     ids = text.tokenize(article, vocab)
     if len(ids) <= 250:
       candidates.append(ids)
@@ -62,7 +62,7 @@ def given_arrays(seed):
   shipped = _shipped_model()
   shapes = [list(np.shape(w)) for w in probes.flat_weights(shipped)]
   rng = np.random.default_rng([seed, 4])
-  vocab_size = coursework.model_size()['vocab_size']
+  vocab_size = notebook_data.model_size()['vocab_size']
   length = int(rng.integers(24, 80))
   part_4 = rng.integers(2, vocab_size, size=(1, length)).astype(np.int32)
   part_4[0, length // 2] = SEP
@@ -89,8 +89,8 @@ def expected_results(seed, given, json_given):
   expected = {name: probe(package(name), seed, given, env)
               for name, probe in probes.PROBES.items()}
   names = {name: package(name) for name in ('TransformerLM', 'greedy_decode', 'next_symbol')}
-  expected['whole'] = probes.probe_whole(names, given, coursework.model_size(),
-                                         coursework.MODEL_FILE)
+  expected['whole'] = probes.probe_whole(names, given, notebook_data.model_size(),
+                                         notebook_data.MODEL_FILE)
   for cases in expected.values():
     for case in cases:
       case['measures'] = _plain(case['measures'])

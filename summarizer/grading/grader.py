@@ -8,7 +8,7 @@ code never runs. Each function is graded with the package's earlier functions
 in place of the learner's (one mistake costs its own points); a second run
 with the learner's own earlier functions only adds a note. Parts 4 and 5 run
 the learner's whole model. The package's files are hashed before and after.
-A function that code built at run time may reach (``static.py``, read here)
+A function that code built at run time may reach (``static_reading.py``, read here)
 is graded by a teacher, by hand: its verdict says why, and scores nothing.
 """
 
@@ -22,7 +22,8 @@ import tempfile
 import time
 import weakref
 
-from summarizer.assignment import coursework, handout, limits, sandbox, schema, static
+from summarizer.assignment import handout, notebook_data
+from summarizer.grading import limits, report_schema, sandbox, static_reading
 from summarizer.assignment.judge import QUIET, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
@@ -175,13 +176,13 @@ def prepared(seed):
   Once a seed: (given arrays, given JSON, expected results, the folder of
   jax's compilation cache the sandbox reads; removed when the grader exits).
   """
-  from summarizer.assignment import inputs  # pylint: disable=g-import-not-at-top
+  from summarizer.grading import reference_results  # pylint: disable=g-import-not-at-top
   folder = tempfile.mkdtemp(prefix='grading-jax-')
   weakref.finalize(prepared, shutil.rmtree, folder, ignore_errors=True)
-  with inputs.compilation_cache(folder):
-    given, shapes = inputs.given_arrays(seed)
+  with reference_results.compilation_cache(folder):
+    given, shapes = reference_results.given_arrays(seed)
     json_given = {'shipped weight shapes': shapes}
-    expected = inputs.expected_results(seed, given, json_given)
+    expected = reference_results.expected_results(seed, given, json_given)
   return given, json_given, expected, folder
 
 
@@ -192,15 +193,15 @@ def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS)
   """
   given, json_given, _, compiled = prepared(seed)
   job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
-         'model_size': coursework.model_size(), 'model_file': coursework.MODEL_FILE,
+         'model_size': notebook_data.model_size(), 'model_file': notebook_data.MODEL_FILE,
          'given': json_given, 'other cells seconds': limits.OTHER_CELLS_SECONDS,
-         'file mb': limits.FILE_MB, 'item bytes': schema.MAX_ITEM_BYTES,
+         'file mb': limits.FILE_MB, 'item bytes': report_schema.MAX_ITEM_BYTES,
          # Read-only in bubblewrap; a plain process could write it for the next student.
          'jax cache': compiled if mode == 'bwrap' else None}
   solutions = [{name: handout.solution_source(name) for name in item['package']}
                for item in items]
   return sandbox.run(job, given, solutions, mode=mode,
-                     read_only_dirs=[coursework.MODEL_DIR, compiled], seconds=seconds)
+                     read_only_dirs=[notebook_data.MODEL_DIR, compiled], seconds=seconds)
 
 
 _SESSION_SEED = secrets.randbits(31)  # Drawn when the grader loads: one a grading run.
@@ -230,7 +231,7 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
   if mode == 'bwrap' and not shutil.which('bwrap'):
     raise SummarizerError(sandbox.INSTALL_HINT)
   submissions = [learner_cells(notebook) for notebook in notebooks]
-  watched = [PACKAGE_DIR, coursework.MODEL_DIR]
+  watched = [PACKAGE_DIR, notebook_data.MODEL_DIR]
   before = sandbox.package_digest(watched)
   expected = prepared(seed)[2]
   items = sorted((dict(item, id=f'{k}/{item["id"]}') for k in range(len(submissions))
@@ -250,12 +251,12 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
                           'before trusting any grade')
   seconds = round(time.monotonic() - started, 1)
   return [Report(seed, mode, verdicts_of(read_cells(cells), _mine(ran, k), expected, owns[k],
-                                         whole, static.manual_reasons(cells)), seconds)
+                                         whole, static_reading.manual_reasons(cells)), seconds)
           for k, cells in enumerate(submissions)]
 
 
 def fitted(ran, expected):
-  """Each report held against the package's results (``schema.fit``) before anything reads it.
+  """Each report held against the package's results (``report_schema.fit``) before anything reads it.
 
   A report that does not fit loses its results (the judge never reads it) and
   says why in ``unfit``.
@@ -266,8 +267,8 @@ def fitted(ran, expected):
     if entry.get('results') is None or cases is None:
       continue
     try:
-      entry['results'] = schema.fit(entry['results'], cases)
-    except schema.Unfit as error:
+      entry['results'] = report_schema.fit(entry['results'], cases)
+    except report_schema.Unfit as error:
       entry['results'], entry['unfit'] = None, str(error)
   return ran
 
@@ -293,7 +294,7 @@ def verdicts_of(cells, ran, expected, own, whole=True, manual=None):
       own[name].notes.append(flag)
   verdicts = [own[name] for name in GRADED if name in own]
   verdicts += whole_verdicts(ran, expected['whole'], own) if whole else []
-  keys = [static.WHOLE if v.grade_id in WHOLE_IDS else v.grade_id[len('test_'):] for v in verdicts]
+  keys = [static_reading.WHOLE if v.grade_id in WHOLE_IDS else v.grade_id[len('test_'):] for v in verdicts]
   return [by_hand(v, manual[key]) if key in manual else v for v, key in zip(verdicts, keys)]
 
 

@@ -5,7 +5,7 @@ Trax ships its versions of what the graded exercises ask for (``tl.CausalAttenti
 merge, its samplers), and jax has ``jax.nn.dot_product_attention``: a cell
 that calls them gets the right outputs without the work. ``HIDDEN`` names
 them in one place, file by file (a path under site-packages); the test
-``tests/assignment/test_hidden.py`` fails when an upgrade moves one.
+``tests/grading/test_hidden_answers.py`` fails when an upgrade moves one.
 
 ``write_stubs`` writes, for a grading, a copy of each file in which every
 named function (and every method of a named class) raises
@@ -130,7 +130,7 @@ def stubbed_source(source, names, path):
   missing = sorted(set(names) - found)
   if missing:
     raise SummarizerError(f'{path} no longer defines {", ".join(missing)}: the installed '
-                          'library changed; update summarizer/assignment/hidden.py')
+                          'library changed; update summarizer/grading/hidden_answers.py')
   lines = source.split('\n')  # As ast counts lines (splitlines also splits at form feeds).
   for name, function in sorted(functions, key=lambda f: -f[1].lineno):
     body = function.body

@@ -5,12 +5,12 @@
 
 - the filesystem is empty but for what is bound read-only: ``/usr``, the
   Python installation and its virtual environment, the shipped model's
-  folder, the job and the two files of the assignment room it runs
-  (``worker.py``, ``probes.py``);
+  folder, the job and the two files it runs (the grading
+  room's ``worker.py``, the assignment room's ``probes.py``);
 - the package's folder is a fresh tmpfs holding only ``VISIBLE_MODULES``:
   no graded function (``graded_modules()``), no assignment room, no
   notebook, no ``.git``: ``from summarizer import CausalAttention`` fails;
-- Trax's own answers to the exercises (``hidden.py``) are stubs that raise:
+- Trax's own answers to the exercises (``hidden_answers.py``) are stubs that raise:
   each file that defines one is a copy with those definitions' bodies
   replaced, bound over the original, and its bytecode is an empty file;
 - its own ``/tmp`` (empty but for what is bound there: a checkout under
@@ -46,14 +46,16 @@ import time
 import numpy as np
 
 import summarizer
-from summarizer.assignment import hidden, limits, schema, watch
+from summarizer.grading import hidden_answers, limits, report_schema, watchdog
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+# The probes are the assignment room's (the grader and the notebook's checks measure alike).
+PROBES = os.path.join(os.path.dirname(HERE), 'assignment', 'probes.py')
 # The package's files the sandbox shows: what the notebook's setup imports
 # (Trax through the package, the constants, and the checkpoint reader that
-# ``_trax`` puts in place of Trax's pickle). Every other file is hidden.
+# ``_trax`` puts in place of Trax's pickle). Every other file is hidden_answers.
 VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py', 'files.py', 'safe_pickle.py')
 INSTALL_HINT = ('bubblewrap (bwrap) is not installed: sudo apt-get install bubblewrap '
                 '(or pass --sandbox process for a weaker mode: a separate process, '
@@ -135,19 +137,19 @@ def _package_binds(read_only_dirs=()):
 
 
 def _hidden_binds(job_dir, stubs):
-  """Each stub (``hidden.write_stubs``) over its original, an empty file over its bytecode."""
+  """Each stub (``hidden_answers.write_stubs``) over its original, an empty file over its bytecode."""
   binds = []
   for stub in stubs:
     binds += ['--ro-bind', os.path.join(job_dir, stub['stub']), stub['original']]
     for cache in stub['bytecode']:
-      binds += ['--ro-bind', os.path.join(job_dir, hidden.EMPTY), cache]
+      binds += ['--ro-bind', os.path.join(job_dir, hidden_answers.EMPTY), cache]
   return binds
 
 
 def bwrap_command(job_dir, read_only_dirs, stubs=()):
   """The bwrap command line that runs the worker on the job in ``job_dir``.
 
-  ``stubs`` are ``hidden.write_stubs(job_dir)``'s: Trax's answers hidden.
+  ``stubs`` are ``hidden_answers.write_stubs(job_dir)``'s: Trax's answers hidden_answers.
   """
   bwrap = shutil.which('bwrap')
   if bwrap is None:
@@ -165,7 +167,7 @@ def bwrap_command(job_dir, read_only_dirs, stubs=()):
   command += _package_binds(read_only_dirs) + _hidden_binds(job_dir, stubs)
   command += ['--ro-bind', job_dir, '/job',
               '--ro-bind', os.path.join(HERE, 'worker.py'), '/grader/worker.py',
-              '--ro-bind', os.path.join(HERE, 'probes.py'), '/grader/probes.py',
+              '--ro-bind', PROBES, '/grader/probes.py',
               '--unshare-all', '--unshare-user', '--uid', '1000', '--gid', '1000',
               '--as-pid-1',  # No reaper of bwrap's holding the channel: the worker is init.
               '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--clearenv',
@@ -177,15 +179,15 @@ def bwrap_command(job_dir, read_only_dirs, stubs=()):
 
 def process_command(job_dir):
   """The weaker mode: the worker as a plain process, from a copy of its two files."""
-  for name in ('worker.py', 'probes.py'):
-    shutil.copy(os.path.join(HERE, name), os.path.join(job_dir, name))
+  for path in (os.path.join(HERE, 'worker.py'), PROBES):
+    shutil.copy(path, os.path.join(job_dir, os.path.basename(path)))
   return [sys.executable, '-I', os.path.join(job_dir, 'worker.py'), job_dir,
           os.path.dirname(PACKAGE_DIR)]
 
 
 def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
         seconds=limits.SUBMISSION_SECONDS, watched=None):
-  """Runs the job's items in the sandbox, watched from outside (``watch.py``).
+  """Runs the job's items in the sandbox, watched from outside (``watchdog.py``).
 
   Args:
     job: The job (see ``worker.py``), JSON.
@@ -205,7 +207,7 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
   if mode not in MODES:
     raise SummarizerError(f'unknown sandbox mode {mode!r}: choose one of {", ".join(MODES)}')
   with tempfile.TemporaryDirectory(prefix='grading-') as job_dir:
-    stubs = hidden.write_stubs(job_dir)
+    stubs = hidden_answers.write_stubs(job_dir)
     with open(os.path.join(job_dir, 'job.json'), 'w', encoding='utf-8') as f:
       json.dump(dict(job, hidden={stub['module']: stub['stub'] for stub in stubs}), f)
     np.savez(os.path.join(job_dir, 'given.npz'), **given)
@@ -217,10 +219,10 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
     frames = b''.join(_frame(json.dumps(each).encode('utf-8')) for each in solutions)
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, cwd=job_dir, env=env)
-    watcher = watch.Watch(process.pid, seconds)
+    watcher = watchdog.Watch(process.pid, seconds)
     if watched is not None:
       watched.append(watcher)
-    cap = len(job['items']) * (schema.MAX_ITEM_BYTES + (1 << 16))
+    cap = len(job['items']) * (report_schema.MAX_ITEM_BYTES + (1 << 16))
     stdout, stderr, stops = _pump(process, frames, watcher, cap)
   items = read_frames(stdout)
   if not items and process.returncode and not stops:
@@ -246,11 +248,11 @@ def _drain(pipe, kept, cap=1 << 16):
     kept[:] = [(b''.join(kept) + chunk)[-cap:]]
 
 
-def _pump(process, frames, watcher, cap=schema.MAX_ITEM_BYTES):
+def _pump(process, frames, watcher, cap=report_schema.MAX_ITEM_BYTES):
   """Feeds the worker, reads its output to the end and lets the watch look meanwhile.
 
   Returns:
-    (stdout, stderr's end, stops): each stop as (items done when it came, ``watch.Stop``).
+    (stdout, stderr's end, stops): each stop as (items done when it came, ``watchdog.Stop``).
   """
   threads = [threading.Thread(target=_feed, args=(process.stdin, frames), daemon=True)]
   err = []
@@ -313,7 +315,7 @@ def _frame(data):
 
 
 def read_frames(data):
-  """Parses the worker's frames: a header, then the child's report (``schema.read_report``).
+  """Parses the worker's frames: a header, then the child's report (``report_schema.read_report``).
 
   A report that cannot be read within the bounds has ``results`` None and
   the reason in ``unfit``; bytes after the last whole frame are left.
@@ -321,9 +323,9 @@ def read_frames(data):
   items, stream = {}, io.BytesIO(data)
   while True:
     try:
-      header = json.loads(schema.read_frame(stream, 1 << 16))
+      header = json.loads(report_schema.read_frame(stream, 1 << 16))
       size = int(header['size'])
-      if not 0 <= size <= schema.MAX_ITEM_BYTES:
+      if not 0 <= size <= report_schema.MAX_ITEM_BYTES:
         return items
       body = stream.read(size)
       entry = {'status': dict(header['status']), 'results': None}
@@ -331,7 +333,7 @@ def read_frames(data):
     except Exception:  # pylint: disable=broad-except  # The end, or bytes not the worker's.
       return items
     try:
-      entry['results'] = schema.read_report(body) if body else None
-    except schema.Unfit as error:
+      entry['results'] = report_schema.read_report(body) if body else None
+    except report_schema.Unfit as error:
       entry['unfit'] = str(error)
     items[item_id] = entry

@@ -21,7 +21,7 @@ import os
 import signal
 import time
 
-from summarizer.assignment import limits
+from summarizer.grading import limits
 
 Stop = collections.namedtuple('Stop', 'reason everything')
 

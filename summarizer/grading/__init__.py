@@ -1,0 +1,12 @@
+"""The teacher's room: a submitted notebook graded outside the learner's kernel.
+
+- ``grader``: the verdict. The learner's cells, read first by ``static_reading``
+  (code built at run time goes to a teacher), run in a bubblewrap sandbox
+  (``sandbox``, with ``worker`` inside it, Trax's own answers hidden by
+  ``hidden_answers``) that returns only outputs (the assignment room's
+  ``probes``); ``report_schema`` reads them back within bounds, and the
+  assignment room's ``judge`` holds them against the package's own results
+  (``reference_results``). ``watchdog`` stops the sandbox from outside at the
+  limits of ``limits``.
+- ``nbgrader_plugin``: the nbgrader preprocessors that write that verdict.
+"""
