@@ -58,6 +58,7 @@ import unicodedata
 import warnings
 
 from summarizer import safe_pickle
+from summarizer.errors import hold_closed_streams
 
 # Read by TensorFlow's C++ runtime when it loads: 3 keeps only fatal messages.
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
@@ -116,7 +117,7 @@ def _cheap_introspection():
 def _write_kept(text):
   """Writes the lines of ``text`` that are not known noise to standard error."""
   kept = [line for line in text.splitlines() if not _NOISE.search(line)]
-  if kept:
+  if kept and sys.stderr is not None:
     sys.stderr.write('\n'.join(kept) + '\n')
 
 
@@ -125,8 +126,15 @@ def _filtered_stderr():
   """Captures standard error (Python's and file descriptor 2), keeps non-noise.
 
   C++ logging writes to the descriptor; Python code writes to ``sys.stderr``,
-  which in Jupyter is not the descriptor at all, so both are captured.
+  which in Jupyter is not the descriptor at all, so both are captured. A
+  process without standard error (``2>&-``) has no noise to filter: what is
+  written there goes nowhere.
   """
+  hold_closed_streams()  # A closed descriptor 2 would be taken by the captured file's twin.
+  if sys.stderr is None:
+    with contextlib.redirect_stderr(io.StringIO()):
+      yield
+    return
   sys.stderr.flush()
   saved_fd = os.dup(2)
   python_level = io.StringIO()

@@ -9,6 +9,7 @@ also when the output cannot be written (a full disk).
 
 import argparse
 import errno
+import fcntl
 import math
 import os
 import sys
@@ -139,6 +140,34 @@ def output_lost(error):
   return USAGE_ERROR
 
 
+def hold_closed_streams():
+  """Puts /dev/null where a standard stream's descriptor is closed (``2>&-``).
+
+  Python leaves ``sys.stderr`` None for a closed descriptor 2, and the commands
+  say nothing there; but the descriptor's number is free, so the next file
+  opened (a checkpoint, a cache entry) would take it, and whatever a library
+  writes to "standard error" would land in that file. /dev/null holds the
+  number instead; ``sys.stdin``/``sys.stdout``/``sys.stderr`` stay as Python
+  set them (None: nothing to read, nowhere to write).
+  """
+  for descriptor, mode in ((0, os.O_RDONLY), (1, os.O_WRONLY), (2, os.O_WRONLY)):
+    try:
+      os.fstat(descriptor)
+    except OSError:
+      devnull = os.open(os.devnull, mode)
+      if devnull != descriptor:
+        os.dup2(devnull, descriptor)
+        os.close(devnull)
+
+
+def _stdout_unwritable():
+  """Whether standard output is open for reading only (``1</dev/null``)."""
+  try:
+    return fcntl.fcntl(1, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
+  except OSError:
+    return True
+
+
 def run_command(work, interrupted='stopped'):
   """Runs a command's work and returns the exit status.
 
@@ -155,6 +184,7 @@ def run_command(work, interrupted='stopped'):
     (a full disk; shown as one line); 130 after Ctrl-C; 0 if the reader of
     the output went away.
   """
+  hold_closed_streams()
   try:
     status = work()
     if sys.stdout is not None:
@@ -172,6 +202,10 @@ def run_command(work, interrupted='stopped'):
     _quiet_output()
     return 0
   except OSError as e:
+    if e.errno == errno.EBADF and _stdout_unwritable():  # `1</dev/null`
+      _quiet_output()
+      say('error: standard output is not open for writing: nowhere to write the output')
+      return USAGE_ERROR
     if e.errno not in WRITE_FAILURES:
       raise
     return output_lost(e)

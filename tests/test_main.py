@@ -192,6 +192,31 @@ def test_closed_or_full_output_and_closed_input_are_one_line_in_a_real_shell(ran
       'reader left: 0'], done.stderr
 
 
+def test_the_summary_reaches_stdout_whatever_stderr_is_and_an_unwritable_stdout_is_one_line(
+    random_model_dir, tmp_path):
+  # `2>&-` leaves Python no standard error (sys.stderr is None) and frees descriptor 2;
+  # `1</dev/null` opens standard output for reading only.
+  path = tmp_path / 'a.txt'
+  path.write_text(ARTICLE, encoding='utf-8')
+  summarize = shlex.join([sys.executable, '-m', 'summarizer', '--model', random_model_dir,
+                          '--max-length', '4', str(path)])
+  env = dict(os.environ, PYTHONWARNINGS='ignore')
+  expected = subprocess.run(['bash', '-c', summarize], capture_output=True, text=True,
+                            timeout=300, env=env, check=True).stdout
+  closed_err = subprocess.run(['bash', '-c', f'{summarize} 2>&-; echo "status $?"'],
+                              capture_output=True, text=True, timeout=300, env=env, check=False)
+  assert closed_err.stdout == expected + 'status 0\n'
+  script = f"""
+      {summarize} 1</dev/null; echo "read-only output: $?" >&2
+      ({summarize} 1</dev/null 2>&-); echo "and no stderr: $?" >&2
+  """
+  done = subprocess.run(['bash', '-c', script], capture_output=True, text=True, timeout=300,
+                        env=env, check=False)
+  said = [line for line in done.stderr.splitlines() if 'likely undertrained' not in line]
+  assert said == ['error: standard output is not open for writing: nowhere to write the output',
+                  'read-only output: 2', 'and no stderr: 2'], done.stderr
+
+
 def test_a_tilde_after_an_equals_sign_is_the_home_folder_in_every_commands_paths(
     monkeypatch, tmp_path):
   # The shell expands ~ only at the start of a word: --flag=~/x arrives as typed.
