@@ -180,6 +180,7 @@ def test_the_whole_model_runs_every_cell_and_a_function_the_cells_up_to_its_own(
   script = textwrap.dedent(f'''
       import sys
       sys.path.insert(0, {sandbox.HERE!r})
+      sys.path.insert(0, {os.path.dirname(sandbox.PROBES)!r})  # probes.py, as in the sandbox
       import worker
       job = {{'setup': 'order = []', 'submissions': [{cells!r}], 'other cells seconds': 5}}
       for upto in ('f', None):
@@ -294,6 +295,7 @@ def test_the_setup_loaded_before_the_forks_starts_no_thread_and_no_jax_backend()
   script = textwrap.dedent(f'''
       import sys
       sys.path.insert(0, {sandbox.HERE!r})
+      sys.path.insert(0, {os.path.dirname(sandbox.PROBES)!r})  # probes.py, as in the sandbox
       import worker
       from jax._src import xla_bridge
 
