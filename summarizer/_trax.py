@@ -36,6 +36,10 @@ Why this module exists:
     learner's ``jax.random`` draws what it draws without the package.
   - Trax's checkpoint readers (``init_from_file``, ``Loop``'s resume) read
     with ``safe_pickle``: only a checkpoint's types, never code.
+  - ``training.init_host_and_devices`` (each ``Loop`` calls it) runs with
+    jax's warning about its renamed ``host_count`` ignored: jax warns from
+    its own module, so no filter by module can tell Trax's call from a
+    learner's, and the learner's still warns.
 
 What a training run adds to Trax's ``Loop`` (hooks, its log) is the run's:
 ``summarizer.runs.hooked_loop``; jax's compilation cache is the summarize
@@ -77,8 +81,11 @@ _NOISE = re.compile('|'.join([
     r'^\s*$',
 ]))
 
-# Python warnings raised by Trax's old calls into jax, TF and gym.
-_WARNING_MODULES = r'(trax|jax|tensorflow|tensorflow_datasets|gym|gin|keras)(\.|$)'
+# The modules whose Python warnings are library noise: Trax's and TensorFlow's
+# own, and jax's deprecations of the calls Trax makes (jax attributes those to
+# its caller, a Trax module). Never jax, keras or __main__: a learner's own
+# warnings, and those of the learner's own jax calls, still show.
+_WARNING_MODULES = r'(trax|tensorflow|tensorflow_datasets)(\.|$)'
 
 
 def _light_stack(context=1):
@@ -152,12 +159,10 @@ def _filtered_stderr():
 
 
 def _silence_warnings():
-  """Hide deprecation chatter that comes from the libraries, not the user."""
+  """Hides the warnings that Trax's and TensorFlow's modules raise, and no one else's."""
   for category in (DeprecationWarning, FutureWarning, PendingDeprecationWarning,
                    UserWarning):
     warnings.filterwarnings('ignore', category=category, module=_WARNING_MODULES)
-  warnings.filterwarnings('ignore', message=r'.*jax\.(tree|xla|interpreters).*')
-  warnings.filterwarnings('ignore', message=r'jax\.\S+ has been renamed')
 
 
 def _pmap_with_resharding(fun, *args, axis_name=None, **kwargs):
@@ -244,6 +249,31 @@ def _adjust_for_jax_0_10(trax):
   trax.fastmath.tree_unflatten = _tree_unflatten
   fastmath_numpy.tree_unflatten = _tree_unflatten
   _draw_as_the_course_did(trax.fastmath.jax.JAX_BACKEND)
+
+
+# What jax says when Trax calls ``jax.host_count`` (``process_count`` now).
+_RENAMED_HOST_COUNT = r'jax\.process_count has been renamed'
+
+
+def _quiet_host_count(training):
+  """Makes ``training.init_host_and_devices`` call jax without its rename warning (once).
+
+  Every ``Loop`` calls it, and it calls ``jax.host_count``, which warns from
+  jax's own module: a filter by module would hide a learner's own call too.
+  So the warning is ignored for the duration of Trax's call only.
+  """
+  init = training.init_host_and_devices
+  if getattr(init, 'quiet', False):
+    return
+  ORIGINAL['init_host_and_devices'] = init
+
+  def init_host_and_devices(*args, **kwargs):
+    with warnings.catch_warnings():
+      warnings.filterwarnings('ignore', message=_RENAMED_HOST_COUNT, category=UserWarning)
+      return init(*args, **kwargs)
+  init_host_and_devices.quiet = True
+  init_host_and_devices.__doc__ = init.__doc__
+  training.init_host_and_devices = init_host_and_devices
 
 
 # Trax's random functions (its backend's entries): every draw of Trax's goes
@@ -430,7 +460,7 @@ _tensorflow_quiet = False
 
 
 def _after_imports():
-  """Quiets TensorFlow's Python logger once it is imported; puts it in place."""
+  """Quiets TensorFlow's Python logger and Trax's Loop once imported; puts them in place."""
   global _tensorflow_quiet
   if not _tensorflow_quiet and 'tensorflow' in sys.modules and not isinstance(
       sys.modules['tensorflow'], _StandIn):
@@ -439,6 +469,8 @@ def _after_imports():
     sys.modules['tensorflow'].get_logger().setLevel('ERROR')
     _tensorflow_quiet = True
   _put_real_modules_in_place()
+  if 'trax.supervised.training' in sys.modules:
+    _quiet_host_count(sys.modules['trax.supervised.training'])
 
 
 @contextlib.contextmanager

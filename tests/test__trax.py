@@ -233,3 +233,30 @@ def test_the_tokenizer_table_answers_as_trax_set_does():
   text = 'Kaev Darviski scored 3 goals — «très bien», 東京 ٣ ½ x²!'
   assert tokenizer.encode(text) == whole.encode(text)
   assert tokenizer.decode(whole.encode(text)) == whole.decode(whole.encode(text)) == text
+
+
+def test_library_noise_is_silenced_and_the_learners_own_warnings_show():
+  # Trax's Loop calls jax.host_count, whose warning jax raises from its own module; so does a
+  # learner's call. Only Trax's is silenced, and a learner's message naming jax is theirs too.
+  steps, done = _fresh('''
+      import warnings
+      import jax
+      import numpy as np
+      import summarizer
+      from summarizer._trax import tl, trax
+      model = tl.Serial(tl.Embedding(8, 4), tl.Dense(8), tl.LogSoftmax())
+      batch = (np.ones((2, 3), np.int32),) * 2 + (np.ones((2, 3), np.float32),)
+      task = trax.supervised.training.TrainTask(
+          labeled_data=iter(lambda: batch, None), loss_layer=tl.WeightedCategoryCrossEntropy(),
+          optimizer=trax.optimizers.Adam(0.01))
+      trax.supervised.training.Loop(model, [task]).run(1)
+      steps['a Loop'] = loaded()[:1]
+      sys.stderr.write('-- the learner --\\n')
+      warnings.warn('my jax.tree_util helper is slow', UserWarning)
+      jax.host_count()
+  ''')
+  assert steps == {'a Loop': ['tensorflow']}
+  library, learner = done.stderr.split('-- the learner --\n')
+  assert library == ''
+  assert 'UserWarning: my jax.tree_util helper is slow' in learner
+  assert 'UserWarning: jax.process_count has been renamed' in learner

@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import warnings
 
 import jax
 import numpy as np
@@ -50,6 +51,23 @@ def test_trax_tree_unflatten_fails_on_arrays_and_ours_restores_them():
   np.testing.assert_array_equal(rebuilt[0], flat[0])
   np.testing.assert_array_equal(rebuilt[2][1], flat[1])
   assert sys.modules['trax.fastmath.numpy'].tree_unflatten is trax.fastmath.tree_unflatten
+
+
+
+def _rename_warnings(call):
+  """The messages of jax's rename warnings that ``call()`` raises."""
+  with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter('always')
+    call()
+  return [str(w.message) for w in caught if 'has been renamed' in str(w.message)]
+
+
+def test_trax_loop_still_calls_jax_renamed_host_count_and_ours_is_quiet():
+  training = _trax.training
+  assert _rename_warnings(_trax.ORIGINAL['init_host_and_devices']), (
+      'Trax no longer calls jax.host_count: drop the adjustment')
+  assert _rename_warnings(training.init_host_and_devices) == []
+  assert _rename_warnings(jax.host_count)  # jax's own warning is left to a learner's call.
 
 
 PMAP_CHECK = textwrap.dedent('''
