@@ -217,7 +217,7 @@ def run(args, stdin=None, out=None, err=None, compilation_cache=False):
   # Imported on use: reading the input needs neither Trax nor the decoder.
   from summarizer.inference import beam, disk_cache, loaded_model, undertrained  # pylint: disable=g-import-not-at-top
   if compilation_cache:
-    disk_cache.use_compilation_cache()
+    disk_cache.use_compilation_cache(warn=lambda line: print(f'warning: {line}', file=err))
   loaded = loaded_model.load(args.model, args.vocab, args.n_heads)
   results = []
   runs = _summary_runs(articles, loaded, args, beam.Search.from_args(args), err)
