@@ -146,6 +146,7 @@ def read(model_dir=None, vocab_file=None, n_heads=None):
     checkpoint = read_checked(model_dir, pkl, read_checkpoint)
     _check_sizes(checkpoint[1], config, model_dir)
   step, weights = checkpoint
+  _check_numbers(weights, model_dir)
   return ModelDirectory(model_dir, config, vocab_file, tuple(weights), values, step)
 
 
@@ -214,6 +215,24 @@ def _check_sizes(weights, config, model_dir):
       raise SummarizerError(
           f'{model_dir}: cannot load the weights (they have {field} '
           f'{getattr(found, field)}, its config.json says {getattr(config, field)})')
+
+
+def _check_numbers(weights, model_dir):
+  """Refuses weights that are not real floating-point numbers, all of them finite.
+
+  A run whose loss went NaN, or a damaged file, leaves weights that decode
+  to nothing; said here, not as an "undertrained" model's empty summary.
+  """
+  for number, weight in enumerate(weights):
+    array = np.asarray(weight)
+    if array.dtype.kind != 'f':
+      raise SummarizerError(f'{model_dir}: cannot load the weights (array {number} holds '
+                            f'{array.dtype} values, not real floating-point numbers)')
+    if not np.isfinite(array).all():
+      bad = int(array.size - np.count_nonzero(np.isfinite(array)))
+      raise SummarizerError(
+          f'{model_dir}: cannot load the weights (array {number}, of shape {array.shape}, '
+          f'holds {bad} NaN or infinite values: its training diverged, or the file is damaged)')
 
 
 def config_from_weights(weights, n_heads=None, where='the checkpoint'):
