@@ -91,6 +91,8 @@ def parse_args(argv=None):
     p.error('argument --max-length: must be at least 1')
   if args.temperature < 0:
     p.error('argument --temperature: must not be negative')
+  if search_options.temperature_problem(args.temperature):
+    p.error(f'argument --temperature: {search_options.temperature_problem(args.temperature)}')
   if args.top_k is not None and args.top_k < 1:
     p.error('argument --top-k: must be at least 1')
   if args.n_heads is not None and args.n_heads < 1:

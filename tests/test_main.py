@@ -217,6 +217,14 @@ def test_the_summary_reaches_stdout_whatever_stderr_is_and_an_unwritable_stdout_
                   'read-only output: 2', 'and no stderr: 2'], done.stderr
 
 
+def test_a_temperature_that_underflows_is_one_line_and_status_2(capsys):
+  with pytest.raises(SystemExit) as exited:
+    parse_args(['--text', 'Rain fell.', '--temperature', '1e-320'])
+  assert exited.value.code == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and 'too small to sample with' in err, err
+
+
 def test_a_tilde_after_an_equals_sign_is_the_home_folder_in_every_commands_paths(
     monkeypatch, tmp_path):
   # The shell expands ~ only at the start of a word: --flag=~/x arrives as typed.
