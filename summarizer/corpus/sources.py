@@ -30,6 +30,7 @@ import re
 import sys
 import tarfile
 import threading
+import zlib
 
 from summarizer.config import MAX_ARTICLE_BYTES, MAX_URL_LIST_BYTES
 from summarizer.errors import SummarizerError
@@ -147,7 +148,9 @@ def _story_bytes(path):
 def _story_files(path):
   """Yields (name, bytes reader) for every .story file in a folder or archive.
 
-  A reader gives None for a story over ``MAX_ARTICLE_BYTES``.
+  A reader gives None for a story over ``MAX_ARTICLE_BYTES``. An archive cut
+  short (a download stopped) gives the stories before the cut, then one
+  warning; one that gives none is one error.
   """
   if not os.path.isdir(path):
     archives, folders = [path], []
@@ -162,16 +165,26 @@ def _story_files(path):
         if name.endswith('.story'):
           yield name, functools.partial(_story_bytes, os.path.join(root, name))
   for archive in archives:
-    regular_file(archive)
-    try:
-      with tarfile.open(archive, 'r:*') as tar:
-        for member in tar:
-          if member.isfile() and member.name.endswith('.story'):
-            data = (tar.extractfile(member).read() if member.size <= MAX_ARTICLE_BYTES
-                    else None)
-            yield os.path.basename(member.name), lambda data=data: data
-    except (tarfile.TarError, OSError) as e:
+    yield from _archived_stories(archive)
+
+
+def _archived_stories(archive):
+  """Yields (name, bytes reader) for the .story members of a tar archive, to a cut if any."""
+  regular_file(archive)
+  found = 0
+  try:
+    with tarfile.open(archive, 'r:*') as tar:
+      for member in tar:
+        if member.isfile() and member.name.endswith('.story'):
+          data = (tar.extractfile(member).read() if member.size <= MAX_ARTICLE_BYTES
+                  else None)
+          found += 1
+          yield os.path.basename(member.name), lambda data=data: data
+  except (tarfile.TarError, EOFError, zlib.error, OSError) as e:
+    if not found:
       raise SummarizerError(f'{archive}: not a readable archive ({e})') from None
+    print(f'warning: {archive}: cut short after {found} stories ({e}); the rest is '
+          'skipped', file=sys.stderr)
 
 
 def _stories(path, split, skips):
@@ -181,7 +194,11 @@ def _stories(path, split, skips):
     key = name[:-len('.story')]
     if (key not in wanted) if wanted is not None else hash_split(key) != split:
       continue
-    data = read()
+    try:
+      data = read()
+    except OSError:  # A link to nothing, a file without permission: skipped, counted.
+      skips.reasons['unreadable'] += 1
+      continue
     if data is None:
       skips.reasons[_TOO_LARGE] += 1
       continue
