@@ -54,7 +54,7 @@ def _parser():
 
 def _grade(args):
   from summarizer.grading import grader  # pylint: disable=g-import-not-at-top
-  if not os.path.isfile(args.grade):
+  if not os.path.lexists(args.grade):
     raise SummarizerError(f'{args.grade}: no such notebook')
   report = grader.grade(args.grade, seed=args.seed, mode=args.sandbox)
   print(grader.table(report))

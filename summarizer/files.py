@@ -2,7 +2,10 @@
 
 Reading: only a regular file (not a FIFO, a device or a socket, which could
 hang the reader or never end: ``regular_file``), never more than a bound the
-caller names (``read_at_most``, ``read_file``).
+caller names (``read_at_most``, ``read_file``). Every JSON document is read by
+``read_json`` (or ``parse_json`` for a line of one): within a size bound, a
+depth bound checked before the parser recurses, and a schema of its fields'
+types (``check_record``), each failure one line naming the file and field.
 
 Writing: ``replacing(path)`` gives a new file of our own beside ``path``
 (``mkstemp``: created, never a file or a link that was there), with the
@@ -12,7 +15,9 @@ is never left half written. A failure removes it.
 """
 
 import contextlib
+import json
 import os
+import re
 import stat
 import tempfile
 
@@ -95,6 +100,119 @@ def read_file(path, limit, what):
   regular_file(path, limit, what)
   with open(path, 'rb') as f:
     return read_at_most(f, limit, path, what)
+
+
+# The deepest nesting of a JSON document the package reads (ours are at most 4 deep);
+# Python's parser recurses once a level and fails near 1,000 (RecursionError).
+MAX_JSON_DEPTH = 64
+# A JSON string (escapes included), and the brackets left once strings are gone.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKETS = re.compile(r'[\[\]{}]')
+
+
+def json_depth(text, most=MAX_JSON_DEPTH):
+  """How deep the brackets of JSON text nest, counted no further than ``most`` + 1."""
+  depth = deepest = 0
+  for bracket in _BRACKETS.finditer(_JSON_STRING.sub('', text)):
+    depth += 1 if bracket.group() in '[{' else -1
+    deepest = max(deepest, depth)
+    if deepest > most:
+      break
+  return deepest
+
+
+def parse_json(text, where):
+  """Parses JSON text nested at most ``MAX_JSON_DEPTH`` deep.
+
+  Raises:
+    SummarizerError: naming ``where``: not JSON, or nested deeper.
+  """
+  if json_depth(text) > MAX_JSON_DEPTH:
+    raise SummarizerError(f'{where}: nested more than {MAX_JSON_DEPTH} levels deep, '
+                          'deeper than any document the package writes')
+  try:
+    return json.loads(text)
+  except ValueError as e:
+    raise SummarizerError(f'{where}: not JSON ({e})') from None
+
+
+def read_json(path, limit, what):
+  """Reads a JSON file: a regular file of at most ``limit`` bytes, UTF-8 (a BOM allowed).
+
+  Args:
+    path: The file.
+    limit: The most bytes it may hold.
+    what: What the bound is for ("a run record may be").
+
+  Raises:
+    SummarizerError: naming the file: not a regular file, too large, not
+      UTF-8, not JSON, nested too deep.
+    OSError: the file is missing or cannot be read, for the caller to word.
+  """
+  raw = read_file(path, limit, what)
+  try:
+    text = raw.decode('utf-8-sig')
+  except UnicodeDecodeError as e:
+    raise SummarizerError(f'{path}: not UTF-8 text ({e.reason} at byte {e.start})') from None
+  return parse_json(text, path)
+
+
+# What a schema's types are called in messages.
+_TYPE_WORDS = {bool: 'true or false', int: 'a whole number', float: 'a number',
+               str: 'a string', dict: 'a record', list: 'a list', type(None): 'null'}
+
+
+def _fits(value, kind):
+  """Whether a JSON value is of ``kind`` (a type; int is no bool, a float may be an int)."""
+  if kind is float:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+  if kind is int:
+    return isinstance(value, int) and not isinstance(value, bool)
+  return isinstance(value, kind)
+
+
+def check_record(record, schema, where, at=''):
+  """Checks a JSON record's fields against ``schema``; fields it does not name pass.
+
+  Args:
+    record: The parsed record (a dict).
+    schema: field -> a type, a tuple of types (``type(None)`` for null), a
+      dict (a nested record and its schema), or a one-item list ``[kind]``
+      (a list of such).
+    where: The file, for messages.
+    at: The record's place in the file ("verdict."), for messages.
+
+  Raises:
+    SummarizerError: naming the file and the first field whose value is of
+      another type.
+  """
+  for field, kind in schema.items():
+    if field in record:
+      _check_value(record[field], kind, where, f'{at}{field}')
+
+
+def _check_value(value, kind, where, name):
+  """Checks one value against a schema's kind (see ``check_record``)."""
+  kinds = kind if isinstance(kind, tuple) else (kind,)
+  if value is None and type(None) in kinds:
+    return
+  shapes = [k for k in kinds if isinstance(k, (dict, list))]
+  if shapes:  # A record or a list of some kind (or null, checked above).
+    shape = shapes[0]
+    if not isinstance(value, type(shape)):
+      _wrong(value, ' or '.join(['a record' if isinstance(shape, dict) else 'a list']
+                                + ['null'] * (type(None) in kinds)), where, name)
+    if isinstance(shape, dict):
+      check_record(value, shape, where, f'{name}.')
+    else:
+      for number, item in enumerate(value):
+        _check_value(item, shape[0], where, f'{name}[{number}]')
+  elif not any(_fits(value, k) for k in kinds):
+    _wrong(value, ' or '.join(_TYPE_WORDS[k] for k in kinds), where, name)
+
+
+def _wrong(value, should, where, name):
+  raise SummarizerError(f'{where}: "{name}" is {json.dumps(value)[:60]}; it must be {should}')
 
 
 def umask():

@@ -34,7 +34,7 @@ import zlib
 
 from summarizer.config import MAX_ARTICLE_BYTES, MAX_URL_LIST_BYTES
 from summarizer.errors import SummarizerError
-from summarizer.files import amount, read_file, regular_file
+from summarizer.files import MAX_JSON_DEPTH, amount, json_depth, read_file, regular_file
 
 SPLITS = ('train', 'validation', 'test')
 _SPLIT_ALIASES = {'val': 'validation', 'eval': 'validation', 'dev': 'validation'}
@@ -255,6 +255,9 @@ def _rows(path, skips):
       keys, whole = {}, False
       for line in _decoded_lines(f, skips):
         if not line.strip():
+          continue
+        if json_depth(line) > MAX_JSON_DEPTH:  # Python's parser would recurse to its limit.
+          skips.reasons['nested too deep'] += 1
           continue
         try:
           row = json.loads(line)

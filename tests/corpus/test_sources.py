@@ -407,3 +407,13 @@ def test_an_archive_cut_short_gives_its_stories_before_the_cut_and_one_warning(t
   cut.write_bytes(data[:20])  # Nothing readable at all: one error.
   with pytest.raises(SummarizerError, match='not a readable archive'):
     list(sources.examples(str(cut), 'train'))
+
+
+def test_a_jsonl_row_nested_too_deep_is_skipped_and_counted_never_parsed(tmp_path, capsys):
+  path = tmp_path / 'train.jsonl'
+  good = json.dumps({'article': 'Rain fell on the town.', 'highlights': 'Rain fell.'})
+  deep = '{"article": ' + '[' * 100_000 + ']' * 100_000 + ', "highlights": "x"}'
+  path.write_text('\n'.join([good, deep, good]) + '\n')
+  assert len(list(sources.examples(str(path), 'train'))) == 2
+  assert capsys.readouterr().err == (
+      f"warning: {path}: skipped 1 of 3 examples in 'train' (1 nested too deep)\n")
