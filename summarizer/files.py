@@ -9,7 +9,7 @@ types (``check_record``), each failure one line naming the file and field.
 
 Writing: ``replacing(path)`` gives a new file of our own beside ``path``
 (``mkstemp``: created, never a file or a link that was there), with the
-usual mode; once it is written whole it is renamed onto ``path``, which
+mode of the file it replaces or the usual one; once it is written whole it is renamed onto ``path``, which
 replaces a link there instead of writing through it, and an existing file
 is never left half written. A failure removes it.
 """
@@ -227,6 +227,63 @@ def exists_message(path):
   return f'{path} exists: pass --force to overwrite it'
 
 
+def _temporary_prefix(path):
+  """The start of a temporary file's name beside ``path``: a name no longer than ``path``'s own
+  less a few characters would do, so a long name that fits leaves room for ours."""
+  return f'.{os.path.basename(path)[:100]}.'
+
+
+def _mode_for(path):
+  """The mode a file written at ``path`` gets: the replaced file's own, or the usual one."""
+  try:
+    status = os.stat(path)
+  except OSError:
+    return 0o666 & ~umask()  # The usual mode, not mkstemp's private one.
+  return stat.S_IMODE(status.st_mode) if stat.S_ISREG(status.st_mode) else 0o666 & ~umask()
+
+
+def absolute(path):
+  """``os.path.abspath``, or one line where the current folder was deleted meanwhile."""
+  try:
+    return os.path.abspath(path)
+  except FileNotFoundError:
+    raise SummarizerError(f'{path}: the current folder no longer exists; give the path from '
+                          '/') from None
+
+
+def check_writable(path):
+  """Checks, before any work, that a file can be written at ``path``.
+
+  The folder it goes in (or, where that is still to be made, the nearest one
+  that exists) must be a folder where a file of our temporary name can be
+  made (writable, a file system that takes the name: not /proc), and
+  ``path`` itself no folder, device or FIFO. Nothing is left behind.
+
+  Raises:
+    SummarizerError: naming ``path`` and why it cannot be written.
+  """
+  target = absolute(path)
+  if os.path.isdir(target):
+    raise SummarizerError(f'{path}: is a folder; name the file to write')
+  if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+    kind = next((name for is_kind, name in _KINDS if is_kind(os.stat(target).st_mode)), 'not a file')
+    raise SummarizerError(f'{path}: not a regular file ({kind}); nothing is written there')
+  folder = os.path.dirname(target)
+  while not os.path.lexists(folder):
+    folder = os.path.dirname(folder)
+  if not os.path.isdir(folder):
+    raise SummarizerError(f'{path}: cannot be written ({folder} is a file, not a folder)')
+  try:
+    if len(os.fsencode(os.path.basename(target))) > os.pathconf(folder, 'PC_NAME_MAX'):
+      raise OSError(36, 'File name too long')
+    handle, probe = tempfile.mkstemp(prefix=_temporary_prefix(target), suffix='.tmp',
+                                     dir=folder)
+  except OSError as e:
+    raise SummarizerError(f'{path}: cannot be written in {folder} ({e.strerror or e})') from None
+  os.close(handle)
+  os.remove(probe)
+
+
 @contextlib.contextmanager
 def replacing(path, force=True):
   """Yields the path of a new file beside ``path``; renames it onto ``path`` at the end.
@@ -241,11 +298,11 @@ def replacing(path, force=True):
     OSError: the new file cannot be made or renamed (a full disk, no
       permission); nothing is left behind.
   """
-  handle, temporary = tempfile.mkstemp(prefix=f'.{os.path.basename(path)}.', suffix='.tmp',
+  handle, temporary = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix='.tmp',
                                        dir=os.path.dirname(os.path.abspath(path)))
   os.close(handle)
   try:
-    os.chmod(temporary, 0o666 & ~umask())  # The usual mode, not mkstemp's private one.
+    os.chmod(temporary, _mode_for(path))
     yield temporary
     if not force and os.path.lexists(path):
       raise SummarizerError(exists_message(path))

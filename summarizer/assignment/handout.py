@@ -29,6 +29,7 @@ expected outputs of Part 1 from the package's pipeline.
 
 import ast
 import functools
+import json
 import os
 import textwrap
 
@@ -306,7 +307,8 @@ def read_notebook(path, what='the notebook'):
     problem = _notebook_problem(document)
     if problem:
       raise SummarizerError(f'{path}: cannot read {what} (not a notebook: {problem})')
-    notebook = nbformat.convert(nbformat.from_dict(document), 4)
+    # As nbformat reads a file (sources joined into one string), from the checked document.
+    notebook = nbformat.reads(json.dumps(document), as_version=4)
   except SummarizerError as e:
     message = str(e)
     raise SummarizerError(message if message.startswith(f'{path}: cannot read')
@@ -672,10 +674,15 @@ def write_nbgrader_source(course_dir, force=False):
   Raises:
     SummarizerError: as ``write_exercises``.
   """
-  directory = os.path.join(course_dir, 'source', ASSIGNMENT)
+  path = nbgrader_source_path(course_dir)
+  directory = os.path.dirname(path)
   try:
     os.makedirs(directory, exist_ok=True)
   except OSError as e:
     raise SummarizerError(f'cannot write {directory}: {e.strerror or e}') from None
-  path = os.path.join(directory, ASSIGNMENT + '.ipynb')
   return _write(path, nbformat.writes(exercise_notebook(with_solutions=True)), force)
+
+
+def nbgrader_source_path(course_dir):
+  """Where nbgrader's source version of the assignment goes in ``course_dir``."""
+  return os.path.join(course_dir, 'source', ASSIGNMENT, ASSIGNMENT + '.ipynb')

@@ -118,6 +118,9 @@ def read(model_dir=None, vocab_file=None, n_heads=None):
   """
   model_dir = model_dir or DEFAULT_MODEL_DIR
   if not os.path.isdir(model_dir):
+    if os.path.exists(model_dir):  # --model DIR/config.json, say: the folder is meant.
+      raise SummarizerError(f'{model_dir}: a file, not a folder; give the model directory '
+                            f'that holds it ({os.path.dirname(model_dir) or "."})')
     raise SummarizerError(f'{model_dir}: model directory not found')
   pkl = os.path.join(model_dir, BASENAME + '.pkl.gz')
   if has_config(model_dir):

@@ -404,3 +404,14 @@ def test_a_notebook_to_grade_over_the_bound_is_refused_unread(tmp_path, capsys, 
   path.write_text('{"cells": [], "x": "' + 'a' * 2000 + '"}')
   assert exercises.main(['--grade', str(path)]) == 2
   assert 'too large (over 1 KB, the most a notebook may be)' in capsys.readouterr().err
+
+
+def test_a_course_refused_for_an_existing_config_writes_nothing(tmp_path, capsys):
+  course = tmp_path / 'course'
+  course.mkdir()
+  (course / 'nbgrader_config.py').write_text('# the teacher\'s own\n')
+  assert exercises.main(['--nbgrader', str(course)]) == 2
+  assert capsys.readouterr().err == (f'error: {course / "nbgrader_config.py"} exists: pass '
+                                     '--force to overwrite it\n')
+  assert [p.name for p in course.iterdir()] == ['nbgrader_config.py']
+  assert (course / 'nbgrader_config.py').read_text() == '# the teacher\'s own\n'
