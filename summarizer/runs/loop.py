@@ -103,7 +103,7 @@ def train(args, started=None, judge=None):
       directory or the export directory (``summarizer.runs.locks``).
   """
   if args.export_to:  # Before its lock is made in it: a link is not followed.
-    export.check_export_target(args.export_to)
+    export.check_export_target(args.export_to, args.output_dir)
   started = time.monotonic() if started is None else started
   judge = judge if args.verdict_stories else None
   budget = (Budget(args.max_minutes, started,
