@@ -197,6 +197,10 @@ def _diverged_error(run, step):
                             run.counter['longest_article'], run.split.on)
   where = (f'the last good checkpoint (step {kept}) in {out} is kept' if kept is not None
            else 'no checkpoint had been saved')
+  if step <= 1:  # No update had been made: no learning rate is to blame.
+    return SummarizerError(
+        f'the loss is not a number at step {step}, the first, before any update: the '
+        f'starting weights or the first batch hold no numbers; the run stopped and {where}')
   return SummarizerError(
       f'the loss is not a number at step {step} (training diverged, at learning rate '
       f'{run.config.learning_rate:g}): the run stopped and {where}; try a lower '
