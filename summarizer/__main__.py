@@ -91,6 +91,8 @@ def parse_args(argv=None):
     p.error('argument --max-length: must be at least 1')
   if args.temperature < 0:
     p.error('argument --temperature: must not be negative')
+  if search_options.temperature_problem(args.temperature):
+    p.error(f'argument --temperature: {search_options.temperature_problem(args.temperature)}')
   if args.top_k is not None and args.top_k < 1:
     p.error('argument --top-k: must be at least 1')
   if args.n_heads is not None and args.n_heads < 1:
@@ -217,7 +219,7 @@ def run(args, stdin=None, out=None, err=None, compilation_cache=False):
   # Imported on use: reading the input needs neither Trax nor the decoder.
   from summarizer.inference import beam, disk_cache, loaded_model, undertrained  # pylint: disable=g-import-not-at-top
   if compilation_cache:
-    disk_cache.use_compilation_cache()
+    disk_cache.use_compilation_cache(warn=lambda line: print(f'warning: {line}', file=err))
   loaded = loaded_model.load(args.model, args.vocab, args.n_heads)
   results = []
   runs = _summary_runs(articles, loaded, args, beam.Search.from_args(args), err)

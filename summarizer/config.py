@@ -11,7 +11,7 @@ import math
 import os
 
 from summarizer.errors import SummarizerError
-from summarizer.files import read_file, write_text
+from summarizer.files import check_record, read_file, read_json, write_text
 
 # The course's vocabulary: its 33,021 subwords, rounded up to a size of ids.
 VOCAB_SIZE = 33300
@@ -219,8 +219,7 @@ def load_config(directory):
   """
   path = os.path.join(directory, 'config.json')
   try:
-    raw = read_file(path, MAX_CONFIG_BYTES, "a model directory's config.json may be")
-    values = json.loads(raw.decode('utf-8-sig'))
+    values = read_json(path, MAX_CONFIG_BYTES, "a model directory's config.json may be")
   except FileNotFoundError:
     raise SummarizerError(f'{directory}: not a model directory (no config.json)') from None
   except (OSError, ValueError) as e:
@@ -237,6 +236,32 @@ _AT_LEAST = {'vocab_size': 1, 'd_model': 1, 'd_ff': 1, 'n_layers': 1, 'n_heads':
              'max_article_tokens': 0, 'trained_steps': 0, 'total_steps': 0, 'max_steps': 0}
 # The calibration record's numbers (see summarizer.calibration).
 _CALIBRATION_NUMBERS = ('p50', 'max', 'threshold')
+# The scores of one system in a run's verdict (evaluation.verdict).
+_SCORES = {name: float for name in ('rouge1', 'rouge2', 'rougeL', 'entity_precision',
+                                    'entity_recall')}
+_NUMBER_OR_NULL = (float, type(None))
+# The types of config.json's fields, read before any value is (check_record); the
+# bounds of the numbers come after, in check_values.
+_SCHEMA = {
+    'preset': str, 'data': str, 'vocab_file': str, 'vocab_fingerprint': (str, type(None)),
+    'truncate': bool, 'tied_init': bool, 'seed': (int, type(None)),
+    **{name: int for name in ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'n_heads',
+                              'max_len', 'warmup_steps', 'max_joint_length',
+                              'max_article_tokens', 'repeat_steps')},
+    **{name: (int, type(None)) for name in ('trained_steps', 'total_steps', 'max_steps')},
+    **{name: float for name in ('dropout', 'learning_rate')},
+    **{name: _NUMBER_OR_NULL for name in (
+        'max_minutes', 'repeat_until_loss', 'adam_b2', 'article_loss_weight',
+        'clip_grad_norm', 'copy_fraction', 'embedding_scale', 'extract_fraction',
+        'long_fraction', 'short_fraction')},
+    'boundaries': [int], 'batch_sizes': [int],
+    CALIBRATION_KEY: ({'n': int, 'split': str, **{k: float for k in (
+        'p50', 'p90', 'p99', 'max', 'threshold')}}, type(None)),
+    VERDICT_KEY: ({'n': int, 'split': str, 'step': (int, type(None)),
+                   'model': _SCORES, 'lead3': _SCORES}, type(None)),
+    'lineage': ([{'steps': (int, type(None)), 'seed': (int, type(None)),
+                  'data': (str, type(None))}], type(None)),
+}
 
 
 def _is_int(value):
@@ -258,6 +283,8 @@ def check_values(values, path='config.json'):
   def bad(field, should):
     raise SummarizerError(f'{path}: "{field}" is {json.dumps(values[field])[:60]}; it must '
                           f'be {should}')
+
+  check_record(values, _SCHEMA, path)
 
   if 'preset' in values and not isinstance(values['preset'], str):
     bad('preset', 'a string')

@@ -91,10 +91,16 @@ def json_text(value, **kwargs):
   return json.dumps(finite(value), allow_nan=False, **kwargs)
 
 
+def shown(text):
+  """``text`` as a terminal can show it: a file name's undecodable bytes as \\xNN, not \\udcNN."""
+  return text.encode('utf-8', 'surrogateescape').decode('utf-8', 'backslashreplace')
+
+
 def say(line):
   """Writes one line to standard error, if the process has one."""
   if sys.stderr is None:  # `2>&-`: print would write to standard output instead.
     return
+  line = shown(line)
   try:
     print(line, file=sys.stderr)
   except (OSError, ValueError):  # Closed or broken too: nowhere left to say it.

@@ -19,8 +19,10 @@ import os
 import sys
 
 from summarizer.assignment.handout import (ASSIGNMENT, DEFAULT_OUT, GRADED, _write,
-                                           write_exercises, write_nbgrader_source)
+                                           nbgrader_source_path, write_exercises,
+                                           write_nbgrader_source)
 from summarizer.errors import OneLineParser, SummarizerError, run_command, user_path
+from summarizer.files import check_writable, exists_message
 
 
 def write_nbgrader_config(course_dir, sandbox='bwrap', force=False):
@@ -54,7 +56,7 @@ def _parser():
 
 def _grade(args):
   from summarizer.grading import grader  # pylint: disable=g-import-not-at-top
-  if not os.path.isfile(args.grade):
+  if not os.path.lexists(args.grade):
     raise SummarizerError(f'{args.grade}: no such notebook')
   report = grader.grade(args.grade, seed=args.seed, mode=args.sandbox)
   print(grader.table(report))
@@ -62,6 +64,12 @@ def _grade(args):
 
 
 def _write_course(args):
+  # Both files asked about before either is written: a refusal leaves no half course.
+  for target in (nbgrader_source_path(args.nbgrader),
+                 os.path.join(args.nbgrader, 'nbgrader_config.py')):
+    if not args.force and os.path.lexists(target):
+      raise SummarizerError(exists_message(target))
+    check_writable(target)
   path = write_nbgrader_source(args.nbgrader, force=args.force)
   config = write_nbgrader_config(args.nbgrader, sandbox=args.sandbox, force=args.force)
   print(f'wrote {path}: the source version for nbgrader, and {config}; next, in '

@@ -2,17 +2,22 @@
 
 Reading: only a regular file (not a FIFO, a device or a socket, which could
 hang the reader or never end: ``regular_file``), never more than a bound the
-caller names (``read_at_most``, ``read_file``).
+caller names (``read_at_most``, ``read_file``). Every JSON document is read by
+``read_json`` (or ``parse_json`` for a line of one): within a size bound, a
+depth bound checked before the parser recurses, and a schema of its fields'
+types (``check_record``), each failure one line naming the file and field.
 
 Writing: ``replacing(path)`` gives a new file of our own beside ``path``
 (``mkstemp``: created, never a file or a link that was there), with the
-usual mode; once it is written whole it is renamed onto ``path``, which
+mode of the file it replaces or the usual one; once it is written whole it is renamed onto ``path``, which
 replaces a link there instead of writing through it, and an existing file
 is never left half written. A failure removes it.
 """
 
 import contextlib
+import json
 import os
+import re
 import stat
 import tempfile
 
@@ -97,6 +102,119 @@ def read_file(path, limit, what):
     return read_at_most(f, limit, path, what)
 
 
+# The deepest nesting of a JSON document the package reads (ours are at most 4 deep);
+# Python's parser recurses once a level and fails near 1,000 (RecursionError).
+MAX_JSON_DEPTH = 64
+# A JSON string (escapes included), and the brackets left once strings are gone.
+_JSON_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
+_BRACKETS = re.compile(r'[\[\]{}]')
+
+
+def json_depth(text, most=MAX_JSON_DEPTH):
+  """How deep the brackets of JSON text nest, counted no further than ``most`` + 1."""
+  depth = deepest = 0
+  for bracket in _BRACKETS.finditer(_JSON_STRING.sub('', text)):
+    depth += 1 if bracket.group() in '[{' else -1
+    deepest = max(deepest, depth)
+    if deepest > most:
+      break
+  return deepest
+
+
+def parse_json(text, where):
+  """Parses JSON text nested at most ``MAX_JSON_DEPTH`` deep.
+
+  Raises:
+    SummarizerError: naming ``where``: not JSON, or nested deeper.
+  """
+  if json_depth(text) > MAX_JSON_DEPTH:
+    raise SummarizerError(f'{where}: nested more than {MAX_JSON_DEPTH} levels deep, '
+                          'deeper than any document the package writes')
+  try:
+    return json.loads(text)
+  except ValueError as e:
+    raise SummarizerError(f'{where}: not JSON ({e})') from None
+
+
+def read_json(path, limit, what):
+  """Reads a JSON file: a regular file of at most ``limit`` bytes, UTF-8 (a BOM allowed).
+
+  Args:
+    path: The file.
+    limit: The most bytes it may hold.
+    what: What the bound is for ("a run record may be").
+
+  Raises:
+    SummarizerError: naming the file: not a regular file, too large, not
+      UTF-8, not JSON, nested too deep.
+    OSError: the file is missing or cannot be read, for the caller to word.
+  """
+  raw = read_file(path, limit, what)
+  try:
+    text = raw.decode('utf-8-sig')
+  except UnicodeDecodeError as e:
+    raise SummarizerError(f'{path}: not UTF-8 text ({e.reason} at byte {e.start})') from None
+  return parse_json(text, path)
+
+
+# What a schema's types are called in messages.
+_TYPE_WORDS = {bool: 'true or false', int: 'a whole number', float: 'a number',
+               str: 'a string', dict: 'a record', list: 'a list', type(None): 'null'}
+
+
+def _fits(value, kind):
+  """Whether a JSON value is of ``kind`` (a type; int is no bool, a float may be an int)."""
+  if kind is float:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+  if kind is int:
+    return isinstance(value, int) and not isinstance(value, bool)
+  return isinstance(value, kind)
+
+
+def check_record(record, schema, where, at=''):
+  """Checks a JSON record's fields against ``schema``; fields it does not name pass.
+
+  Args:
+    record: The parsed record (a dict).
+    schema: field -> a type, a tuple of types (``type(None)`` for null), a
+      dict (a nested record and its schema), or a one-item list ``[kind]``
+      (a list of such).
+    where: The file, for messages.
+    at: The record's place in the file ("verdict."), for messages.
+
+  Raises:
+    SummarizerError: naming the file and the first field whose value is of
+      another type.
+  """
+  for field, kind in schema.items():
+    if field in record:
+      _check_value(record[field], kind, where, f'{at}{field}')
+
+
+def _check_value(value, kind, where, name):
+  """Checks one value against a schema's kind (see ``check_record``)."""
+  kinds = kind if isinstance(kind, tuple) else (kind,)
+  if value is None and type(None) in kinds:
+    return
+  shapes = [k for k in kinds if isinstance(k, (dict, list))]
+  if shapes:  # A record or a list of some kind (or null, checked above).
+    shape = shapes[0]
+    if not isinstance(value, type(shape)):
+      _wrong(value, ' or '.join(['a record' if isinstance(shape, dict) else 'a list']
+                                + ['null'] * (type(None) in kinds)), where, name)
+    if isinstance(shape, dict):
+      check_record(value, shape, where, f'{name}.')
+    else:
+      for number, item in enumerate(value):
+        _check_value(item, shape[0], where, f'{name}[{number}]')
+  elif not any(_fits(value, k) for k in kinds):
+    _wrong(value, ' or '.join(_TYPE_WORDS[k] for k in kinds), where, name)
+
+
+def _wrong(value, should, where, name):
+  raise SummarizerError(f'{where}: "{name}" is {json.dumps(value)[:60]}; it must be {should}')
+
+
 def umask():
   """The process's umask (reading it means setting it: it is set back at once)."""
   mask = os.umask(0)
@@ -107,6 +225,63 @@ def umask():
 def exists_message(path):
   """The one line for a file a command will not replace unasked."""
   return f'{path} exists: pass --force to overwrite it'
+
+
+def _temporary_prefix(path):
+  """The start of a temporary file's name beside ``path``: a name no longer than ``path``'s own
+  less a few characters would do, so a long name that fits leaves room for ours."""
+  return f'.{os.path.basename(path)[:100]}.'
+
+
+def _mode_for(path):
+  """The mode a file written at ``path`` gets: the replaced file's own, or the usual one."""
+  try:
+    status = os.stat(path)
+  except OSError:
+    return 0o666 & ~umask()  # The usual mode, not mkstemp's private one.
+  return stat.S_IMODE(status.st_mode) if stat.S_ISREG(status.st_mode) else 0o666 & ~umask()
+
+
+def absolute(path):
+  """``os.path.abspath``, or one line where the current folder was deleted meanwhile."""
+  try:
+    return os.path.abspath(path)
+  except FileNotFoundError:
+    raise SummarizerError(f'{path}: the current folder no longer exists; give the path from '
+                          '/') from None
+
+
+def check_writable(path):
+  """Checks, before any work, that a file can be written at ``path``.
+
+  The folder it goes in (or, where that is still to be made, the nearest one
+  that exists) must be a folder where a file of our temporary name can be
+  made (writable, a file system that takes the name: not /proc), and
+  ``path`` itself no folder, device or FIFO. Nothing is left behind.
+
+  Raises:
+    SummarizerError: naming ``path`` and why it cannot be written.
+  """
+  target = absolute(path)
+  if os.path.isdir(target):
+    raise SummarizerError(f'{path}: is a folder; name the file to write')
+  if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
+    kind = next((name for is_kind, name in _KINDS if is_kind(os.stat(target).st_mode)), 'not a file')
+    raise SummarizerError(f'{path}: not a regular file ({kind}); nothing is written there')
+  folder = os.path.dirname(target)
+  while not os.path.lexists(folder):
+    folder = os.path.dirname(folder)
+  if not os.path.isdir(folder):
+    raise SummarizerError(f'{path}: cannot be written ({folder} is a file, not a folder)')
+  try:
+    if len(os.fsencode(os.path.basename(target))) > os.pathconf(folder, 'PC_NAME_MAX'):
+      raise OSError(36, 'File name too long')
+    handle, probe = tempfile.mkstemp(prefix=_temporary_prefix(target), suffix='.tmp',
+                                     dir=folder)
+  except OSError as e:
+    raise SummarizerError(f'{path}: cannot be written in {folder} ({e.strerror or e})') from None
+  os.close(handle)
+  os.remove(probe)
 
 
 @contextlib.contextmanager
@@ -123,11 +298,11 @@ def replacing(path, force=True):
     OSError: the new file cannot be made or renamed (a full disk, no
       permission); nothing is left behind.
   """
-  handle, temporary = tempfile.mkstemp(prefix=f'.{os.path.basename(path)}.', suffix='.tmp',
+  handle, temporary = tempfile.mkstemp(prefix=_temporary_prefix(path), suffix='.tmp',
                                        dir=os.path.dirname(os.path.abspath(path)))
   os.close(handle)
   try:
-    os.chmod(temporary, 0o666 & ~umask())  # The usual mode, not mkstemp's private one.
+    os.chmod(temporary, _mode_for(path))
     yield temporary
     if not force and os.path.lexists(path):
       raise SummarizerError(exists_message(path))

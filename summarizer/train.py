@@ -233,6 +233,8 @@ def main(argv=None):
   args = parse_args(argv)
 
   def command():
+    from summarizer.corpus.sources import check_source  # pylint: disable=g-import-not-at-top
+    check_source(args.data)  # A missing file refused before the output directory is made.
     # Imported now, not at the top: a bad flag is refused before jax loads.
     from summarizer.runs.loop import train  # pylint: disable=g-import-not-at-top
     from summarizer.evaluation.verdict import judge  # pylint: disable=g-import-not-at-top

@@ -13,7 +13,7 @@ import sys
 
 from summarizer.corpus.subwords import build_vocab  # The builder; this is its command.
 from summarizer.errors import OneLineParser, SummarizerError, run_command, user_path
-from summarizer.files import exists_message
+from summarizer.files import check_writable, exists_message
 
 
 def main(argv=None):
@@ -40,6 +40,7 @@ def main(argv=None):
   def command():
     if os.path.lexists(args.out) and not args.force:  # Asked before the data is read.
       raise SummarizerError(exists_message(args.out))
+    check_writable(args.out)  # Before the build, not after it.
     encoder = build_vocab(args.data, args.size, args.out, args.data_dir,
                           args.limit, progress=True, download=not args.no_download)
     print(f'wrote {args.out}: {encoder.vocab_size} subwords')

@@ -25,7 +25,12 @@ BAD = [
     ({'n_heads': 3}, '"n_heads" is 3; it must be a divisor of d_model 32'),
     ({'perplexity_calibration': 'high'}, '"perplexity_calibration" is "high"'),
     ({'perplexity_calibration': {'max': 'x', 'p50': 1, 'threshold': 2}},
-     '"perplexity_calibration"'),
+     '"perplexity_calibration.max" is "x"; it must be a number'),
+    ({'verdict': 'good'}, '"verdict" is "good"; it must be a record or null'),
+    ({'verdict': {'model': {'rouge1': '0.4'}}}, '"verdict.model.rouge1" is "0.4"; it must be a number'),
+    ({'lineage': [{'steps': 'many'}]}, '"lineage[0].steps" is "many"; it must be a whole number or null'),
+    ({'copy_fraction': [0.5]}, '"copy_fraction" is [0.5]; it must be a number or null'),
+    ({'tied_init': 1}, '"tied_init" is 1; it must be true or false'),
     ({'vocab_file': '/etc/passwd'}, '"vocab_file" is "/etc/passwd"; it must be a file\'s name '
                                     'inside the model directory'),
     ({'vocab_file': '../../vocab.subwords'}, '"vocab_file"'),
@@ -54,6 +59,17 @@ def test_the_command_says_it_in_one_line(random_model_dir, tmp_path, capsys):
   assert summarize_command.main(['--text', 'Rain fell.', '--model', str(model_dir)]) == 2
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and '"n_heads" is 0' in err
+
+
+@pytest.mark.parametrize('depth', [65, 100_000])
+def test_a_config_json_nested_too_deep_is_one_line_and_never_recursed_into(
+    random_model_dir, tmp_path, capsys, depth):
+  model_dir = tmp_path / 'model'
+  shutil.copytree(random_model_dir, model_dir)
+  (model_dir / 'config.json').write_text('{"notes": ' + '[' * depth + ']' * depth + '}')
+  assert summarize_command.main(['--text', 'Rain fell.', '--model', str(model_dir)]) == 2
+  assert capsys.readouterr().err == (f'error: {model_dir}/config.json: nested more than 64 '
+                                     'levels deep, deeper than any document the package writes\n')
 
 
 def test_the_shipped_and_a_written_config_pass(random_model_dir):

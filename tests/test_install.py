@@ -128,9 +128,17 @@ def expected_files():
   return expected
 
 
+# Files a checkout may hold beside the model's own (not in git): never shipped.
+STRAY = ('data/model/notes.txt', 'data/model/model.pkl.gz.bak')
+
+
 @pytest.fixture(scope='module')
 def source(tmp_path_factory):
-  return export(tmp_path_factory.mktemp('source'))
+  exported = export(tmp_path_factory.mktemp('source'))
+  for path in STRAY:
+    with open(os.path.join(exported, path), 'w', encoding='utf-8') as f:
+      f.write('left here by hand\n')
+  return exported
 
 
 @pytest.fixture(scope='module')

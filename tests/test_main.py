@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 from summarizer.__main__ import main, parse_args
+from summarizer.config import DEFAULT_MODEL_DIR
 
 from conftest import SMALL_CONFIG, write_model_dir
 from conftest import make_special, no_hang
@@ -217,6 +218,14 @@ def test_the_summary_reaches_stdout_whatever_stderr_is_and_an_unwritable_stdout_
                   'read-only output: 2', 'and no stderr: 2'], done.stderr
 
 
+def test_a_temperature_that_underflows_is_one_line_and_status_2(capsys):
+  with pytest.raises(SystemExit) as exited:
+    parse_args(['--text', 'Rain fell.', '--temperature', '1e-320'])
+  assert exited.value.code == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and 'too small to sample with' in err, err
+
+
 def test_a_tilde_after_an_equals_sign_is_the_home_folder_in_every_commands_paths(
     monkeypatch, tmp_path):
   # The shell expands ~ only at the start of a word: --flag=~/x arrives as typed.
@@ -268,3 +277,51 @@ def test_a_tilde_that_names_no_user_is_refused_in_one_line(capsys):
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and err.startswith('error: argument --model: ')
   assert 'no user named no_such_user_here' in err
+
+
+def test_explain_force_keeps_the_mode_of_the_page_it_replaces(random_model_dir, tmp_path, capsys):
+  page = tmp_path / 'private.html'
+  page.write_text('mine')
+  page.chmod(0o600)
+  assert main(['--text', ARTICLE, '--model', random_model_dir, '--max-length', '4',
+               '--explain', str(page), '--force']) == 0
+  capsys.readouterr()
+  assert page.read_text() != 'mine' and (page.stat().st_mode & 0o777) == 0o600
+
+
+def test_a_relative_explain_path_from_a_deleted_folder_is_one_line(tmp_path):
+  gone = tmp_path / 'gone'
+  gone.mkdir()
+  script = (f'cd {shlex.quote(str(gone))} && rmdir {shlex.quote(str(gone))} && '
+            + shlex.join([sys.executable, '-m', 'summarizer', '--text', ARTICLE,
+                          '--explain', 'rel.html']))
+  done = subprocess.run(['bash', '-c', script], capture_output=True, text=True, timeout=300,
+                        env=dict(os.environ, PYTHONWARNINGS='ignore'), check=False)
+  assert done.returncode == 2
+  assert done.stderr == ('error: rel.html: the current folder no longer exists; give the path '
+                         'from /\n')
+
+
+@pytest.mark.parametrize('encoding,name', [('utf-16', 'UTF-16'), ('utf-16-le', 'UTF-16LE'),
+                                           ('utf-32', 'UTF-32')])
+def test_an_article_in_a_wide_encoding_is_named_as_that_text(tmp_path, capsys, encoding, name):
+  path = tmp_path / 'wide.txt'
+  path.write_bytes(ARTICLE.encode(encoding))
+  assert main([str(path)]) == 2
+  assert capsys.readouterr().err == (f'error: {path}: {name} text; the summarizer reads UTF-8 '
+                                     f'(convert it: iconv -f {name} -t UTF-8)\n')
+
+
+def test_a_models_file_given_for_its_folder_says_so(capsys):
+  config = os.path.join(DEFAULT_MODEL_DIR, 'config.json')
+  assert main(['--text', ARTICLE, '--model', config]) == 2
+  assert capsys.readouterr().err == (f'error: {config}: a file, not a folder; give the model '
+                                     f'directory that holds it ({DEFAULT_MODEL_DIR})\n')
+
+
+def test_an_undecodable_file_name_is_shown_by_its_bytes(tmp_path):
+  done = subprocess.run([sys.executable, '-m', 'summarizer', os.fsdecode(b'\xff\xfe.txt')],
+                        cwd=tmp_path, capture_output=True, timeout=300,
+                        env=dict(os.environ, PYTHONWARNINGS='ignore'), check=False)
+  assert done.returncode == 2
+  assert done.stderr == b'error: \\xff\\xfe.txt: no such file\n'

@@ -70,3 +70,12 @@ def test_help_gives_the_quick_presets_article_weight_as_it_is(capsys):
   words = ' '.join(capsys.readouterr().out.split())
   weight = PRESET_LESSONS['quick']['article_loss_weight']
   assert f'loss weight of article tokens (course: 0; quick preset: {weight:g})' in words
+
+
+@pytest.mark.parametrize('data', ['missing.jsonl', 'stories/', 'gone.story'])
+def test_a_missing_data_file_is_one_line_and_leaves_no_output_folder(tmp_path, capsys, data):
+  out = tmp_path / 'run'
+  source = str(tmp_path / data)
+  assert train_command.main(['--output-dir', str(out), '--data', source, '--max-steps', '2']) == 2
+  assert capsys.readouterr().err == f'error: {source}: no such file or folder\n'
+  assert not out.exists()

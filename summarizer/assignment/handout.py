@@ -29,6 +29,7 @@ expected outputs of Part 1 from the package's pipeline.
 
 import ast
 import functools
+import json
 import os
 import textwrap
 
@@ -270,12 +271,52 @@ def check_source(name):
           f"assert checks.test_{name}({arguments}) == 0, checks.failed_cases()")
 
 
+# A notebook read to grade or explain: the assignment's is about 200 KB with its
+# outputs; a learner's with pictures a few MB.
+MAX_NOTEBOOK_BYTES = 100 * 10**6
+
+
+def _notebook_problem(document):
+  """What keeps a parsed JSON document from being a notebook, in words; None if it is one.
+
+  nbformat's own schema, read before nbformat walks the cells (it iterates
+  them before it validates, and fails on a number in their place).
+  """
+  if not isinstance(document, dict):
+    return 'not a JSON object'
+  version, minor = document.get('nbformat'), document.get('nbformat_minor', 0)
+  if not isinstance(version, int) or isinstance(version, bool):
+    return 'no "nbformat" version number'
+  validator = nbformat.validator.get_validator(version, minor if isinstance(minor, int) else 0)
+  if validator is None:
+    return f'nbformat {version}, a version nbformat does not know'
+  error = next(iter(validator.iter_errors(document)), None)
+  return error and str(error.message)[:160]
+
+
 def read_notebook(path, what='the notebook'):
-  """Reads a notebook (nbformat 4), or raises ``SummarizerError`` naming it and ``what`` was read."""
+  """Reads a notebook (nbformat 4) within bounds, checked against nbformat's schema.
+
+  Raises:
+    SummarizerError: naming the file and ``what`` was read: not a regular
+      file, over ``MAX_NOTEBOOK_BYTES``, not JSON, nested too deep, or not
+      a notebook (the schema's first complaint).
+  """
   try:
-    return nbformat.read(path, as_version=4)
-  except (OSError, ValueError) as e:
-    raise SummarizerError(f'{path}: cannot read {what} ({e})') from None
+    document = files.read_json(path, MAX_NOTEBOOK_BYTES, 'a notebook may be')
+    problem = _notebook_problem(document)
+    if problem:
+      raise SummarizerError(f'{path}: cannot read {what} (not a notebook: {problem})')
+    # As nbformat reads a file (sources joined into one string), from the checked document.
+    notebook = nbformat.reads(json.dumps(document), as_version=4)
+  except SummarizerError as e:
+    message = str(e)
+    raise SummarizerError(message if message.startswith(f'{path}: cannot read')
+                          else f'cannot read {what}: {message}') from None
+  except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+    raise SummarizerError(f'{path}: cannot read {what} ({type(e).__name__}: '
+                          f'{str(e)[:120]})') from None
+  return notebook
 
 
 def explanations(path=NOTEBOOK_03):
@@ -633,10 +674,15 @@ def write_nbgrader_source(course_dir, force=False):
   Raises:
     SummarizerError: as ``write_exercises``.
   """
-  directory = os.path.join(course_dir, 'source', ASSIGNMENT)
+  path = nbgrader_source_path(course_dir)
+  directory = os.path.dirname(path)
   try:
     os.makedirs(directory, exist_ok=True)
   except OSError as e:
     raise SummarizerError(f'cannot write {directory}: {e.strerror or e}') from None
-  path = os.path.join(directory, ASSIGNMENT + '.ipynb')
   return _write(path, nbformat.writes(exercise_notebook(with_solutions=True)), force)
+
+
+def nbgrader_source_path(course_dir):
+  """Where nbgrader's source version of the assignment goes in ``course_dir``."""
+  return os.path.join(course_dir, 'source', ASSIGNMENT, ASSIGNMENT + '.ipynb')

@@ -30,10 +30,11 @@ import re
 import sys
 import tarfile
 import threading
+import zlib
 
 from summarizer.config import MAX_ARTICLE_BYTES, MAX_URL_LIST_BYTES
 from summarizer.errors import SummarizerError
-from summarizer.files import amount, read_file, regular_file
+from summarizer.files import MAX_JSON_DEPTH, amount, json_depth, read_file, regular_file
 
 SPLITS = ('train', 'validation', 'test')
 _SPLIT_ALIASES = {'val': 'validation', 'eval': 'validation', 'dev': 'validation'}
@@ -147,7 +148,9 @@ def _story_bytes(path):
 def _story_files(path):
   """Yields (name, bytes reader) for every .story file in a folder or archive.
 
-  A reader gives None for a story over ``MAX_ARTICLE_BYTES``.
+  A reader gives None for a story over ``MAX_ARTICLE_BYTES``. An archive cut
+  short (a download stopped) gives the stories before the cut, then one
+  warning; one that gives none is one error.
   """
   if not os.path.isdir(path):
     archives, folders = [path], []
@@ -162,16 +165,26 @@ def _story_files(path):
         if name.endswith('.story'):
           yield name, functools.partial(_story_bytes, os.path.join(root, name))
   for archive in archives:
-    regular_file(archive)
-    try:
-      with tarfile.open(archive, 'r:*') as tar:
-        for member in tar:
-          if member.isfile() and member.name.endswith('.story'):
-            data = (tar.extractfile(member).read() if member.size <= MAX_ARTICLE_BYTES
-                    else None)
-            yield os.path.basename(member.name), lambda data=data: data
-    except (tarfile.TarError, OSError) as e:
+    yield from _archived_stories(archive)
+
+
+def _archived_stories(archive):
+  """Yields (name, bytes reader) for the .story members of a tar archive, to a cut if any."""
+  regular_file(archive)
+  found = 0
+  try:
+    with tarfile.open(archive, 'r:*') as tar:
+      for member in tar:
+        if member.isfile() and member.name.endswith('.story'):
+          data = (tar.extractfile(member).read() if member.size <= MAX_ARTICLE_BYTES
+                  else None)
+          found += 1
+          yield os.path.basename(member.name), lambda data=data: data
+  except (tarfile.TarError, EOFError, zlib.error, OSError) as e:
+    if not found:
       raise SummarizerError(f'{archive}: not a readable archive ({e})') from None
+    print(f'warning: {archive}: cut short after {found} stories ({e}); the rest is '
+          'skipped', file=sys.stderr)
 
 
 def _stories(path, split, skips):
@@ -181,7 +194,11 @@ def _stories(path, split, skips):
     key = name[:-len('.story')]
     if (key not in wanted) if wanted is not None else hash_split(key) != split:
       continue
-    data = read()
+    try:
+      data = read()
+    except OSError:  # A link to nothing, a file without permission: skipped, counted.
+      skips.reasons['unreadable'] += 1
+      continue
     if data is None:
       skips.reasons[_TOO_LARGE] += 1
       continue
@@ -238,6 +255,9 @@ def _rows(path, skips):
       keys, whole = {}, False
       for line in _decoded_lines(f, skips):
         if not line.strip():
+          continue
+        if json_depth(line) > MAX_JSON_DEPTH:  # Python's parser would recurse to its limit.
+          skips.reasons['nested too deep'] += 1
           continue
         try:
           row = json.loads(line)
@@ -485,7 +505,25 @@ def _reader(source, split, data_dir, download, skips):
       if _table_files(path, split):
         return _table(path, split, skips)
       return _stories(path, split, skips)
+  check_source(source)
   raise SummarizerError(f'unknown data source {source!r}; use {ACCEPTED}')
+
+
+def check_source(source):
+  """Refuses, before any work, a source that names a file or folder that is not there.
+
+  A source with a file's suffix or a folder in it is a path: missing, it is
+  said to be missing, not an unknown kind of source.
+  """
+  if source == 'news' or source.startswith('tfds:'):
+    return
+  path = os.path.expanduser(source)
+  looks_like_a_path = os.sep in source or path.endswith(
+      ('.tgz', '.tar.gz', '.story', '.jsonl', '.json', '.csv'))
+  if looks_like_a_path and not os.path.lexists(path):
+    raise SummarizerError(f'{source}: no such file or folder')
+  if os.path.islink(path) and not os.path.exists(path):
+    raise SummarizerError(f'{source}: a link to {os.path.realpath(path)}, which is not there')
 
 
 def examples(source='news', split='train', data_dir=None, download=True):

@@ -24,6 +24,9 @@ from summarizer.errors import SummarizerError
 
 # Flags for a quiet, headless, sandbox-free (root in a container) Chromium
 # that reaches for nothing on the network by itself.
+# The most one page load or one script may take: a page whose script never ends
+# (while(true){}) is given up on after it, not waited for.
+PAGE_SECONDS = 60
 CHROMIUM_FLAGS = ('--headless', '--no-sandbox', '--disable-gpu', '--disable-quic',
                   '--no-first-run', '--disable-background-networking',
                   '--disable-component-update', '--disable-sync',
@@ -78,6 +81,8 @@ class Chromium:
     try:
       with _one_line('chromedriver did not start'):
         self.driver = webdriver.Chrome(options=options, service=service)
+      self.driver.set_page_load_timeout(PAGE_SECONDS)
+      self.driver.set_script_timeout(PAGE_SECONDS)
       # The page's own size, without the window's frame.
       self.cdp('Emulation.setDeviceMetricsOverride', width=width, height=height,
                deviceScaleFactor=1, mobile=False)

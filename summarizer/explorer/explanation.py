@@ -17,7 +17,6 @@ An ``Explanation`` shows itself as a self-contained HTML page (``save``,
 import dataclasses
 import html
 import os
-import tempfile
 
 import numpy as np
 
@@ -186,21 +185,12 @@ def check_output_path(path, force=True):
   if suffix not in FORMATS:
     raise SummarizerError(f'{path}: --explain writes .html (the page) or .png '
                           '(the heatmap); give a path ending in one of them')
-  directory = os.path.dirname(os.path.abspath(path))
+  directory = os.path.dirname(files.absolute(path))
   if not os.path.isdir(directory):
     raise SummarizerError(f'{path}: cannot write, no folder {directory}')
-  if os.path.isdir(path):
-    raise SummarizerError(f'{path}: is a directory')
   if not force and os.path.lexists(path):
     raise SummarizerError(files.exists_message(path))
-  if os.path.exists(path) and not os.access(path, os.W_OK):
-    raise SummarizerError(f'{path}: cannot write (permission denied)')
-  try:  # Asked before the model's work, by writing: permissions alone can mislead.
-    handle, probe = tempfile.mkstemp(suffix=suffix, dir=directory, prefix='.explain-')
-    os.close(handle)
-    os.remove(probe)
-  except OSError as e:
-    raise SummarizerError(f'{path}: cannot write there ({e.strerror})') from None
+  files.check_writable(path)  # Asked before the model's work, by writing: permissions can mislead.
   return suffix
 
 

@@ -82,10 +82,28 @@ def _file(path):
     raise SummarizerError(f'{path}: cannot read ({e.strerror})') from None
 
 
+def _wide_encoding(raw):
+  """'UTF-16' or 'UTF-32' where bytes are text in one (by its byte-order mark, or UTF-16's
+  zero bytes between ASCII letters); None otherwise."""
+  if raw.startswith((b'\xff\xfe\x00\x00', b'\x00\x00\xfe\xff')):
+    return 'UTF-32'
+  if raw.startswith((b'\xff\xfe', b'\xfe\xff')):
+    return 'UTF-16'
+  sample = raw[:2000]
+  for zeros, name in ((sample[1::2], 'UTF-16LE'), (sample[0::2], 'UTF-16BE')):
+    if len(sample) >= 8 and zeros.count(0) == len(zeros) and sample.replace(b'\x00', b'').isascii():
+      return name
+  return None
+
+
 def _decoded(raw, where):
   """Returns the article's text: bytes decoded as UTF-8; a leading byte-order mark dropped."""
   if isinstance(raw, str):  # A text stream (a test's, or one without a buffer).
     return raw.removeprefix('\ufeff')
+  encoding = _wide_encoding(raw)
+  if encoding:
+    raise SummarizerError(f'{where}: {encoding} text; the summarizer reads UTF-8 (convert it: '
+                          f'iconv -f {encoding} -t UTF-8)')
   if b'\x00' in raw:
     raise SummarizerError(f'{where}: binary data, not text')
   try:

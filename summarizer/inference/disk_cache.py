@@ -10,10 +10,14 @@ asked) are not cached.
 Where: ``$SUMMARIZER_COMPILATION_CACHE`` names a folder (``0`` or ``off``
 turns the cache off); unset, ``~/.cache/summarizer/jax``. The cache keeps
 its entries in a folder of its own inside it, ``summarizer-jax-cache/``,
-marked as the cache's by a ``CACHEDIR.TAG`` file (the Cache Directory
-Tagging convention, which backup tools honour); a folder of that name
-without the tag is someone else's, and the cache stays off rather than
-write there. The cache deletes only files of its own folder named as jax
+marked by a ``CACHEDIR.TAG`` file (the Cache Directory Tagging convention,
+which backup tools honour). The convention's signature line is the same for
+every tool, so the tag also carries a line of ours with a random identity,
+written once with the folder; a folder of that name without such a tag is
+someone else's, and the cache stays off rather than write there. A relative
+``$XDG_CACHE_HOME`` is ignored (the XDG spec says so), and a setting whose
+``~user`` names no user turns the cache off: neither makes a folder in the
+current one. The cache deletes only files of its own folder named as jax
 names its entries (``NAME-cache``, and the ``NAME-atime`` beside one),
 never through a link, and only:
 
@@ -26,6 +30,8 @@ never through a link, and only:
 
 import contextlib
 import os
+import re
+import secrets
 import stat
 import time
 
@@ -42,10 +48,21 @@ COMPILATION_CACHE_MAX_MB = 200
 CACHE_FOLDER = 'summarizer-jax-cache'
 TAG_NAME = 'CACHEDIR.TAG'
 TAG_SIGNATURE = 'Signature: 8a477f597d28d172789f06886806bc55\n'
-TAG_TEXT = (TAG_SIGNATURE +
-            "# This folder is the summarizer's cache of compiled jax programs\n"
-            '# (python -m summarizer); deleting it loses nothing but time.\n'
-            '# https://bford.info/cachedir/\n')
+# The tag's text before the identity line: what every version of the cache wrote.
+TAG_COMMENT = (TAG_SIGNATURE +
+               "# This folder is the summarizer's cache of compiled jax programs\n"
+               '# (python -m summarizer); deleting it loses nothing but time.\n'
+               '# https://bford.info/cachedir/\n')
+# The line only this cache writes: its name and a random identity (32 hex digits).
+IDENTITY_LINE = re.compile(r'# summarizer-jax-cache identity: [0-9a-f]{32}\n')
+# The most of a tag that is read (ours is about 250 bytes).
+TAG_MAX_BYTES = 4096
+
+
+def tag_text():
+  """A new tag's text: the convention's lines, then ours with a fresh identity."""
+  return TAG_COMMENT + f'# summarizer-jax-cache identity: {secrets.token_hex(16)}\n'
+
 # What jax names its entries (lru_cache.py): the program's name, a hash, then these.
 ENTRY_SUFFIX = '-cache'
 ACCESS_SUFFIX = '-atime'
@@ -64,24 +81,62 @@ def compilation_cache_dir():
   ``$XDG_CACHE_HOME/summarizer/jax`` (``~/.cache/summarizer/jax``). The
   entries go in a folder of their own inside it (``CACHE_FOLDER``).
   """
+  return cache_setting()[0]
+
+
+def cache_setting():
+  """(The cache's folder or None, a line saying why a setting was set aside or None)."""
   setting = os.environ.get(COMPILATION_CACHE_ENV)
   if setting is not None and setting.strip().lower() in ('0', 'off', 'no', 'false', ''):
-    return None
+    return None, None
   if setting:
-    return os.path.abspath(os.path.expanduser(setting))
-  base = os.environ.get('XDG_CACHE_HOME') or os.path.join(os.path.expanduser('~'), '.cache')
-  return os.path.join(base, 'summarizer', 'jax')
+    expanded = os.path.expanduser(setting)
+    if expanded.startswith('~'):
+      return None, (f'{COMPILATION_CACHE_ENV}={setting}: ~ names no home folder here; '
+                    'the compilation cache is off')
+    return os.path.abspath(expanded), None
+  base, why = os.environ.get('XDG_CACHE_HOME'), None
+  if base and not os.path.isabs(base):  # The XDG spec: a relative path is invalid, ignored.
+    base, why = None, f'XDG_CACHE_HOME={base} is not an absolute path: ignored, as the XDG spec says'
+  home = os.path.expanduser('~')
+  if not base and not os.path.isabs(home):  # No $HOME and no user entry: nowhere sure.
+    return None, 'no home folder: the compilation cache is off'
+  return os.path.join(base or os.path.join(home, '.cache'), 'summarizer', 'jax'), why
 
 
 def _tagged(folder):
-  """Tells whether ``folder`` holds the cache's tag (a regular file, not a link)."""
+  """Tells whether ``folder`` holds this cache's tag: a regular file, ours to the letter.
+
+  The convention's lines and then our identity line, nothing else: another
+  tool's ``CACHEDIR.TAG`` shares the signature line, never the rest.
+  """
   try:
     fd = os.open(os.path.join(folder, TAG_NAME), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
   except OSError:
     return False
   with os.fdopen(fd, 'rb') as f:
-    signature = f.read(len(TAG_SIGNATURE))
-    return stat.S_ISREG(os.fstat(fd).st_mode) and signature == TAG_SIGNATURE.encode()
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+      return False
+    text = f.read(TAG_MAX_BYTES).decode('utf-8', 'replace')
+  if text == TAG_COMMENT:  # Ours, from a version before the identity line: given one.
+    _write_tag(folder, replace=True)
+    return True
+  return (text.startswith(TAG_COMMENT)
+          and IDENTITY_LINE.fullmatch(text[len(TAG_COMMENT):]) is not None)
+
+
+def _write_tag(folder, replace=False):
+  """Writes a new tag in ``folder`` (``replace``: over ours, through a temporary file)."""
+  path = os.path.join(folder, TAG_NAME)
+  if replace:
+    temporary = f'{path}.{secrets.token_hex(4)}.tmp'
+    with open(temporary, 'x', encoding='utf-8') as f:
+      f.write(tag_text())
+    os.replace(temporary, path)
+    return
+  fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+  with os.fdopen(fd, 'w', encoding='utf-8') as f:
+    f.write(tag_text())
 
 
 def _own_folder(place):
@@ -101,12 +156,9 @@ def _own_folder(place):
   if os.listdir(folder):
     return None
   try:
-    fd = os.open(os.path.join(folder, TAG_NAME),
-                 os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    _write_tag(folder)
   except FileExistsError:  # Another start tagged it at the same moment.
     return folder if _tagged(folder) else None
-  with os.fdopen(fd, 'w', encoding='utf-8') as f:
-    f.write(TAG_TEXT)
   return folder
 
 
@@ -174,8 +226,12 @@ def _trim(directory, max_bytes):
     total -= size
 
 
-def use_compilation_cache():
+def use_compilation_cache(warn=None):
   """Turns jax's persistent compilation cache on, unless the user said otherwise.
+
+  Args:
+    warn: Called with one line where a setting is set aside (a relative
+      ``$XDG_CACHE_HOME``, a ``~user`` that names no user).
 
   Returns:
     The folder of the cache's entries, or None if it stays off: turned off
@@ -183,7 +239,9 @@ def use_compilation_cache():
     ``$JAX_COMPILATION_CACHE_DIR``, its folder cannot be made, or the name
     of its folder is taken by something that is not the cache's.
   """
-  place = compilation_cache_dir()
+  place, why = cache_setting()
+  if why and warn:
+    warn(why)
   if place is None or jax.config.jax_compilation_cache_dir:
     return None
   try:

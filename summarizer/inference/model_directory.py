@@ -118,6 +118,9 @@ def read(model_dir=None, vocab_file=None, n_heads=None):
   """
   model_dir = model_dir or DEFAULT_MODEL_DIR
   if not os.path.isdir(model_dir):
+    if os.path.exists(model_dir):  # --model DIR/config.json, say: the folder is meant.
+      raise SummarizerError(f'{model_dir}: a file, not a folder; give the model directory '
+                            f'that holds it ({os.path.dirname(model_dir) or "."})')
     raise SummarizerError(f'{model_dir}: model directory not found')
   pkl = os.path.join(model_dir, BASENAME + '.pkl.gz')
   if has_config(model_dir):
@@ -146,6 +149,7 @@ def read(model_dir=None, vocab_file=None, n_heads=None):
     checkpoint = read_checked(model_dir, pkl, read_checkpoint)
     _check_sizes(checkpoint[1], config, model_dir)
   step, weights = checkpoint
+  _check_numbers(weights, model_dir)
   return ModelDirectory(model_dir, config, vocab_file, tuple(weights), values, step)
 
 
@@ -214,6 +218,24 @@ def _check_sizes(weights, config, model_dir):
       raise SummarizerError(
           f'{model_dir}: cannot load the weights (they have {field} '
           f'{getattr(found, field)}, its config.json says {getattr(config, field)})')
+
+
+def _check_numbers(weights, model_dir):
+  """Refuses weights that are not real floating-point numbers, all of them finite.
+
+  A run whose loss went NaN, or a damaged file, leaves weights that decode
+  to nothing; said here, not as an "undertrained" model's empty summary.
+  """
+  for number, weight in enumerate(weights):
+    array = np.asarray(weight)
+    if array.dtype.kind != 'f':
+      raise SummarizerError(f'{model_dir}: cannot load the weights (array {number} holds '
+                            f'{array.dtype} values, not real floating-point numbers)')
+    if not np.isfinite(array).all():
+      bad = int(array.size - np.count_nonzero(np.isfinite(array)))
+      raise SummarizerError(
+          f'{model_dir}: cannot load the weights (array {number}, of shape {array.shape}, '
+          f'holds {bad} NaN or infinite values: its training diverged, or the file is damaged)')
 
 
 def config_from_weights(weights, n_heads=None, where='the checkpoint'):

@@ -22,6 +22,19 @@ BATCH_SIZE = 16
 # the whole context, so 100,000 beams asked for 669 GB.
 MAX_BEAMS = 64
 MAX_BATCH_SIZE = 1024
+# The least temperature that samples: below it every draw is the argmax all the same,
+# and far below it (1e-320) the log-probabilities divided by it overflow to NaN.
+MIN_TEMPERATURE = 1e-6
+
+
+def temperature_problem(temperature):
+  """What is wrong with a sampling temperature, in words; None when it is 0 or samples."""
+  if not isinstance(temperature, (int, float)) or not 0 <= temperature < float('inf'):
+    return f'must be a number, 0 or more, not {temperature}'
+  if 0 < temperature < MIN_TEMPERATURE:
+    return (f'{temperature} is too small to sample with (at least {MIN_TEMPERATURE:g}; '
+            '0 decodes greedily)')
+  return None
 
 
 def add_search_arguments(p, batched='articles decoded side by side', best=False):

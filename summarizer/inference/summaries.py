@@ -151,8 +151,8 @@ def _check_arguments(text, max_length, method, temperature, search=beam.Search()
   check_article(text)
   if max_length < 1:
     raise SummarizerError('max_length must be at least 1')
-  if not isinstance(temperature, (int, float)) or not 0 <= temperature < float('inf'):
-    raise SummarizerError(f'temperature must be a number, 0 or more, not {temperature}')
+  if search_options.temperature_problem(temperature):
+    raise SummarizerError(f'temperature {search_options.temperature_problem(temperature)}')
   if method == 'greedy' and temperature > 0:
     raise SummarizerError("sampling (temperature > 0) needs method='fast'")
   search.check(max_length)

@@ -56,13 +56,23 @@ def export(run_dir, model_dir, calibration_articles=None):
     shutil.rmtree(staging, ignore_errors=True)
 
 
-def check_export_target(model_dir):
+def check_export_target(model_dir, output_dir=None):
   """Refuses a ``model_dir`` that an export must not replace.
+
+  Args:
+    model_dir: The export's directory.
+    output_dir: The run's output directory (asked before the run trains).
 
   Raises:
     SummarizerError: it is a link, not a directory, or holds anything but
-      an earlier export (its four files and manifest) and the run lock.
+      an earlier export (its four files and manifest) and the run lock; or
+      it is the run's output directory, or inside or around it.
   """
+  if output_dir is not None:
+    export, run = os.path.realpath(model_dir), os.path.realpath(output_dir)
+    if export == run or export.startswith(run + os.sep) or run.startswith(export + os.sep):
+      raise SummarizerError(f'--export-to {model_dir}: is the output directory '
+                            f'{output_dir}, or inside or around it; export to another directory')
   if os.path.islink(model_dir):
     raise SummarizerError(f'--export-to {model_dir}: is a symbolic link; give the '
                           'directory itself')

@@ -103,7 +103,7 @@ def train(args, started=None, judge=None):
       directory or the export directory (``summarizer.runs.locks``).
   """
   if args.export_to:  # Before its lock is made in it: a link is not followed.
-    export.check_export_target(args.export_to)
+    export.check_export_target(args.export_to, args.output_dir)
   started = time.monotonic() if started is None else started
   judge = judge if args.verdict_stories else None
   budget = (Budget(args.max_minutes, started,
@@ -197,6 +197,10 @@ def _diverged_error(run, step):
                             run.counter['longest_article'], run.split.on)
   where = (f'the last good checkpoint (step {kept}) in {out} is kept' if kept is not None
            else 'no checkpoint had been saved')
+  if step <= 1:  # No update had been made: no learning rate is to blame.
+    return SummarizerError(
+        f'the loss is not a number at step {step}, the first, before any update: the '
+        f'starting weights or the first batch hold no numbers; the run stopped and {where}')
   return SummarizerError(
       f'the loss is not a number at step {step} (training diverged, at learning rate '
       f'{run.config.learning_rate:g}): the run stopped and {where}; try a lower '

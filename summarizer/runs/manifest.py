@@ -15,10 +15,12 @@ import os
 import stat
 
 from summarizer.errors import SummarizerError
-from summarizer.files import write_text
+from summarizer.files import read_json, write_text
 
 RUN_MANIFEST = '.summarizer-run.json'
 EXPORT_MANIFEST = '.summarizer-export.json'
+# A manifest names a run's few dozen files (checkpoints, logs): a few KB.
+MAX_MANIFEST_BYTES = 10**6
 # The files a training run writes (Trax's metric logs in train/ and eval/).
 RUN_PATTERNS = ('config.json', 'config.gin', 'vocab.subwords', 'train.log', 'loss.png', 'data_counters*.pkl',
                 'model.pkl.gz', 'model.weights.npy.gz', 'model.opt_slots*.npy.gz',
@@ -63,9 +65,8 @@ def read(directory, name=RUN_MANIFEST):
     raise SummarizerError(f'{path}: is a link or not a regular file, not the record a run '
                           'wrote; nothing in the directory is touched: remove it yourself')
   try:
-    with open(path, encoding='utf-8') as f:
-      files = json.load(f)['files']
-  except (OSError, ValueError, KeyError, TypeError) as e:
+    files = read_json(path, MAX_MANIFEST_BYTES, 'a run\'s manifest may be')['files']
+  except (OSError, ValueError, KeyError, TypeError, SummarizerError) as e:
     raise SummarizerError(f'{path}: unreadable ({e}); remove the directory yourself') from None
   if not isinstance(files, list) or not all(_inside(f) for f in files):
     raise SummarizerError(f'{path}: names files outside its directory; remove the '

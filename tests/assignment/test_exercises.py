@@ -379,3 +379,39 @@ def test_the_written_out_layers_are_lab_2s_helpers():
                            max_len=64, mode='eval')
   encoder = tl.Serial(model.PositionalEncoder(100, 16, 0.1, 64, 'eval'))
   assert [str(layer) for layer in lm.sublayers[1:4]] == [str(layer) for layer in encoder.sublayers]
+
+
+@pytest.mark.parametrize('content,message', [
+    ('{"cells": 5}', 'cannot read the notebook (not a notebook: no "nbformat" version number)'),
+    ('{"cells": 5, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}',
+     'cannot read the notebook (not a notebook: '),
+    ('[1, 2]', 'cannot read the notebook (not a notebook: not a JSON object)'),
+    ('{"cells": ' + '[' * 100_000 + ']' * 100_000 + '}', 'nested more than 64 levels deep'),
+])
+def test_a_notebook_to_grade_that_is_no_notebook_is_one_line_and_status_2(
+    tmp_path, capsys, content, message):
+  path = tmp_path / 'submitted.ipynb'
+  path.write_text(content)
+  assert exercises.main(['--grade', str(path)]) == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and err.startswith('error: ') and message in err, err
+  assert str(path) in err
+
+
+def test_a_notebook_to_grade_over_the_bound_is_refused_unread(tmp_path, capsys, monkeypatch):
+  monkeypatch.setattr(handout, 'MAX_NOTEBOOK_BYTES', 1000)
+  path = tmp_path / 'large.ipynb'
+  path.write_text('{"cells": [], "x": "' + 'a' * 2000 + '"}')
+  assert exercises.main(['--grade', str(path)]) == 2
+  assert 'too large (over 1 KB, the most a notebook may be)' in capsys.readouterr().err
+
+
+def test_a_course_refused_for_an_existing_config_writes_nothing(tmp_path, capsys):
+  course = tmp_path / 'course'
+  course.mkdir()
+  (course / 'nbgrader_config.py').write_text('# the teacher\'s own\n')
+  assert exercises.main(['--nbgrader', str(course)]) == 2
+  assert capsys.readouterr().err == (f'error: {course / "nbgrader_config.py"} exists: pass '
+                                     '--force to overwrite it\n')
+  assert [p.name for p in course.iterdir()] == ['nbgrader_config.py']
+  assert (course / 'nbgrader_config.py').read_text() == '# the teacher\'s own\n'

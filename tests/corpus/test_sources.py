@@ -373,3 +373,47 @@ def test_unknown_source_and_split():
     sources.examples('nowhere/at/all', 'train')
   with pytest.raises(SummarizerError, match="unknown split 'dev2'"):
     sources.examples('news', 'dev2')
+
+
+def test_a_story_link_to_nothing_is_skipped_and_counted(tmp_path, capsys):
+  folder = tmp_path / 'stories'
+  write_stories(folder, 3)
+  (folder / f'{train_story_name()}.story').symlink_to(tmp_path / 'gone.story')
+  listed = [name for name in os.listdir(folder)
+            if sources.hash_split(name[:-len('.story')]) == 'train']
+  train = list(sources.examples(str(folder), 'train'))
+  assert len(train) == len(listed) - 1
+  assert capsys.readouterr().err == (
+      f"warning: {folder}: skipped 1 of {len(listed)} examples in 'train' (1 unreadable)\n")
+
+
+def test_an_archive_cut_short_gives_its_stories_before_the_cut_and_one_warning(tmp_path, capsys):
+  names = write_stories(tmp_path / 'src', 60)
+  whole = tmp_path / 'whole' / 'cnn_stories.tgz'
+  whole.parent.mkdir()
+  with tarfile.open(whole, 'w:gz') as tar:
+    for name in names:
+      tar.add(tmp_path / 'src' / f'{name}.story', arcname=f'cnn/stories/{name}.story')
+  cut = tmp_path / 'cut' / 'cnn_stories.tgz'
+  cut.parent.mkdir()
+  data = whole.read_bytes()
+  cut.write_bytes(data[:len(data) * 2 // 3])
+  everything = list(sources.examples(str(whole), 'train'))
+  before_cut = list(sources.examples(str(cut), 'train'))
+  assert before_cut and before_cut == everything[:len(before_cut)] and len(before_cut) < len(everything)
+  lines = capsys.readouterr().err.splitlines()
+  assert len(lines) == 1 and lines[0].startswith(f'warning: {cut}: cut short after '), lines
+  assert lines[0].endswith('the rest is skipped')
+  cut.write_bytes(data[:20])  # Nothing readable at all: one error.
+  with pytest.raises(SummarizerError, match='not a readable archive'):
+    list(sources.examples(str(cut), 'train'))
+
+
+def test_a_jsonl_row_nested_too_deep_is_skipped_and_counted_never_parsed(tmp_path, capsys):
+  path = tmp_path / 'train.jsonl'
+  good = json.dumps({'article': 'Rain fell on the town.', 'highlights': 'Rain fell.'})
+  deep = '{"article": ' + '[' * 100_000 + ']' * 100_000 + ', "highlights": "x"}'
+  path.write_text('\n'.join([good, deep, good]) + '\n')
+  assert len(list(sources.examples(str(path), 'train'))) == 2
+  assert capsys.readouterr().err == (
+      f"warning: {path}: skipped 1 of 3 examples in 'train' (1 nested too deep)\n")

@@ -33,3 +33,20 @@ def test_the_help_example_writes_under_runs_not_over_the_shipped_vocabulary():
              if 'python -m summarizer.vocab' in line]
   assert example and all(words[words.index('--out') + 1].startswith('runs/')
                          for words in example)
+
+
+def test_an_out_that_cannot_be_written_is_one_line_before_the_build(tmp_path, capsys):
+  a_file = tmp_path / 'a_file'
+  a_file.write_text('')
+  long_name = 'n' * 241 + '.subwords'  # 250 characters: fits, a temporary name beside it too.
+  for out, message in (
+      (a_file / 'v.subwords', f'{a_file / "v.subwords"}: cannot be written ({a_file} is a file, '
+                              'not a folder)'),
+      ('/proc/v.subwords', '/proc/v.subwords: cannot be written in /proc'),
+      (tmp_path / ('m' * 256), 'File name too long')):
+    assert vocab_command.main(['--out', str(out), '--limit', '5']) == 2
+    err = capsys.readouterr().err
+    assert err.startswith('error: ') and err.count('\n') == 1 and message in err, err
+  assert sorted(p.name for p in tmp_path.iterdir()) == ['a_file']
+  assert vocab_command.main(['--out', str(tmp_path / long_name), '--limit', '5']) == 0
+  assert (tmp_path / long_name).exists()

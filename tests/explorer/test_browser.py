@@ -156,3 +156,15 @@ def test_the_jupyter_view_is_the_page_working_in_its_frame(page, tmp_path):
     assert top == int(np.argmax(explanation.view(-1)[token]))
   finally:
     chrome.frame(None)
+
+
+def test_measuring_a_page_whose_script_never_ends_ends_in_one_line(tmp_path, monkeypatch, capsys):
+  from summarizer.explorer import __main__ as explorer_command  # pylint: disable=g-import-not-at-top
+  monkeypatch.setattr(browser, 'PAGE_SECONDS', 3)
+  page = tmp_path / 'endless.html'
+  page.write_text('<html><body><script>while (true) {}</script></body></html>')
+  started = time.monotonic()
+  assert explorer_command.main(['--measure', str(page)]) == 2
+  assert time.monotonic() - started < 60
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and err.startswith('error: ') and 'endless.html' in err, err

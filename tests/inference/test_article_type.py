@@ -34,3 +34,9 @@ def test_an_empty_string_is_still_the_empty_article():
 def test_temperature_must_be_a_number(random_model_dir):
   with pytest.raises(SummarizerError, match='temperature must be a number'):
     api.summarize('Rain fell.', random_model_dir, temperature=float('nan'))
+
+
+def test_a_temperature_too_small_to_sample_with_is_refused_not_turned_into_nan(random_model_dir):
+  # 1e-320 is a float above 0: dividing the log-probabilities by it overflows.
+  with pytest.raises(SummarizerError, match='too small to sample with'):
+    api.summarize('Rain fell.', random_model_dir, temperature=1e-320)

@@ -149,3 +149,62 @@ def test_the_command_gives_the_same_summary_with_the_cache_cold_warm_and_off(tmp
   off = command('off')
   assert cold.stdout == warm.stdout == off.stdout and cold.stdout.strip()
   assert cold.stderr == warm.stderr == off.stderr == ''
+
+
+def test_a_folder_tagged_by_another_tool_is_never_taken_for_the_cache_nor_trimmed(
+    tmp_path, monkeypatch, jax_settings_kept):
+  # The Cache Directory Tagging signature line is the same for every tool that tags.
+  del jax_settings_kept
+  place = tmp_path / 'caches'
+  folder = place / CACHE_FOLDER
+  folder.mkdir(parents=True)
+  (folder / TAG).write_text('Signature: 8a477f597d28d172789f06886806bc55\n'
+                            '# This file is a cache directory tag created by sometool.\n')
+  (folder / ENTRY).write_bytes(b'not a compiled program of ours')
+  before = files_of(tmp_path)
+  monkeypatch.setenv(disk_cache.COMPILATION_CACHE_ENV, str(place))
+  assert disk_cache.use_compilation_cache() is None
+  assert files_of(tmp_path) == before
+
+
+def test_the_cache_tags_its_folder_with_an_identity_of_its_own_and_knows_it_again(
+    tmp_path, monkeypatch, jax_settings_kept):
+  del jax_settings_kept
+  monkeypatch.setenv(disk_cache.COMPILATION_CACHE_ENV, str(tmp_path))
+  folder = pathlib.Path(disk_cache.use_compilation_cache())
+  tag = (folder / TAG).read_text()
+  assert tag.startswith('Signature: 8a477f597d28d172789f06886806bc55\n')
+  assert tag != disk_cache.tag_text()  # Each folder its own identity.
+  jax.config.update('jax_compilation_cache_dir', None)
+  assert disk_cache.use_compilation_cache() == str(folder)
+  assert (folder / TAG).read_text() == tag  # Known again, not rewritten.
+
+
+def test_a_tag_of_an_earlier_version_is_ours_and_gets_an_identity(
+    tmp_path, monkeypatch, jax_settings_kept):
+  del jax_settings_kept
+  folder = tmp_path / CACHE_FOLDER
+  folder.mkdir()
+  (folder / TAG).write_text(disk_cache.TAG_COMMENT)
+  (folder / ENTRY).write_bytes(whole_entry())
+  monkeypatch.setenv(disk_cache.COMPILATION_CACHE_ENV, str(tmp_path))
+  assert disk_cache.use_compilation_cache() == str(folder)
+  assert disk_cache.IDENTITY_LINE.fullmatch(
+      (folder / TAG).read_text()[len(disk_cache.TAG_COMMENT):])
+  assert (folder / ENTRY).read_bytes() == whole_entry()
+
+
+@pytest.mark.parametrize('setting', ['XDG_CACHE_HOME=relative/cache',
+                                     'SUMMARIZER_COMPILATION_CACHE=~nosuchuser4821/c'])
+def test_a_relative_or_unknown_user_setting_makes_no_folder_here_and_says_so(tmp_path, setting):
+  name, value = setting.split('=', 1)
+  env = dict(os.environ, HOME=str(tmp_path / 'home'), PYTHONWARNINGS='ignore', **{name: value})
+  env.pop('SUMMARIZER_COMPILATION_CACHE' if name != 'SUMMARIZER_COMPILATION_CACHE' else 'XDG_CACHE_HOME', None)
+  work = tmp_path / 'work'
+  work.mkdir()
+  done = subprocess.run([sys.executable, '-m', 'summarizer', SAMPLE, '--max-length', '8'],
+                        capture_output=True, text=True, cwd=work, env=env, check=False)
+  assert done.returncode == 0, done.stderr
+  assert list(work.iterdir()) == []
+  warnings = [line for line in done.stderr.splitlines() if value in line]
+  assert len(warnings) == 1 and warnings[0].startswith('warning: '), done.stderr

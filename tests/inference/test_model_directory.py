@@ -287,3 +287,31 @@ def test_weights_that_unpack_past_the_bound_are_one_line_and_exit_2(tmp_path, ca
   assert summarize_main(['--text', ARTICLE, '--model', model_dir]) == 2
   assert capsys.readouterr().err == (f'error: {weights}: too large (over 1 GB, the most the '
                                      'arrays of a checkpoint file may hold unpacked)\n')
+
+
+@pytest.mark.parametrize('how,fragment', [
+    ('nan', 'holds 1 NaN or infinite values: its training diverged, or the file is damaged'),
+    ('inf', 'holds 3 NaN or infinite values'),
+    ('complex', 'holds complex64 values, not real floating-point numbers'),
+    ('int', 'holds int32 values, not real floating-point numbers'),
+])
+def test_weights_that_are_not_finite_real_numbers_are_refused_at_load_in_one_line(
+    tmp_path, capsys, how, fragment):
+  from summarizer import safe_pickle  # pylint: disable=g-import-not-at-top
+  model_dir = write_course_dir(tmp_path)
+  weights = os.path.join(model_dir, 'model.weights.npy.gz')
+  arrays = [np.array(a) for a in safe_pickle.load_arrays(weights)]
+  last = arrays[-1]
+  if how == 'nan':
+    last.flat[0] = np.nan
+  elif how == 'inf':
+    last.flat[:3] = [np.inf, -np.inf, np.inf]
+  else:
+    arrays[-1] = last.astype(np.complex64 if how == 'complex' else np.int32)
+  with gzip.open(weights, 'wb') as f:
+    for array in arrays:
+      np.save(f, array)
+  assert summarize_main(['--text', ARTICLE, '--model', model_dir]) == 2
+  err = capsys.readouterr().err
+  assert err.count('\n') == 1 and err.startswith(f'error: {model_dir}: cannot load the weights')
+  assert fragment in err, err

@@ -2,6 +2,7 @@
 
 import os
 import shutil
+import time
 
 import pytest
 
@@ -87,3 +88,18 @@ def test_a_kill_during_the_copy_leaves_the_earlier_export_whole(run_dir, tmp_pat
     export.export(str(run_dir), str(target))
   assert contents(target) == before
   assert copied and not copied[0].startswith(str(target) + os.sep)
+
+
+@pytest.mark.parametrize('where', ['the output directory', 'inside it', 'around it'])
+def test_an_export_into_the_output_directory_is_refused_before_training(tmp_path, capsys, where):
+  from summarizer import train  # pylint: disable=g-import-not-at-top
+  out = tmp_path / 'run'
+  target = {'the output directory': out, 'inside it': out / 'model', 'around it': tmp_path}[where]
+  started = time.monotonic()
+  assert train.main(['--output-dir', str(out), '--export-to', str(target), '--preset', 'tiny',
+                     '--max-steps', '1000']) == 2
+  assert time.monotonic() - started < 30  # Refused at once, not after 1,000 steps.
+  assert capsys.readouterr().err == (f'error: --export-to {target}: is the output directory '
+                                     f'{out}, or inside or around it; export to another '
+                                     'directory\n')
+  assert not out.exists()

@@ -138,6 +138,23 @@ def test_a_loss_that_turns_nan_stops_the_run_keeping_the_last_good_checkpoint(
   assert all(np.all(np.isfinite(w)) for w in weights)
 
 
+def test_a_loss_that_is_nan_at_the_first_step_does_not_blame_the_learning_rate(
+    tmp_path, monkeypatch):
+  counted = prepare._counted  # pylint: disable=protected-access
+
+  def poisoned(stream, counter):
+    for inputs, targets, weights in counted(stream, counter):
+      yield inputs, targets, np.full_like(weights, np.nan)
+
+  monkeypatch.setattr(prepare, '_counted', poisoned)
+  with pytest.raises(SummarizerError) as raised:
+    run_loop.train(micro_args(tmp_path / 'run', max_steps=2))
+  message = str(raised.value)
+  assert message.startswith('the loss is not a number at step 1, the first, before any update')
+  assert 'learning' not in message
+
+
+
 def _small_tmpfs(path, size):
   path.mkdir()
   done = subprocess.run(['mount', '-t', 'tmpfs', '-o', f'size={size}', 'tmpfs', str(path)],
