@@ -64,13 +64,13 @@ def weight_shapes(config):
   return [tuple(w.shape) for w in flat]
 
 
-def check_shapes(weights, expected):
-  """Raises ValueError unless the flat ``weights`` have exactly the ``expected`` shapes."""
-  if len(weights) != len(expected):
-    raise ValueError(f'{len(weights)} weight arrays where the model has {len(expected)}')
-  for array, wanted in zip(weights, expected):
-    if tuple(np.shape(array)) != tuple(wanted):
-      raise ValueError(f'a weight of shape {tuple(np.shape(array))} where the model '
+def check_shapes(shapes, expected):
+  """Raises ValueError unless the ``shapes`` of flat weights are exactly the ``expected`` ones."""
+  if len(shapes) != len(expected):
+    raise ValueError(f'{len(shapes)} weight arrays where the model has {len(expected)}')
+  for shape, wanted in zip(shapes, expected):
+    if tuple(shape) != tuple(wanted):
+      raise ValueError(f'a weight of shape {tuple(shape)} where the model '
                        f'has {tuple(wanted)}')
 
 
@@ -119,7 +119,7 @@ def set_weights(model, weights):
   _forget_rngs(model)
   flat, _ = tl.flatten_weights_and_state(weights, ())
   expected, _ = tl.flatten_weights_and_state(weights_signature, ())
-  check_shapes(flat, [w.shape for w in expected])
+  check_shapes([np.shape(array) for array in flat], [w.shape for w in expected])
   # On the device once: numpy arrays would be copied there again at every call
   # (for the shipped model, 15 MB a token: a decoding step took 2.0 ms, not 1.3).
   flat = [jnp.asarray(array) for array in flat]

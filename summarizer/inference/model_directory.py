@@ -342,9 +342,12 @@ def read_checked(model_dir, pkl, read_file=None):
                           f'({type(e).__name__}: {str(e)[:120]})') from None
 
 
-def read_checkpoint(pkl):
-  """Returns (step, flat list of weight arrays) of a Loop checkpoint's pickle."""
-  saved = safe_pickle.load(pkl)
+def read_checkpoint(pkl, saved=None):
+  """Returns (step, flat list of weight arrays) of a Loop checkpoint's pickle.
+
+  ``saved``: the pickle as a caller has read it already (not read again).
+  """
+  saved = safe_pickle.load(pkl) if saved is None else saved
   flat = saved['flat_weights']
   if isinstance(flat, int):  # The arrays are beside the pickle (Trax >= 1.3.8).
     arrays = pkl[:-len('pkl.gz')] + 'weights.npy.gz'

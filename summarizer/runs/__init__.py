@@ -1,7 +1,8 @@
 """Runs: the train command's machinery around the course's training Loop.
 
   args         what a run is asked to do (TrainArgs, the command's flags)
-  run_dir      what a run starts from (preset, vocabulary, weights) and records
+  run_dir      the output directory read once (RunDirectory); what a run starts from
+               (preset, vocabulary, weights) and records
   prepare      a run prepared: config, vocabulary, tasks over counted batches
   loop         the run from start to end: the hooked Loop, evaluations, the end
   saving       checkpoints that survive a kill

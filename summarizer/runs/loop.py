@@ -75,8 +75,7 @@ def _steps(loop, run, report, stop, clock):
 
 def _record(run, loop):
   """Writes the run's config.json with the step it has reached."""
-  run_dir.save_run_config(run.args, run.config, run.earlier_runs, loop.step,
-                          run.counter['longest_article'], run.split.on)
+  run_dir.save_run_config(run, loop.step)
 
 
 def train(args, started=None, judge=None):
@@ -193,8 +192,7 @@ def _diverged_error(run, step):
   out = run.args.output_dir
   kept = model_directory.saved_step(out) if model_directory.has_checkpoint(out) else None
   if kept is not None:
-    run_dir.save_run_config(run.args, run.config, run.earlier_runs, kept,
-                            run.counter['longest_article'], run.split.on)
+    run_dir.save_run_config(run, kept)
   where = (f'the last good checkpoint (step {kept}) in {out} is kept' if kept is not None
            else 'no checkpoint had been saved')
   if step <= 1:  # No update had been made: no learning rate is to blame.

@@ -107,14 +107,19 @@ def record_run(directory, planned=()):
   write(directory, files)
 
 
-def remove_run(directory):
+def remove_run(directory, files=None):
   """Removes the files an earlier run recorded, and its folders once empty.
+
+  Args:
+    directory: The run's output directory.
+    files: What its manifest records, as the caller read it (``runs.run_dir.RunDirectory``);
+      None: read now.
 
   Raises:
     SummarizerError: ``directory`` holds no run of ours (no manifest), or
       a recorded path is now a folder or a link (not what a run wrote).
   """
-  files = read(directory)
+  files = read(directory) if files is None else files
   if files is None:
     raise SummarizerError(f'--overwrite-output-dir: {directory} holds no run of ours '
                           f'(no {RUN_MANIFEST}), so nothing in it is deleted; choose '

@@ -13,9 +13,10 @@ import shutil
 
 import numpy as np
 
+from summarizer import text
 from summarizer.corpus import streams
 from summarizer._trax import tl, training, trax
-from summarizer.config import EOS, load_config
+from summarizer.config import EOS
 from summarizer.errors import SummarizerError
 from summarizer.inference.model_directory import VOCAB_NAME
 from summarizer.runs import manifest
@@ -82,21 +83,26 @@ class Run:
       first started from).
     config: The preset with the flags' overrides and the vocabulary's size.
     vocab_file: The run's copy of its vocabulary.
+    vocab_fingerprint: That copy's ``text.vocab_fingerprint`` (its config.json records it).
     resuming: Whether a checkpoint in the output directory is continued.
     start_weights: Weights to start from (``--init-from``), or None.
     earlier_runs: The lineage of the weights before this run.
     counter: Tokens read so far and the longest article among them.
     repeat: The run's ``RepeatPhase`` once ``tasks`` built it (a new run
       with ``--repeat-steps``), or None.
+    directory: The ``RunDirectory`` of its output directory, as the run
+      found it.
     split: The ``SplitBatches`` its training batches pass through.
   """
   args: TrainArgs
   config: object
   vocab_file: str
+  vocab_fingerprint: str
   resuming: bool
   start_weights: object
   earlier_runs: list
   counter: dict
+  directory: run_dir.RunDirectory = None
   repeat: object = None
   split: SplitBatches = dataclasses.field(default_factory=SplitBatches)
 
@@ -110,28 +116,32 @@ def prepare(args):
   if args.init_from and args.resume:
     raise SummarizerError('--init-from starts a new run; it cannot be '
                           'combined with --resume')
+  if args.resume and args.overwrite_output_dir:
+    raise SummarizerError('--resume and --overwrite-output-dir exclude each other')
   run_dir.refuse_init_from_output(args)
   # Read before the output directory is prepared: --overwrite-output-dir
   # must not delete the weights a run was asked to start from.
   start = run_dir.start_model(args)
-  vocab_src = run_dir.chosen_vocab(args, start)
+  directory = run_dir.RunDirectory.read(args.output_dir, resume=args.resume)
+  vocab_src = run_dir.chosen_vocab(args, directory, start)
   config = run_dir.resolve_config(args, vocab_src)
   start_weights = run_dir.initial_weights(start, config) if start else None
-  resuming = run_dir.prepare_output_dir(args, config)
+  resuming = run_dir.prepare_output_dir(args, config, directory)
   # From now on the directory holds a run of ours, and the checkpoint it will write.
-  manifest.record_run(args.output_dir, planned=manifest.CHECKPOINT_FILES)
-  vocab_file = os.path.join(args.output_dir, VOCAB_NAME)
+  manifest.record_run(directory.path, planned=manifest.CHECKPOINT_FILES)
+  vocab_file = os.path.join(directory.path, VOCAB_NAME)
   if vocab_src is None:
     run_dir.build_run_vocab(args, config, vocab_file)
     config = run_dir.resolve_config(args, vocab_file)
   elif not resuming:
     shutil.copyfile(vocab_src, vocab_file)
-  manifest.record_run(args.output_dir)
-  earlier_runs, longest_article = run_dir.earlier_runs(args, resuming, start)
+  manifest.record_run(directory.path)
+  earlier_runs, longest_article = run_dir.earlier_runs(directory, resuming, start)
   if resuming:  # A resumed run keeps the record of the weights it first started from.
-    args = dataclasses.replace(args, init_from=load_config(args.output_dir)[1].get('init_from'))
-  return Run(args, config, vocab_file, resuming, start_weights, earlier_runs,
-             {'tokens': 0, 'longest_article': longest_article})
+    args = dataclasses.replace(args, init_from=directory.values.get('init_from'))
+  return Run(args, config, vocab_file, text.vocab_fingerprint(vocab_file), resuming,
+             start_weights, earlier_runs, {'tokens': 0, 'longest_article': longest_article},
+             directory)
 
 
 def tasks(run, budget=None):

@@ -6,6 +6,13 @@ into an output directory that it may continue (``--resume``) or start over
 (``--overwrite-output-dir``) but never silently reuses. Its ``config.json``
 records what it is: the preset, the data, the levers, the longest article
 it read, and its lineage, the runs behind its weights.
+
+The output directory is read once, as the run finds it, into a
+``RunDirectory`` (``RunDirectory.read``): its run record, what it holds,
+its checkpoint and vocabulary, and for ``--resume`` its config.json and
+the step and shapes of its checkpoint. The checks, the vocabulary, the
+lineage and the run (``prepare.Run``) take that object, as inference takes
+a ``ModelDirectory``.
 """
 
 import dataclasses
@@ -67,10 +74,11 @@ def start_model(args):
   return model_directory.read(args.init_from, n_heads=n_heads)
 
 
-def chosen_vocab(args, start=None):
+def chosen_vocab(args, directory=None, start=None):
   """Returns the vocabulary a run uses, or None if one must be built for it.
 
-  In order: ``--vocab``; the one a resumed run already has; the one of the
+  In order: ``--vocab``; the one a resumed run already has (in its
+  ``RunDirectory``, ``directory``); the one of the
   model ``--init-from`` starts from; the course's for the ``course`` preset
   (as the course does); the project's for ``news`` (the 1k one where the
   preset's ids are as few, ``config.news_vocab``). A ``tiny`` run on other
@@ -79,9 +87,8 @@ def chosen_vocab(args, start=None):
   """
   if args.vocab:
     return text.vocab_path(args.vocab)
-  own = os.path.join(args.output_dir, VOCAB_NAME)
-  if args.resume and os.path.isfile(own):
-    return own
+  if args.resume and directory is not None and directory.vocab_file:
+    return directory.vocab_file
   if start is not None:
     return start.vocab_file
   if args.preset == 'course':
@@ -137,66 +144,184 @@ def own_files(directory, patterns):
   return found
 
 
-def prepare_output_dir(args, config):
+@dataclasses.dataclass(frozen=True, eq=False)
+class RunDirectory:
+  """An output directory as a run finds it, read once (``read``).
+
+  What the checks, the vocabulary and the lineage need of the directory
+  is here; later code takes this object instead of the path. The
+  checkpoint's arrays are not kept: their shapes are (Trax's Loop reads
+  the checkpoint itself to resume it).
+
+  Attributes:
+    path: The directory (``--output-dir``).
+    recorded: The files its run record names (``manifest``); None: it holds
+      no run of ours.
+    entries: What it holds but the lock, by name, sorted.
+    checkpoint: Whether it holds a checkpoint.
+    staged: Whether it holds a staged checkpoint (``saving.STAGED``).
+    vocab_file: Its own vocabulary (None: it has none).
+    values: What its config.json records; read to resume it only ({} else).
+    config: The ``Config`` its config.json records (None unless read).
+    step: The step of its checkpoint (None unless read).
+    weight_shapes: The shapes of its checkpoint's weights (read to resume).
+    slot_shapes: The shapes of the checkpoint's Adam moments (None: it keeps none).
+  """
+  path: str
+  recorded: frozenset
+  entries: tuple
+  checkpoint: bool
+  staged: bool
+  vocab_file: str = None
+  values: dict = dataclasses.field(default_factory=dict)
+  config: object = None
+  step: int = None
+  weight_shapes: tuple = ()
+  slot_shapes: tuple = None
+
+  @property
+  def pickle_file(self):
+    """The checkpoint's pickle (what its errors name)."""
+    return os.path.join(self.path, BASENAME + '.pkl.gz')
+
+  @property
+  def slots_file(self):
+    """The file of the checkpoint's Adam moments."""
+    return os.path.join(self.path, BASENAME + '.opt_slots0.npy.gz')
+
+  @classmethod
+  def read(cls, path, resume=False):
+    """Reads an output directory whole, as a run finds it (made if missing).
+
+    Only a directory that a run of ours recorded is touched: a save there
+    that a kill interrupted is finished or discarded (``saving.recover``)
+    before it is read. For ``resume``, the config.json and the checkpoint
+    of such a directory are read too, every file once.
+
+    Raises:
+      SummarizerError: it is not a directory, its run record or (to resume)
+        its config.json or checkpoint is unreadable, naming the file.
+    """
+    if os.path.exists(path) and not os.path.isdir(path):
+      raise SummarizerError(f'--output-dir {path}: exists and is not a directory')
+    os.makedirs(path, exist_ok=True)
+    recorded = manifest.read(path)
+    if recorded is not None:
+      saving.recover(path)
+    own_vocab = os.path.join(path, VOCAB_NAME)
+    found = cls(path, None if recorded is None else frozenset(recorded), _entries(path),
+                model_directory.has_checkpoint(path),
+                bool(model_directory.checkpoint_files(path, saving.STAGED)),
+                own_vocab if os.path.isfile(own_vocab) else None)
+    if resume and recorded is not None and found.checkpoint:
+      found = dataclasses.replace(found, **_resumed_part(found))
+    return found
+
+
+def _entries(path):
+  """What ``path`` holds but the lock, by name, sorted."""
+  return tuple(sorted(set(os.listdir(path)) - {locks.LOCK_NAME}))
+
+
+def _resumed_part(directory):
+  """What a run to resume reads of its directory: config.json, the checkpoint's step and shapes.
+
+  The pickle, the weights and the Adam moments are each read once, whole
+  (Trax's own reading would re-initialise at random what a truncated file
+  lacks), and only their shapes are kept.
+  """
+  out, pkl = directory.path, directory.pickle_file
+  config, values = load_config(out)
+  saved = model_directory.read_checked(out, pkl, safe_pickle.load)
+  if not isinstance(saved, dict) or not isinstance(saved.get('step'), int):
+    raise SummarizerError(f'{pkl}: not a Trax checkpoint (no step)')
+  _, weights = model_directory.read_checked(
+      out, pkl, lambda path: model_directory.read_checkpoint(path, saved))
+  slot_shapes = None
+  if isinstance(saved.get('slots_per_task'), int):
+    if not os.path.exists(directory.slots_file):
+      raise SummarizerError(f'--resume: {directory.slots_file} missing: no optimizer state '
+                            'to continue (an exported model has none); start a new run '
+                            f'from its weights with --init-from {out}')
+    slots = model_directory.read_checked(out, directory.slots_file, safe_pickle.load_arrays)
+    slot_shapes = tuple(tuple(np.shape(s)) for s in slots)
+  return dict(config=config, values=values, step=saved['step'],
+              weight_shapes=tuple(tuple(np.shape(w)) for w in weights),
+              slot_shapes=slot_shapes)
+
+
+def prepare_output_dir(args, config, directory):
   """Checks the output directory against --resume / --overwrite-output-dir.
 
   Refuse first, touch nothing: a directory that holds anything but a run
   of ours (recorded in its manifest) is refused before anything in it is
-  deleted, renamed or replaced; only then is a save that a kill
-  interrupted finished or discarded (``saving.recover``).
+  deleted, renamed or replaced (``RunDirectory.read`` recovers only in a
+  run of ours).
+
+  Args:
+    args: A ``TrainArgs``.
+    config: The run's ``Config``.
+    directory: The ``RunDirectory`` of ``args.output_dir``.
 
   Returns:
     True if a checkpoint is to be resumed.
   """
-  out = args.output_dir
-  if args.resume and args.overwrite_output_dir:
-    raise SummarizerError('--resume and --overwrite-output-dir exclude each other')
-  if os.path.exists(out) and not os.path.isdir(out):
-    raise SummarizerError(f'--output-dir {out}: exists and is not a directory')
-  os.makedirs(out, exist_ok=True)
-  if manifest.read(out) is None:
-    _refuse_what_is_not_ours(args)
-    return False
-  saving.recover(out)
-  if args.overwrite_output_dir:
-    manifest.remove_run(out)  # What the earlier run wrote; anything else stays.
+  if directory.recorded is None:
+    _refuse_what_is_not_ours(args, directory)
     return False
   if args.resume:
-    return _check_resume(args, config)
-  _clear_run_that_never_saved(out)
-  _refuse_if_not_empty(out)
+    return _check_resume(args, config, directory)
+  if args.overwrite_output_dir or not (directory.checkpoint or directory.staged):
+    _remove_earlier_run(args, directory)
+  else:
+    _refuse_if_not_empty(directory.path, directory.entries)
   return False
 
 
-def _refuse_what_is_not_ours(args):
+def _refuse_what_is_not_ours(args, directory):
   """For a directory with no run of ours: refuses --resume, --overwrite-output-dir and any file.
 
   An empty directory (or one the command has just made) has nothing to
   overwrite: --overwrite-output-dir starts a new run in it.
   """
-  out = args.output_dir
-  if args.overwrite_output_dir and set(os.listdir(out)) - {locks.LOCK_NAME}:
-    manifest.remove_run(out)  # Refuses: no run of ours there.
-  if args.resume and not model_directory.has_checkpoint(out):
+  out = directory.path
+  if args.resume and not directory.checkpoint:
     raise SummarizerError(f'--resume: no checkpoint in {out}')
   if args.resume:
     raise SummarizerError(f'--resume: {out} holds no run of ours (no {manifest.RUN_MANIFEST}), '
                           'so its checkpoint is not continued and nothing in it is touched; '
                           f'start a new run from its weights with --init-from {out}')
-  _refuse_if_not_empty(out)
+  if not args.overwrite_output_dir:
+    _refuse_if_not_empty(out, directory.entries)
+  elif directory.entries:
+    manifest.remove_run(out)  # Refuses: no run of ours there.
 
 
-def _check_resume(args, config):
+def _remove_earlier_run(args, directory):
+  """Removes what the run of ours in the directory wrote; anything else stays.
+
+  With --overwrite-output-dir, whatever run it was; without it, only a run
+  that stopped before its first checkpoint (bad data, a crash at start):
+  it has nothing to resume, and its files would only block the run that is
+  to replace it. A new run then starts in what is left, if that is empty.
+  """
+  manifest.remove_run(directory.path, directory.recorded)
+  if not args.overwrite_output_dir:
+    print(f'note: {directory.path} held a run that stopped before its first checkpoint; its '
+          'files were removed', flush=True)
+    _refuse_if_not_empty(directory.path, _entries(directory.path))
+
+
+def _check_resume(args, config, directory):
   """Checks that the checkpoint in the output directory can be resumed; returns True."""
-  out = args.output_dir
-  if not model_directory.has_checkpoint(out):
+  out = directory.path
+  if not directory.checkpoint:
     raise SummarizerError(f'--resume: no checkpoint in {out}')
-  saved, _ = load_config(out)
-  differences = architecture_differences(saved, config, 'the checkpoint')
+  differences = architecture_differences(directory.config, config, 'the checkpoint')
   if differences:
     raise SummarizerError(f'{out}: checkpoint does not match the requested '
                           'model: ' + differences)
-  step = check_resumable(out, config)
+  step = check_resumable(directory, config)
   if args.max_steps is not None and step > args.max_steps:
     raise SummarizerError(f'--resume: the checkpoint in {out} is at step {step}, past '
                           f'--max-steps {args.max_steps}: nothing to train; pass a '
@@ -204,24 +329,10 @@ def _check_resume(args, config):
   return True
 
 
-def _clear_run_that_never_saved(out):
-  """Removes the files of a run of ours that stopped before its first checkpoint.
-
-  Such a run (bad data, a crash at start) has nothing to resume, and its
-  files would only block the run that is to replace it.
-  """
-  if manifest.read(out) is not None and not model_directory.has_checkpoint(out) and not (
-      model_directory.checkpoint_files(out, saving.STAGED)):
-    manifest.remove_run(out)
-    print(f'note: {out} held a run that stopped before its first checkpoint; its files '
-          'were removed', flush=True)
-
-
-def _refuse_if_not_empty(out):
+def _refuse_if_not_empty(out, entries):
   """A new run starts in an empty directory (but for the lock): nothing of anyone's is mixed in."""
-  others = sorted(set(os.listdir(out)) - {locks.LOCK_NAME})
-  if others:
-    shown = ', '.join(others[:3]) + (', ...' if len(others) > 3 else '')
+  if entries:
+    shown = ', '.join(entries[:3]) + (', ...' if len(entries) > 3 else '')
     raise SummarizerError(f'--output-dir {out} is not empty ({shown}): pass --resume to '
                           'continue its checkpoint, --overwrite-output-dir to start over '
                           "(it removes only an earlier run's files), or choose another")
@@ -235,51 +346,39 @@ def refuse_init_from_output(args):
                           'directory (and --export-to it afterwards if you like)')
 
 
-def check_resumable(out, config):
-  """Reads the checkpoint in ``out`` whole and checks it fits ``config``; returns its step.
+def check_resumable(directory, config):
+  """Checks that the checkpoint of ``directory`` (read whole) fits ``config``; returns its step.
 
-  Trax's own reading would re-initialise at random the weights a truncated
-  file lacks (and train on, and save over the checkpoint); here the run
-  stops first, and the files are left as they are.
+  The files are left as they are when it does not.
 
   Raises:
-    SummarizerError: a file is missing, truncated, unsafe or of the wrong
-      shapes (naming it), e.g. the optimizer state of an exported model.
+    SummarizerError: the weights or the Adam moments are of the wrong
+      shapes (naming the file), e.g. those of another architecture.
   """
-  pkl = os.path.join(out, BASENAME + '.pkl.gz')
-  saved = model_directory.read_checked(out, pkl, safe_pickle.load)
-  if not isinstance(saved, dict) or not isinstance(saved.get('step'), int):
-    raise SummarizerError(f'{pkl}: not a Trax checkpoint (no step)')
-  weights = model_directory.read_checked(out, pkl)
+  expected = layout.weight_shapes(config)
   try:
-    expected = layout.weight_shapes(config)
-    layout.check_shapes(weights, expected)
+    layout.check_shapes(directory.weight_shapes, expected)
   except ValueError as e:
-    raise SummarizerError(f'--resume: {out}: the weights do not read whole ({e}); '
+    raise SummarizerError(f'--resume: {directory.path}: the weights do not read whole ({e}); '
                           'the checkpoint is left as it was') from None
-  if isinstance(saved.get('slots_per_task'), int):
-    slots_file = os.path.join(out, BASENAME + '.opt_slots0.npy.gz')
-    if not os.path.exists(slots_file):
-      raise SummarizerError(f'--resume: {slots_file} missing: no optimizer state to '
-                            'continue (an exported model has none); start a new run '
-                            f'from its weights with --init-from {out}')
-    slots = model_directory.read_checked(out, slots_file, safe_pickle.load_arrays)
-    # Adam keeps two moments per weight, each of the weight's shape.
-    if [tuple(np.shape(s)) for s in slots] != [shape for shape in expected for _ in (0, 1)]:
-      raise SummarizerError(f'--resume: {slots_file}: {len(slots)} arrays that are not '
-                            f"Adam's two moments of each of the {len(expected)} weights; "
-                            'the checkpoint is left as it was')
-  return saved['step']
+  # Adam keeps two moments per weight, each of the weight's shape.
+  if directory.slot_shapes is not None and (
+      list(directory.slot_shapes) != [shape for shape in expected for _ in (0, 1)]):
+    raise SummarizerError(f'--resume: {directory.slots_file}: {len(directory.slot_shapes)} '
+                          "arrays that are not Adam's two moments of each of the "
+                          f'{len(expected)} weights; the checkpoint is left as it was')
+  return directory.step
 
 
-def earlier_runs(args, resuming, start=None):
+def earlier_runs(directory, resuming, start=None):
   """Returns the earlier runs behind this one, and the longest article they read.
 
   A run started ``--init-from`` a model directory (``start``) inherits that
-  model's runs; a resumed run keeps the record it wrote when it started.
+  model's runs; a resumed run keeps the record it wrote when it started
+  (its ``RunDirectory``'s config.json).
   """
   if resuming:
-    values = load_config(args.output_dir)[1]
+    values = directory.values
     return values.get('lineage', [])[:-1], values.get('max_article_tokens', 0)
   if start is None:
     return [], 0
@@ -289,11 +388,16 @@ def earlier_runs(args, resuming, start=None):
   return list(runs), values.get('max_article_tokens', 0)
 
 
-def save_run_config(args, config, earlier, steps, longest_article, split_batches=False):
+def save_run_config(run, steps):
   """Writes the run's config.json: the preset, the data, the levers and the lineage.
 
-  ``split_batches``: this run's steps took split batches (``prepare.SplitBatches``).
+  Args:
+    run: The ``prepare.Run``: its args, config, earlier runs, vocabulary's
+      fingerprint, the longest article it has read and whether its steps
+      took split batches (``prepare.SplitBatches``).
+    steps: The step it has reached.
   """
+  args, config = run.args, run.config
   levers = dict(data=args.data, learning_rate=config.learning_rate,
                 warmup_steps=config.warmup_steps, seed=args.seed,
                 article_loss_weight=args.article_loss_weight,
@@ -303,13 +407,11 @@ def save_run_config(args, config, earlier, steps, longest_article, split_batches
                 repeat_steps=args.repeat_steps, repeat_until_loss=args.repeat_until_loss,
                 max_minutes=args.max_minutes)
   this_run = dict(levers, init_from=args.init_from, steps=steps)
-  if split_batches:
+  if run.split.on:
     this_run['split_batches'] = True
-  lineage = list(earlier) + [this_run]
+  lineage = list(run.earlier_runs) + [this_run]
   save_config(config, args.output_dir, vocab_file=VOCAB_NAME,
-              vocab_fingerprint=text.vocab_fingerprint(
-                  os.path.join(args.output_dir, VOCAB_NAME)),
-              max_steps=args.max_steps, init_from=args.init_from,
-              max_article_tokens=longest_article, lineage=lineage,
-              total_steps=sum(run.get('steps') or 0 for run in lineage), **levers)
+              vocab_fingerprint=run.vocab_fingerprint, max_steps=args.max_steps,
+              init_from=args.init_from, max_article_tokens=run.counter['longest_article'],
+              lineage=lineage, total_steps=sum(r.get('steps') or 0 for r in lineage), **levers)
   manifest.record_run(args.output_dir)

@@ -7,7 +7,7 @@ complete, then renamed into place; ``recover`` finishes or discards a save
 that a kill interrupted. It touches only the names a run writes (the staged
 checkpoint, its marker, the checkpoint and Trax's ``model.*._tmp_`` files),
 never through a link, and only in a directory known to hold a run (the
-caller's to check: ``runs.run_dir.prepare_output_dir``).
+caller's to check: ``runs.run_dir.RunDirectory.read``).
 """
 
 import glob

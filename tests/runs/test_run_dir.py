@@ -1,8 +1,11 @@
 """What a run starts from and records: output directories, vocabularies, start weights."""
 
+import builtins
+import collections
 import dataclasses
 import json
 import os
+import shutil
 
 import jax
 import numpy as np
@@ -13,8 +16,10 @@ from summarizer import text
 from summarizer import train as train_command
 from summarizer.corpus import news
 from summarizer.errors import SummarizerError
+from summarizer.inference import layout
 from summarizer.inference import model_directory
 from summarizer.runs import loop as run_loop
+from summarizer.runs import prepare as run_prepare
 from summarizer.runs import run_dir
 
 from conftest import COURSE_SHAPED, write_course_dir
@@ -173,3 +178,92 @@ def test_a_run_record_that_is_a_link_is_not_taken_as_a_run_of_ours(tmp_path, cap
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and 'is a link or not a regular file' in err
   assert fingerprint(folder) == before
+
+
+@pytest.fixture(scope='module')
+def resumable(tmp_path_factory):
+  """A two-step micro run, a checkpoint at each step, copied by each test that resumes it."""
+  out = tmp_path_factory.mktemp('resumable') / 'run'
+  config_module.PRESETS['micro'] = MICRO
+  try:
+    run_loop.train(micro_args(out, max_steps=2, save_steps=1, eval_steps=1,
+                              calibration_articles=0))
+  finally:
+    del config_module.PRESETS['micro']
+  return out
+
+
+@pytest.fixture
+def opened(monkeypatch):
+  """Counts the files opened from now on, by name (gzip and json readers alike use ``open``)."""
+  counts = collections.Counter()
+  real_open = builtins.open
+
+  def counting_open(file, *args, **kwargs):
+    counts[os.path.basename(os.fspath(file)) if not isinstance(file, int) else file] += 1
+    return real_open(file, *args, **kwargs)
+
+  monkeypatch.setattr(builtins, 'open', counting_open)
+  return counts
+
+
+CHECKPOINT = ('model.pkl.gz', 'model.weights.npy.gz', 'model.opt_slots0.npy.gz')
+
+
+def test_a_run_to_resume_is_read_whole_each_file_once(resumable, tmp_path, opened):
+  out = tmp_path / 'run'
+  shutil.copytree(resumable, out)
+  opened.clear()
+  found = run_dir.RunDirectory.read(str(out), resume=True)
+  assert dict(opened) == dict.fromkeys(('.summarizer-run.json', 'config.json') + CHECKPOINT, 1)
+  values = json.loads((out / 'config.json').read_text())
+  assert found.values == values and found.config == config_module.Config.from_dict(values)
+  assert found.step == 2 == values['total_steps']
+  assert found.checkpoint and not found.staged
+  assert found.vocab_file == str(out / 'vocab.subwords')
+  assert found.entries == tuple(sorted(os.listdir(out)))
+  assert {'config.json', 'vocab.subwords', *CHECKPOINT} <= found.recorded
+  # Only the shapes of the arrays are kept: those of the config's model, Adam's two moments each.
+  shapes = tuple(tuple(shape) for shape in layout.weight_shapes(found.config))
+  assert found.weight_shapes == shapes
+  assert found.slot_shapes == tuple(shape for shape in shapes for _ in (0, 1))
+
+
+def test_a_resumed_run_takes_its_record_from_the_directory_read_once(resumable, tmp_path,
+                                                                      opened):
+  out = tmp_path / 'run'
+  shutil.copytree(resumable, out)
+  values = json.loads((out / 'config.json').read_text())
+  opened.clear()
+  run = run_prepare.prepare(micro_args(out, resume=True, max_steps=4))
+  # Before, config.json was read three times and the checkpoint's pickle twice.
+  assert {name: opened[name] for name in ('config.json',) + CHECKPOINT} == \
+      dict.fromkeys(('config.json',) + CHECKPOINT, 1)
+  assert run.resuming and run.directory.path == str(out) and run.directory.step == 2
+  assert run.vocab_file == run.directory.vocab_file
+  assert run.earlier_runs == values['lineage'][:-1] == []
+  assert run.counter['longest_article'] == values['max_article_tokens'] > 0
+  assert run.args.init_from == values['init_from']
+  assert run.vocab_fingerprint == values['vocab_fingerprint']
+
+
+def test_a_fresh_directory_is_made_and_nothing_in_it_read(tmp_path, opened):
+  out = tmp_path / 'new' / 'run'
+  found = run_dir.RunDirectory.read(str(out), resume=True)
+  assert out.is_dir() and not opened
+  assert (found.path, found.recorded, found.entries, found.checkpoint, found.staged,
+          found.vocab_file, found.values, found.config, found.step, found.slot_shapes) == \
+      (str(out), None, (), False, False, None, {}, None, None, None)
+  run = run_prepare.prepare(micro_args(out))
+  assert not run.resuming and run.directory.recorded is None
+  assert run.earlier_runs == [] and run.counter['longest_article'] == 0
+
+
+def test_a_run_not_resumed_reads_only_the_run_record(resumable, tmp_path, opened):
+  out = tmp_path / 'run'
+  shutil.copytree(resumable, out)
+  opened.clear()
+  found = run_dir.RunDirectory.read(str(out))
+  assert dict(opened) == {'.summarizer-run.json': 1}  # Not its config.json, not its checkpoint.
+  assert found.checkpoint and found.recorded and found.vocab_file
+  assert (found.values, found.config, found.step, found.weight_shapes) == ({}, None, None, ())
