@@ -89,8 +89,7 @@ def parse_args(argv=None):
     p.error('--explain prints the summary itself: leave out --stream and --json')
   if args.max_length < 1:
     p.error('argument --max-length: must be at least 1')
-  problem = ('must not be negative' if args.temperature < 0
-             else search_options.temperature_problem(args.temperature))
+  problem = search_options.temperature_problem(args.temperature)
   if problem:
     p.error(f'argument --temperature: {problem}')
   if args.top_k is not None and args.top_k < 1:

@@ -30,7 +30,8 @@ MIN_TEMPERATURE = 1e-6
 def temperature_problem(temperature):
   """What is wrong with a sampling temperature, in words; None when it is 0 or samples."""
   if not isinstance(temperature, (int, float)) or not 0 <= temperature < float('inf'):
-    return f'must be a number, 0 or more, not {temperature}'
+    return ('must not be negative' if isinstance(temperature, (int, float)) and temperature < 0
+            else f'must be a number, 0 or more, not {temperature}')
   if 0 < temperature < MIN_TEMPERATURE:
     return (f'{temperature} is too small to sample with (at least {MIN_TEMPERATURE:g}; '
             '0 decodes greedily)')
