@@ -88,10 +88,10 @@ class Run:
     start_weights: Weights to start from (``--init-from``), or None.
     earlier_runs: The lineage of the weights before this run.
     counter: Tokens read so far and the longest article among them.
+    directory: Its output directory as the run found it, read once
+      (``run_dir.RunDirectory``).
     repeat: The run's ``RepeatPhase`` once ``tasks`` built it (a new run
       with ``--repeat-steps``), or None.
-    directory: The ``RunDirectory`` of its output directory, as the run
-      found it.
     split: The ``SplitBatches`` its training batches pass through.
   """
   args: TrainArgs
@@ -102,7 +102,7 @@ class Run:
   start_weights: object
   earlier_runs: list
   counter: dict
-  directory: run_dir.RunDirectory = None
+  directory: run_dir.RunDirectory
   repeat: object = None
   split: SplitBatches = dataclasses.field(default_factory=SplitBatches)
 
