@@ -28,7 +28,7 @@ def test_unknown_section_is_one_line(capsys):
                                      'first-model, grading (see --help)\n')
 
 
-def test_the_grading_row_says_whether_a_submission_took_at_most_45_s():
+def test_the_grading_row_says_whether_a_submission_took_at_most_the_goal():
   from summarizer.evaluation import class_grading
   result = {'submissions': 10, 'seconds': 300.0, 'seconds_per_submission': 30.0,
             'goal_seconds': 45, 'scores': [20.0] * 10}
