@@ -26,6 +26,8 @@ from summarizer.errors import SummarizerError
 SEED = 11
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
+# The grader's sandbox: on one xdist worker with the other files that run it (conftest.py).
+pytestmark = pytest.mark.xdist_group('sandbox')
 
 
 def definitions(tree):
@@ -216,15 +218,18 @@ def graded():
   return grader.grade_batch(notebooks, seed=SEED, functions=FUNCTIONS, whole=False)
 
 
+@pytest.mark.slow
 def test_trax_own_layer_and_model_get_nothing_and_the_feedback_says_why(graded):
   assert_hidden_and_said_so(graded[1])
 
 
+@pytest.mark.slow
 def test_the_courses_answers_still_get_full_marks(graded):
   # TransformerLM uses tl.ShiftRight and tl.PositionalEncoding from the stubbed attention.py.
   assert graded[0].total == graded[0].max_total, grader.table(graded[0])
 
 
+@pytest.mark.slow
 def test_without_bubblewrap_the_worker_still_imports_the_stubs():
   # tl's layers are imported as the worker starts; trax.models when the cell reads it.
   report = grader.grade(trax_answers(), seed=SEED, mode='process', functions=FUNCTIONS,

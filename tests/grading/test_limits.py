@@ -18,7 +18,8 @@ import learner_variants
 from summarizer.grading import grader, limits, sandbox, watchdog
 
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
-pytestmark = needs_bwrap
+# The grader's sandbox: on one xdist worker with the other files that run it (conftest.py).
+pytestmark = [needs_bwrap, pytest.mark.xdist_group('sandbox')]
 
 
 def in_sandbox(script, tmp_path):
@@ -168,6 +169,7 @@ def DotProductAttention(query, key, value, mask):
 '''
 
 
+@pytest.mark.slow
 def test_a_sleeping_cell_costs_its_own_function_within_its_limit(monkeypatch):
   monkeypatch.setattr(limits, 'FUNCTION_SECONDS', 20)
   notebook = learner_variants.notebook_with(
@@ -196,6 +198,7 @@ def DotProductAttention(query, key, value, mask):
 '''
 
 
+@pytest.mark.slow
 def test_processes_holding_too_much_together_cost_their_function_only(monkeypatch):
   # Three processes of 400 MB, each far under one process's bound (PROCESS_MEMORY_MB).
   monkeypatch.setattr(limits, 'SANDBOX_MEMORY_MB', 1536)

@@ -28,7 +28,10 @@ from summarizer.assignment import handout
 
 ASSIGNMENT = handout.ASSIGNMENT
 NOTEBOOK = ASSIGNMENT + '.ipynb'
-pytestmark = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
+# Each test grades with nbgrader; on one xdist worker with the other files that run the
+# grader's sandbox (conftest.py).
+pytestmark = [pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap'),
+              pytest.mark.slow, pytest.mark.xdist_group('sandbox')]
 
 CRASH = '''
 def next_symbol(cur_output_tokens, model):

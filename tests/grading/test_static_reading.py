@@ -22,6 +22,8 @@ from summarizer.grading import grader, nbgrader_plugin, static_reading
 
 GRADED = handout.GRADED
 SEED = 11
+# The grader's sandbox: on one xdist worker with the other files that run it (conftest.py).
+pytestmark = pytest.mark.xdist_group('sandbox')
 SCRATCH = nbformat.v4.new_code_cell  # A cell the learner added: no nbgrader metadata.
 
 
@@ -173,6 +175,7 @@ def graded():
   return reports, label
 
 
+@pytest.mark.slow
 def test_a_function_sent_to_the_teacher_scores_nothing_and_says_why(graded):
   (report, _), _ = graded
   verdict = report.verdicts[0]
@@ -184,6 +187,7 @@ def test_a_function_sent_to_the_teacher_scores_nothing_and_says_why(graded):
   assert report.by_hand == 3 and '(3 by hand)' in grader.table(report)
 
 
+@pytest.mark.slow
 def test_the_functions_before_the_scratch_cell_are_graded_as_usual(graded):
   (_, report), label = graded
   scored = {v.grade_id: (v.points, bool(v.manual)) for v in report.verdicts}
