@@ -390,6 +390,7 @@ ARRAY_PROBES = {
 }
 
 
+@pytest.mark.slow
 def test_no_seed_gives_two_cases_one_name():
   # A drawn head size and shape equal to a fixed one's named two cases alike, and
   # the judge compared the learner's second with the package's first: correct

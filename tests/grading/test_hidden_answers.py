@@ -143,6 +143,7 @@ def test_each_installed_file_is_stubbed_only_in_its_hidden_definitions(stubs):
         assert raises and 'hidden while grading' in ast.unparse(raises[0]), (path, name)
 
 
+@pytest.mark.slow
 def test_the_stubbed_attention_module_keeps_what_a_correct_answer_uses(stubs):
   directory, _ = stubs
   spec = importlib.util.spec_from_file_location(

@@ -217,6 +217,7 @@ def _gradebook(url, notebook):
     gradebook.add_submission(name, 'learner')
 
 
+@pytest.mark.slow
 def test_the_gradebook_marks_it_for_manual_grading_and_the_feedback_says_why(
     tmp_path, monkeypatch):
   import nbgrader  # pylint: disable=g-import-not-at-top
