@@ -177,11 +177,10 @@ def test_ci_reads_the_test_command_and_it_names_a_supported_python():
        'inblock=1; next} found && inblock {print}', README],
       capture_output=True, text=True, check=True)
   command = done.stdout.strip()
-  # The whole suite (options only, no paths); on workers, a notebook's cells stay on one
-  # (conftest.py's groups).
+  # The whole suite (options only, no paths); on workers, a notebook's cells stay on one.
   pytest_command = command.split(' && ')[-1]
   assert re.fullmatch(r'\.venv/bin/python -m pytest(?: -[-\w]+(?: \w+)?)*', pytest_command)
-  assert ' -n ' not in pytest_command or '--dist loadgroup' in pytest_command
+  assert ' -n ' not in pytest_command or '--dist loadfile' in pytest_command
   version = re.match(r'python(3\.\d+) -m venv \.venv', command).group(1)
   with open(os.path.join(ROOT, 'pyproject.toml'), encoding='utf-8') as f:
     low, high = re.search(r'requires-python = ">=3\.(\d+),<3\.(\d+)"', f.read()).groups()

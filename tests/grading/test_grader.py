@@ -24,8 +24,6 @@ from summarizer.errors import SummarizerError
 SEED = 11
 GRADED = handout.GRADED
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
-# The grader's sandbox: on one xdist worker with the other files that run it (conftest.py).
-pytestmark = pytest.mark.xdist_group('sandbox')
 
 
 def answers(**changed):

@@ -26,8 +26,6 @@ from summarizer.errors import SummarizerError
 SEED = 11
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
-# The grader's sandbox: on one xdist worker with the other files that run it (conftest.py).
-pytestmark = pytest.mark.xdist_group('sandbox')
 
 
 def definitions(tree):

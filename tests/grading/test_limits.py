@@ -18,8 +18,7 @@ import learner_variants
 from summarizer.grading import grader, limits, sandbox, watchdog
 
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
-# The grader's sandbox: on one xdist worker with the other files that run it (conftest.py).
-pytestmark = [needs_bwrap, pytest.mark.xdist_group('sandbox')]
+pytestmark = needs_bwrap
 
 
 def in_sandbox(script, tmp_path):

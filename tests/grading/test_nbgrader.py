@@ -28,10 +28,8 @@ from summarizer.assignment import handout
 
 ASSIGNMENT = handout.ASSIGNMENT
 NOTEBOOK = ASSIGNMENT + '.ipynb'
-# Each test grades with nbgrader; on one xdist worker with the other files that run the
-# grader's sandbox (conftest.py).
 pytestmark = [pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap'),
-              pytest.mark.slow, pytest.mark.xdist_group('sandbox')]
+              pytest.mark.slow]  # Each test grades with nbgrader.
 
 CRASH = '''
 def next_symbol(cur_output_tokens, model):

@@ -22,8 +22,6 @@ from summarizer.grading import grader, nbgrader_plugin, static_reading
 
 GRADED = handout.GRADED
 SEED = 11
-# The grader's sandbox: on one xdist worker with the other files that run it (conftest.py).
-pytestmark = pytest.mark.xdist_group('sandbox')
 SCRATCH = nbformat.v4.new_code_cell  # A cell the learner added: no nbgrader metadata.
 
 
