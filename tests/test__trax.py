@@ -48,6 +48,7 @@ def _assert_no_tensorflow(steps):
   assert steps and steps == {step: [] for step in steps}, steps
 
 
+@pytest.mark.slow
 def test_the_summarize_command_imports_no_tensorflow():
   steps, done = _fresh(f'''
       from summarizer.__main__ import main
@@ -60,6 +61,7 @@ def test_the_summarize_command_imports_no_tensorflow():
   assert done.stderr == ''  # And no library noise.
 
 
+@pytest.mark.slow
 def test_summarize_details_and_explain_import_no_tensorflow(tmp_path):
   steps, _ = _fresh(f'''
       import summarizer
@@ -74,6 +76,7 @@ def test_summarize_details_and_explain_import_no_tensorflow(tmp_path):
   _assert_no_tensorflow(steps)
 
 
+@pytest.mark.slow
 def test_model_directory_course_layers_and_decoding_import_no_tensorflow(random_model_dir):
   steps, _ = _fresh(f'''
       import numpy as np
@@ -104,6 +107,7 @@ def test_model_directory_course_layers_and_decoding_import_no_tensorflow(random_
   _assert_no_tensorflow(steps)
 
 
+@pytest.mark.slow
 def test_the_exercise_checks_import_no_tensorflow():
   steps, _ = _fresh('''
       import contextlib, io
@@ -124,6 +128,7 @@ def test_the_exercise_checks_import_no_tensorflow():
   _assert_no_tensorflow(steps)
 
 
+@pytest.mark.slow
 def test_training_and_tfds_import_tensorflow_when_used_quietly():
   steps, done = _fresh('''
       from summarizer import _trax
@@ -140,6 +145,7 @@ def test_training_and_tfds_import_tensorflow_when_used_quietly():
   assert done.stderr == ''
 
 
+@pytest.mark.slow
 def test_a_stand_in_gives_way_to_the_real_module_on_first_use(tmp_path):
   steps, _ = _fresh(f'''
       import numpy as np

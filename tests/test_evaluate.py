@@ -14,6 +14,7 @@ def run(random_model_dir, out, limit, *extra):
                                 '--output-dir', str(out), '--json', *extra])
 
 
+@pytest.mark.slow
 def test_main_json_prints_one_object_only(random_model_dir, tmp_path, capsys):
   assert evaluate_command.main(['--model', random_model_dir, '--limit', '2',
                                 '--max-length', '4', '--retrieval-pool', '20',

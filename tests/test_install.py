@@ -146,6 +146,7 @@ def wheel(source, tmp_path_factory):
   return build_wheel(source, tmp_path_factory.mktemp('dist'))
 
 
+@pytest.mark.slow
 def test_wheel_holds_the_package_and_its_data(source, wheel):
   files = wheel_files(wheel)
   expected = expected_files()
@@ -164,6 +165,7 @@ def test_wheel_holds_the_package_and_its_data(source, wheel):
   assert os.path.samefile(NOTEBOOKS_DIR, os.path.join(CHECKOUT, 'notebooks'))
 
 
+@pytest.mark.slow
 def test_pip_install_git_url_builds_the_same_wheel(source, wheel, tmp_path):
   git = ['git', '-c', 'user.name=test', '-c', 'user.email=test@example.com',
          '-c', 'init.defaultBranch=main', '-c', 'commit.gpgsign=false']
@@ -197,6 +199,7 @@ def fresh_environment(directory, wheel):
   return python, env, site_packages
 
 
+@pytest.mark.slow
 def test_installed_package_works_from_any_folder(wheel, tmp_path):
   python, env, site_packages = fresh_environment(str(tmp_path / 'env'), wheel)
   folder = tmp_path / 'elsewhere'

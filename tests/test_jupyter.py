@@ -27,6 +27,7 @@ def pinned(package):
   return found.group(1)
 
 
+@pytest.mark.slow
 def test_jupyter_lab_is_the_pinned_version():
   done = subprocess.run([JUPYTER, 'lab', '--version'], capture_output=True, text=True,
                         timeout=120, check=False)
@@ -64,6 +65,7 @@ def _free_port():
     return s.getsockname()[1]
 
 
+@pytest.mark.slow
 def test_jupyter_lab_serves_the_notebooks_offline(tmp_path):
   port, token = _free_port(), 'summarizer-test'
   env = dict(os.environ, JUPYTER_RUNTIME_DIR=str(tmp_path / 'runtime'),
@@ -105,6 +107,7 @@ def test_jupyter_lab_serves_the_notebooks_offline(tmp_path):
 
 
 @pytest.mark.parametrize('command', ['notebook', 'nbconvert', 'execute'])
+@pytest.mark.slow
 def test_the_other_jupyter_commands_a_learner_meets_are_there(command):
   done = subprocess.run([JUPYTER, command, '--version'], capture_output=True, text=True,
                         timeout=120, check=False)

@@ -25,6 +25,7 @@ def run_main(capsys, *argv):
   return status, captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_summary_text_json_and_stream_agree(capsys, random_model_dir, tmp_path):
   path = tmp_path / 'a.txt'
   path.write_text(ARTICLE, encoding='utf-8')
@@ -103,6 +104,7 @@ def test_real_process_help_and_error(tmp_path):
   assert failed.stderr == f'error: {tmp_path / "nope.txt"}: no such file\n'
 
 
+@pytest.mark.slow
 def test_real_process_prints_the_summary_and_exits_0(random_model_dir, capsys):
   # The command leaves through os._exit: what it printed must still arrive.
   env = dict(os.environ, PYTHONWARNINGS='ignore')
@@ -147,6 +149,7 @@ def test_help_version_and_argument_errors_answer_before_trax_is_imported():
   assert 'summarizer 0.' in done.stdout and lines[-1] == '[]'  # The version; no Trax.
 
 
+@pytest.mark.slow
 def test_an_article_with_a_byte_order_mark_is_summarised_as_without(capsys, random_model_dir,
                                                                       tmp_path):
   outputs = []
@@ -168,6 +171,7 @@ def test_an_article_that_is_no_regular_file_is_one_line_and_status_2(capsys, tmp
     assert capsys.readouterr() == ('', f'error: {path}: not a regular file ({kind})\n')
 
 
+@pytest.mark.slow
 def test_closed_or_full_output_and_closed_input_are_one_line_in_a_real_shell(random_model_dir,
                                                                              tmp_path):
   # `>&-` and `<&-` leave Python no stream at all; /dev/full fails the final flush.

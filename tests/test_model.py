@@ -5,6 +5,7 @@ import pickle
 
 import jax
 import numpy as np
+import pytest
 
 from summarizer import DecoderBlock, TransformerLM
 from summarizer._trax import tl, trax
@@ -42,6 +43,7 @@ def test_decoder_block_is_two_residuals():
                                 'Dropout', 'Dense_16']
 
 
+@pytest.mark.slow
 def test_output_is_log_probabilities_of_next_token():
   model = small_model('eval')
   x = tokens()
@@ -70,6 +72,7 @@ def test_same_numbers_as_trax_transformer_lm():
   np.testing.assert_allclose(ours(x), their_log_probs, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_predict_mode_matches_eval_mode():
   evaluator = small_model('eval')
   x = tokens(seed=2)
@@ -102,6 +105,7 @@ def test_checkpoint_with_weights_in_the_pickle_loads_weights_only(tmp_path):
   np.testing.assert_allclose(fresh(x), model(x), atol=1e-6)
 
 
+@pytest.mark.slow
 def test_training_steps_lower_the_loss():
   model = small_model('train', dropout=0.0)
   x = tokens(batch=4, length=16, seed=4)

@@ -40,7 +40,7 @@ def test_initialisation_levers_are_refused_where_they_would_not_apply(tmp_path, 
   assert not (tmp_path / 'run').exists()
 
 
-def test_a_new_run_with_a_budget_takes_the_ten_minute_recipe_and_others_keep_theirs(tmp_path):
+def test_a_new_run_with_a_budget_takes_the_quick_presets_lessons_and_others_keep_theirs(tmp_path):
   from summarizer.runs.args import PRESET_LESSONS
   recipe = train_command.parse_args(['--max-minutes', '10'])
   assert recipe.preset == 'quick'

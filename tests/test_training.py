@@ -1,5 +1,7 @@
 """Part 3: the course's training_loop."""
 
+import pytest
+
 from summarizer._trax import training
 from summarizer.corpus import streams
 from summarizer.inference import model_directory
@@ -8,6 +10,7 @@ from summarizer.runs.hooked_loop import quiet_loop_log
 from summarizer.training import training_loop
 
 
+@pytest.mark.slow
 def test_the_courses_training_loop_trains_on_the_courses_streams(tmp_path):
   # The course's streams: (inputs, targets, weights) batches, bucketed by length.
   def stream(split):

@@ -49,6 +49,7 @@ def last_line(capsys):
 
 
 @pytest.mark.parametrize('name', CHECKS)
+@pytest.mark.slow
 def test_the_packages_functions_pass(name, capsys):
   function, extra = CHECKS[name]
   failed = run_check(name, function, *extra)
@@ -85,6 +86,7 @@ def test_a_standard_softmax_passes_fully_masked_rows_too(capsys):
   assert capsys.readouterr().out.strip() == 'All tests passed'
 
 
+@pytest.mark.slow
 def test_the_mean_on_every_row_still_fails(capsys):
   assert checks.test_DotProductAttention(mean_everywhere_attention) > 0
   out = capsys.readouterr().out
@@ -418,6 +420,7 @@ def test_a_missing_layer_is_named(capsys):
   assert 'missing (line 2 of the expected tree, after \'Serial[\'): Serial[ ShiftRight(1) ]' in out
 
 
+@pytest.mark.slow
 def test_next_symbol_with_the_model_function_runs_the_courses_case(capsys):
   assert checks.test_next_symbol(decoding.next_symbol, summarizer.TransformerLM) == 0
   assert capsys.readouterr().out == 'All tests passed\n'

@@ -33,6 +33,7 @@ def course_model():
   return model
 
 
+@pytest.mark.slow
 def test_next_symbol_gives_the_courses_token_and_needs_the_courses_random_numbers(monkeypatch):
   assert next_symbol(list(COURSE_TOKENS), course_model()) == COURSE_NEXT_TOKEN
   # Trax's random functions as jax 0.10 draws them give other weights: the
@@ -42,6 +43,7 @@ def test_next_symbol_gives_the_courses_token_and_needs_the_courses_random_number
   assert next_symbol(list(COURSE_TOKENS), course_model()) != COURSE_NEXT_TOKEN
 
 
+@pytest.mark.slow
 def test_importing_the_package_leaves_a_learners_own_jax_random_as_it_was():
   # jax's own setting is untouched: the same key draws what it draws without the package.
   code = ('import jax, sys\n'

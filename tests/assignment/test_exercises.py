@@ -67,6 +67,7 @@ def explained_in_notebook_03():
 # --------------------------------------------------------------------------
 # Run as written, and filled in.
 
+@pytest.mark.slow
 def test_run_as_written_it_prints_part_1_and_stops_at_the_first_exercises_check(
     notebook, tmp_path):
   ran = copy.deepcopy(notebook)

@@ -27,6 +27,7 @@ def fix_first(function):
 
 @pytest.mark.parametrize('variant', learner_variants.VARIANTS,
                          ids=[f'{v.function}: {v.name}' for v in learner_variants.VARIANTS])
+@pytest.mark.slow
 def test_the_checks_catch_mistakes_and_pass_correct_answers(variant):
   ran = learner_variants.run_checks(checks, variant)
   failed = {name: bool(count) for name, (count, _) in ran.items()}
@@ -86,6 +87,7 @@ def test_a_cause_is_named_only_when_recognised():
   assert 'why:' not in printed
 
 
+@pytest.mark.slow
 def test_the_courses_answers_pass_every_check(capsys):
   names = learner_variants.course_namespace()
   for name in learner_variants.handout.GRADED:

@@ -2,6 +2,8 @@
 
 import random
 
+import pytest
+
 from summarizer.corpus import entities
 from summarizer.corpus import lessons
 from summarizer.corpus import sentences
@@ -82,6 +84,7 @@ def test_repeat_lessons_list_two_articles_names_and_numbers_twice_in_a_drawn_ord
   assert len(listed) <= lessons.REPEAT_CHARS and listed.count(', ') >= 3
 
 
+@pytest.mark.slow
 def test_repeat_lessons_weigh_the_second_list_only():
   from summarizer.config import EOS
   from summarizer.corpus import streams

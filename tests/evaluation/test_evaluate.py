@@ -26,6 +26,7 @@ def test_table_is_aligned():
   assert len({len(line) for line in lines}) == 1
 
 
+@pytest.mark.slow
 def test_evaluate_end_to_end(random_model_dir, tmp_path):
   out = tmp_path / 'eval'
   results = scorecard.evaluate(random_model_dir, 'news', 'test', limit=3,
@@ -44,6 +45,7 @@ def test_evaluate_end_to_end(random_model_dir, tmp_path):
   assert saved['settings']['max_length'] == 8
 
 
+@pytest.mark.slow
 def test_facts_only_scores_the_articles_cut_to_their_facts(random_model_dir, tmp_path,
                                                            monkeypatch):
   from summarizer.corpus import news

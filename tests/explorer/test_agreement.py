@@ -1,10 +1,13 @@
 """How often attention points where the words are, counted."""
 
+import pytest
+
 from summarizer.explorer import agreement
 
 from .conftest import blocks_and_heads
 
 
+@pytest.mark.slow
 def test_agreement_counts():
   result = agreement.agreement(limit=6, show_progress=False)
   assert result['stories'] == 6

@@ -2,6 +2,7 @@
 
 import jax
 import numpy as np
+import pytest
 
 from summarizer import TransformerLM
 from summarizer._trax import trax
@@ -13,6 +14,7 @@ from .conftest import BUSINESS, blocks_and_heads, read
 from test_model import SMALL, small_model, tokens
 
 
+@pytest.mark.slow
 def test_attention_weights_are_the_ones_the_block_applies():
   model = small_model('eval')
   x = tokens(batch=2, length=10)
@@ -35,6 +37,7 @@ def test_attention_weights_are_the_ones_the_block_applies():
   assert not np.allclose(weights, attention_weights(model, x, block=0))
 
 
+@pytest.mark.slow
 def test_every_block_and_head_equals_a_numpy_computation():
   model = TransformerLM(vocab_size=50, d_model=16, d_ff=32, n_layers=3, n_heads=4,
                         max_len=128, mode='eval')
@@ -51,6 +54,7 @@ def test_every_block_and_head_equals_a_numpy_computation():
   assert not np.allclose(expected[:, 0], expected[:, 1], atol=1e-3)  # Blocks differ.
 
 
+@pytest.mark.slow
 def test_rows_sum_to_one_over_what_the_query_sees_in_the_shipped_model():
   loaded = loaded_model.load()
   ids, _ = article.article_ids(loaded, read(BUSINESS), 64)

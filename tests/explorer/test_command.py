@@ -95,6 +95,7 @@ def run_main(capsys, *argv):
   return status, captured.out, captured.err
 
 
+@pytest.mark.slow
 def test_explain_prints_the_warnings_of_the_plain_command(random_model_dir, tmp_path, capsys):
   import shutil  # pylint: disable=g-import-not-at-top
   from summarizer.config import CALIBRATION_KEY, update_config  # pylint: disable=g-import-not-at-top

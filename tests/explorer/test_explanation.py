@@ -23,6 +23,7 @@ from .conftest import COURT, blocks_and_heads, read
 # ------------------------------------------------------------------- explain
 
 
+@pytest.mark.slow
 def test_explain_keeps_the_summary_and_its_tokens(court):
   text = read(COURT)
   assert court.summary == summarizer.summarize(text)

@@ -1,6 +1,7 @@
 """Where a summary's names and numbers come from, traced through attention."""
 
 import numpy as np
+import pytest
 
 from summarizer.corpus import news
 from summarizer.explorer.explanation import explain
@@ -80,6 +81,7 @@ def test_the_shipped_vocabulary_keeps_headline_words_whole_and_not_made_up_names
   assert not {'seljorer', 'samorman', 'sorethard', 'kaev'} & words
 
 
+@pytest.mark.slow
 def test_only_made_up_names_are_marked_in_test_stories():
   # Stories 85-159 open highlights with "Delays", "Gusts", "Chief", "Scientists"
   # ..., words their articles never write; two make up a name.

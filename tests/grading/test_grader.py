@@ -73,17 +73,20 @@ def reports():
   return dict(zip(notebooks, graded))
 
 
+@pytest.mark.slow
 def test_the_courses_answers_and_an_equivalent_set_get_full_marks(reports):
   for name in ('course', 'equivalent'):
     report = reports[name]
     assert report.total == report.max_total == 20, grader.table(report)
 
 
+@pytest.mark.slow
 def test_a_blank_notebook_gets_nothing(reports):
   assert reports['blank'].total == 0
   assert 'raised NotImplementedError' in grader.table(reports['blank'])
 
 
+@pytest.mark.slow
 def test_three_wrong_functions_one_a_crash_lose_only_theirs_and_the_whole_models(reports):
   scored = points(reports['mixed'])
   lost = {name for name, score in scored.items() if score == 0}
@@ -95,6 +98,7 @@ def test_three_wrong_functions_one_a_crash_lose_only_theirs_and_the_whole_models
   assert 'why: these functions fail their own checks: CausalAttention' in table
 
 
+@pytest.mark.slow
 def test_a_wrong_causal_attention_leaves_a_note_on_the_functions_built_on_it(reports):
   notes = {verdict.grade_id: verdict.notes for verdict in reports['mixed'].verdicts}
   for name in ('DecoderBlock', 'TransformerLM'):
@@ -102,6 +106,7 @@ def test_a_wrong_causal_attention_leaves_a_note_on_the_functions_built_on_it(rep
                for note in notes[f'test_{name}']), notes
 
 
+@pytest.mark.slow
 def test_the_inputs_are_drawn_from_the_recorded_seed(reports):
   assert {report.seed for report in reports.values()} == {SEED}
   assert f'seed {SEED}, sandbox bwrap' in grader.table(reports['course'])
@@ -148,6 +153,7 @@ def kernel_like():
                             functions=ACROSS, whole=False)
 
 
+@pytest.mark.slow
 def test_work_across_cells_gets_its_points_and_printing_costs_nothing(kernel_like):
   report = kernel_like[0]
   assert report.total == report.max_total == 4, grader.table(report)
@@ -158,6 +164,7 @@ def test_work_across_cells_gets_its_points_and_printing_costs_nothing(kernel_lik
   assert report.seconds < 120
 
 
+@pytest.mark.slow
 def test_the_learners_copy_of_a_test_cell_is_never_run(kernel_like):
   scored = points(kernel_like[1])
   assert scored['DotProductAttention'] == 0, grader.table(kernel_like[1])
@@ -170,6 +177,7 @@ def test_the_learners_cells_are_their_solution_cells_and_their_own_in_order():
   assert grader.read_cells(cells)['dot_product_self_attention'].strip().startswith('def ')
 
 
+@pytest.mark.slow
 def test_the_whole_model_runs_every_cell_and_a_function_the_cells_up_to_its_own():
   # Cells of the learner's own (no grade id) before a solution cell pasted twice.
   cells = [{'label': 'cell 3', 'grade_id': None, 'source': 'order.append("scratch")'},
@@ -207,11 +215,13 @@ def cheats(tmp_path_factory):
   return grader.grade_batch(paths, seed=SEED, functions=targets)
 
 
+@pytest.mark.slow
 def test_no_cheat_gains_a_point(cheats):
   for cheat, report in zip(learner_variants.CHEATS, cheats):
     assert report.total == 0, (cheat.name, grader.table(report))
 
 
+@pytest.mark.slow
 def test_the_packages_function_is_named_as_the_reason(cheats):
   for cheat, report in zip(learner_variants.CHEATS, cheats):
     if cheat.name in ('from summarizer import CausalAttention', 'a module alias',
@@ -245,6 +255,7 @@ def explained():
     ('one block repeated', 'why: one block object repeated ([DecoderBlock(...)] * n_layers)'),
     ('a block too few', 'where n_layers asks for'),
 ])
+@pytest.mark.slow
 def test_a_recognised_mistake_is_named_and_costs_its_function_only(explained, mistake, cause):
   report = explained[mistake]
   assert cause in grader.table(report)
@@ -318,6 +329,7 @@ def test_the_setup_loaded_before_the_forks_starts_no_thread_and_no_jax_backend()
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_the_sandbox_reads_the_graders_compiled_programs_and_writes_none(reports):
   # The package's results left jax's compiled programs in a folder that every
   # submission's sandbox reads: the learner's code never writes there.
@@ -378,6 +390,7 @@ ARRAY_PROBES = {
 }
 
 
+@pytest.mark.slow
 def test_no_seed_gives_two_cases_one_name():
   # A drawn head size and shape equal to a fixed one's named two cases alike, and
   # the judge compared the learner's second with the package's first: correct

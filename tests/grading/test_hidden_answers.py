@@ -141,6 +141,7 @@ def test_each_installed_file_is_stubbed_only_in_its_hidden_definitions(stubs):
         assert raises and 'hidden while grading' in ast.unparse(raises[0]), (path, name)
 
 
+@pytest.mark.slow
 def test_the_stubbed_attention_module_keeps_what_a_correct_answer_uses(stubs):
   directory, _ = stubs
   spec = importlib.util.spec_from_file_location(
@@ -216,15 +217,18 @@ def graded():
   return grader.grade_batch(notebooks, seed=SEED, functions=FUNCTIONS, whole=False)
 
 
+@pytest.mark.slow
 def test_trax_own_layer_and_model_get_nothing_and_the_feedback_says_why(graded):
   assert_hidden_and_said_so(graded[1])
 
 
+@pytest.mark.slow
 def test_the_courses_answers_still_get_full_marks(graded):
   # TransformerLM uses tl.ShiftRight and tl.PositionalEncoding from the stubbed attention.py.
   assert graded[0].total == graded[0].max_total, grader.table(graded[0])
 
 
+@pytest.mark.slow
 def test_without_bubblewrap_the_worker_still_imports_the_stubs():
   # tl's layers are imported as the worker starts; trax.models when the cell reads it.
   report = grader.grade(trax_answers(), seed=SEED, mode='process', functions=FUNCTIONS,

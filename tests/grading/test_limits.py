@@ -169,6 +169,7 @@ def DotProductAttention(query, key, value, mask):
 '''
 
 
+@pytest.mark.slow
 def test_a_sleeping_cell_costs_its_own_function_within_its_limit(monkeypatch):
   monkeypatch.setattr(limits, 'FUNCTION_SECONDS', 20)
   notebook = learner_variants.notebook_with(
@@ -197,6 +198,7 @@ def DotProductAttention(query, key, value, mask):
 '''
 
 
+@pytest.mark.slow
 def test_processes_holding_too_much_together_cost_their_function_only(monkeypatch):
   # Three processes of 400 MB, each far under one process's bound (PROCESS_MEMORY_MB).
   monkeypatch.setattr(limits, 'SANDBOX_MEMORY_MB', 1536)

@@ -28,7 +28,8 @@ from summarizer.assignment import handout
 
 ASSIGNMENT = handout.ASSIGNMENT
 NOTEBOOK = ASSIGNMENT + '.ipynb'
-pytestmark = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
+pytestmark = [pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap'),
+              pytest.mark.slow]  # Each test grades with nbgrader.
 
 CRASH = '''
 def next_symbol(cur_output_tokens, model):

@@ -62,6 +62,7 @@ def test_a_report_of_another_type_is_unfit_not_a_crash(document):
   assert entry['results'] is None and 'report of type' in entry['unfit']
 
 
+@pytest.mark.slow
 def test_a_compressed_array_is_refused_before_it_is_unpacked():
   # About 1 MB of zip that unpacks to 1 GB: refused by its entry's header.
   packed = io.BytesIO()

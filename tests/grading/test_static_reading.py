@@ -173,6 +173,7 @@ def graded():
   return reports, label
 
 
+@pytest.mark.slow
 def test_a_function_sent_to_the_teacher_scores_nothing_and_says_why(graded):
   (report, _), _ = graded
   verdict = report.verdicts[0]
@@ -184,6 +185,7 @@ def test_a_function_sent_to_the_teacher_scores_nothing_and_says_why(graded):
   assert report.by_hand == 3 and '(3 by hand)' in grader.table(report)
 
 
+@pytest.mark.slow
 def test_the_functions_before_the_scratch_cell_are_graded_as_usual(graded):
   (_, report), label = graded
   scored = {v.grade_id: (v.points, bool(v.manual)) for v in report.verdicts}
@@ -213,6 +215,7 @@ def _gradebook(url, notebook):
     gradebook.add_submission(name, 'learner')
 
 
+@pytest.mark.slow
 def test_the_gradebook_marks_it_for_manual_grading_and_the_feedback_says_why(
     tmp_path, monkeypatch):
   import nbgrader  # pylint: disable=g-import-not-at-top

@@ -73,6 +73,7 @@ SEARCHES = [beam.Search(length_penalty=0.0),
 
 
 @pytest.mark.parametrize('search', SEARCHES, ids=str)
+@pytest.mark.slow
 def test_enough_beams_find_the_exhaustive_best_and_fewer_never_beat_it(tiny, search):
   model, decoder = tiny
   max_length = 4 if search.no_repeat_ngram_size == 2 else 3
@@ -178,6 +179,7 @@ ARTICLES = [
 
 
 @pytest.mark.parametrize('search', [beam.Search(), beam.Search(3, 2.0, 2, 4)], ids=str)
+@pytest.mark.slow
 def test_a_batch_gives_each_article_its_summary_alone(random_model_dir, search):
   loaded = loaded_model.load(random_model_dir)
   alone = [summaries.summarize_tokens(article, loaded, 10, search=search,
@@ -196,6 +198,7 @@ def test_a_batch_gives_each_article_its_summary_alone(random_model_dir, search):
                          for a in ARTICLES]
 
 
+@pytest.mark.slow
 def test_beam_search_on_the_course_checkpoint(course_model_dir):
   from conftest import COURSE_SHAPED  # pylint: disable=import-outside-toplevel
   article = 'It was a sunny day when I went to the market to buy some flowers.'
@@ -216,6 +219,7 @@ def test_beam_search_on_the_course_checkpoint(course_model_dir):
                                                         search=search))
 
 
+@pytest.mark.slow
 def test_command_line_search_options(random_model_dir, tmp_path, capsys):
   from summarizer.__main__ import main  # pylint: disable=import-outside-toplevel
   paths = []
@@ -248,6 +252,7 @@ def test_bad_search_options_are_one_line(argv, fragment, capsys):
   assert exited.value.code == 2 and err.count('\n') == 1 and fragment in err, err
 
 
+@pytest.mark.slow
 def test_evaluate_records_its_search(random_model_dir, tmp_path):
   from summarizer.evaluation import scorecard  # pylint: disable=import-outside-toplevel
   results = scorecard.evaluate(random_model_dir, limit=3, max_length=6, retrieval_pool=5,

@@ -26,6 +26,7 @@ from conftest import write_model_dir
 REAL_TEXTS = sorted(glob.glob(os.path.join(os.path.dirname(os.path.dirname(__file__)), 'texts', '*.txt')))
 
 
+@pytest.mark.slow
 def test_perplexity_is_that_of_the_article_tokens_under_the_eval_model(random_model_dir):
   loaded = loaded_model.load(random_model_dir)
   article = 'The council voted 7 to 2 to build a new bridge over the river.'
@@ -46,6 +47,7 @@ def test_calibration_record_from_perplexities():
                     'max': 10.0, 'threshold': 10.0 * calibration.THRESHOLD_FACTOR}
 
 
+@pytest.mark.slow
 def test_a_calibrated_model_judges_articles(tmp_path):
   model_dir = write_model_dir(tmp_path / 'model')
   loaded = loaded_model.LoadedModel(model_directory.read(model_dir))
@@ -66,6 +68,7 @@ def test_a_calibrated_model_judges_articles(tmp_path):
   assert run.out_of_domain is True
 
 
+@pytest.mark.slow
 def test_shipped_model_flags_real_text_not_its_own_news():
   loaded = loaded_model.load()
   assert loaded.calibration and loaded.calibration['n'] >= 100  # As a run's end calibrates.
@@ -80,6 +83,7 @@ def test_shipped_model_flags_real_text_not_its_own_news():
   assert len(flagged) <= 1, flagged
 
 
+@pytest.mark.slow
 def test_command_warns_once_per_unknown_text_and_prints_every_summary(capsys, tmp_path):
   sample = os.path.join(config_module.DEFAULT_MODEL_DIR, '..', 'samples', 'sport.txt')
   status = main([sample, REAL_TEXTS[0], '--json', '--max-length', '8'])
@@ -113,6 +117,7 @@ def test_a_model_without_calibration_says_null(random_model_dir, capsys):
   assert err == ''
 
 
+@pytest.mark.slow
 def test_articles_are_cut_at_the_longest_the_model_trained_on(tmp_path, capsys):
   model_dir = write_model_dir(tmp_path / 'model')
   config, values = config_module.load_config(model_dir)

@@ -130,6 +130,7 @@ def test_entries_that_do_not_read_whole_are_removed_so_jax_writes_them_again(
   assert sorted(p.name.split('-')[0] for p in folder.glob('*-cache')) == ['jit_whole']
 
 
+@pytest.mark.slow
 def test_the_command_gives_the_same_summary_with_the_cache_cold_warm_and_off(tmp_path):
   def command(cache):
     return subprocess.run([sys.executable, '-m', 'summarizer', SAMPLE, '--max-length', '16'],

@@ -11,6 +11,7 @@ from summarizer.inference import model_directory
 from conftest import ARTICLES
 
 
+@pytest.mark.slow
 def test_fast_decoder_gives_greedy_tokens(random_model_dir):
   loaded = loaded_model.load(random_model_dir)
   model, decoder = loaded.model, loaded.decoder
@@ -59,6 +60,7 @@ def test_fast_generators_do_not_share_their_caches(random_model_dir):
   assert alone[0] != alone[1]
 
 
+@pytest.mark.slow
 def test_new_weights_decode_as_a_model_loaded_with_them(random_model_dir):
   # A training run's preview swaps the weights into what was compiled for the last one.
   source = model_directory.read(random_model_dir)

@@ -5,6 +5,8 @@ import itertools
 import os
 import re
 
+import pytest
+
 from summarizer import decoding
 from summarizer import summarize
 from summarizer import text
@@ -14,6 +16,7 @@ from summarizer.inference import loaded_model
 from summarizer.inference import model_directory
 
 
+@pytest.mark.slow
 def test_shipped_model_is_the_default_and_self_describing():
   config, values = load_config(DEFAULT_MODEL_DIR)
   assert config.preset in PRESETS and values['data'] == 'news'
@@ -24,6 +27,7 @@ def test_shipped_model_is_the_default_and_self_describing():
   assert isinstance(summary, str) and summary and '<EOS>' not in summary
 
 
+@pytest.mark.slow
 def test_fast_decoder_matches_greedy_decode_on_twenty_test_articles():
   loaded = loaded_model.load()
   for story in itertools.islice(news.stories('test'), 20):

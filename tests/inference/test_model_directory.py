@@ -37,6 +37,7 @@ def trax_loaded(model_dir, mode):
 
 
 @pytest.mark.parametrize('mode', ['eval', 'predict'])
+@pytest.mark.slow
 def test_a_read_model_is_what_trax_init_from_file_gives(random_model_dir, mode):
   ours = model_directory.read(random_model_dir).model(mode)
   theirs = trax_loaded(random_model_dir, mode)
@@ -128,6 +129,7 @@ def test_a_model_directory_whose_files_changed_is_read_again(tmp_path):
 
 
 @pytest.mark.parametrize('mode', ['train', 'eval', 'predict'])
+@pytest.mark.slow
 def test_set_weights_gives_the_state_trax_init_gives(mode):
   # Dropout keeps its rate in its state: zeros there would turn it off.
   kwargs = dict(vocab_size=50, d_model=16, d_ff=32, n_layers=2, n_heads=4,
@@ -180,6 +182,7 @@ def test_vocab_dir_beside_the_model_is_the_courses_layout(tmp_path):
 
 
 @pytest.mark.parametrize('method', ['fast', 'greedy'])
+@pytest.mark.slow
 def test_summaries_are_the_courses_greedy_summary(course_model_dir, method):
   from summarizer import text  # pylint: disable=import-outside-toplevel
   prefix = text.tokenize(ARTICLE, COURSE_VOCAB_FILE) + [0]  # The course's start.
@@ -190,6 +193,7 @@ def test_summaries_are_the_courses_greedy_summary(course_model_dir, method):
   assert ours == course and len(course) > 3
 
 
+@pytest.mark.slow
 def test_commands_take_the_course_directory(course_model_dir, capsys, tmp_path):
   assert summarize_main(['--text', ARTICLE, '--model', course_model_dir,
                          '--max-length', '4', '--json']) == 0

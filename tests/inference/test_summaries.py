@@ -11,6 +11,7 @@ from summarizer.inference import summaries
 from conftest import ARTICLES
 
 
+@pytest.mark.slow
 def test_summarize_methods_agree(random_model_dir):
   # An article the random model answers with more than EOS.
   fast = summarize(ARTICLES[0], model_dir=random_model_dir, max_length=10, num_beams=1)
@@ -27,6 +28,7 @@ def test_summarize_rejects_bad_arguments(random_model_dir):
     summarize('text', model_dir=random_model_dir, method='beam')
 
 
+@pytest.mark.slow
 def test_long_article_is_cut_to_fit(random_model_dir):
   cuts = []
   ids = list(summaries.summarize_tokens(

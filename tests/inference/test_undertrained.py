@@ -31,11 +31,13 @@ def test_steps_come_from_the_lineage(tmp_path):
   assert model_directory.trained_steps(model_directory.read_values(str(tmp_path))) is None
 
 
+@pytest.mark.slow
 def test_the_shipped_model_is_not_flagged():
   with open(SAMPLE, encoding='utf-8') as f:
     assert api.summarize_details(f.read())['undertrained'] is None
 
 
+@pytest.mark.slow
 def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, micro_preset,
                                                                   capsys):
   del micro_preset

@@ -65,6 +65,7 @@ def test_overrun_counts_the_seconds_past_the_end():
   assert budget.overrun(now=59.0) == 0 and budget.overrun(now=72.5) == pytest.approx(12.5)
 
 
+@pytest.mark.slow
 def test_a_run_ends_within_its_minutes_and_records_them(tmp_path):
   out = tmp_path / 'run'
   started = time.monotonic()
@@ -125,7 +126,8 @@ def _slow_micro_run(out, monkeypatch, probe):
   return summary, rows
 
 
-def test_a_slow_machine_trains_on_half_batches_and_records_it(tmp_path, monkeypatch):
+@pytest.mark.slow
+def test_a_slow_machine_trains_on_split_batches_and_records_it(tmp_path, monkeypatch):
   out = tmp_path / 'run'
   # The probe before the first step finds the recipe's machine: whole batches until measured.
   summary, rows = _slow_micro_run(out, monkeypatch,
@@ -140,7 +142,8 @@ def test_a_slow_machine_trains_on_half_batches_and_records_it(tmp_path, monkeypa
   assert 'steps of a quarter batch' in plan
 
 
-def test_a_machine_the_probe_finds_slow_trains_on_half_batches_from_the_first_step(
+@pytest.mark.slow
+def test_a_machine_the_probe_finds_slow_trains_on_split_batches_from_the_first_step(
     tmp_path, monkeypatch):
   probed = []
   summary, rows = _slow_micro_run(tmp_path / 'run', monkeypatch,

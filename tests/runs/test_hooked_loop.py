@@ -4,6 +4,7 @@ around saving (``summarizer.runs.hooked_loop``)."""
 import inspect
 
 import numpy as np
+import pytest
 
 from summarizer._trax import tl, training, trax
 from summarizer.runs.hooked_loop import HookedLoop, quiet_loop_log
@@ -28,6 +29,7 @@ def test_loop_prints_through_its_log_function_which_a_run_redirects(capfd, tmp_p
   assert training._log is not None  # pylint: disable=protected-access
 
 
+@pytest.mark.slow
 def test_hooked_loop_calls_back_after_each_step_and_around_saving(tmp_path):
   # The two methods it overrides must still be Loop's, with these parameters.
   assert list(inspect.signature(training.Loop._run_one_step).parameters) == [  # pylint: disable=protected-access

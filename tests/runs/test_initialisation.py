@@ -1,12 +1,14 @@
 """A new run's random weights, reshaped by the initialisation levers (--tied-init, --embedding-scale)."""
 
 import numpy as np
+import pytest
 
 from summarizer._trax import trax
 from summarizer.model import TransformerLM
 from summarizer.runs import initialisation
 
 
+@pytest.mark.slow
 def test_initialisation_levers_tie_the_projection_and_scale_the_embedding():
   lm = TransformerLM(vocab_size=40, d_model=16, d_ff=32, n_layers=1, n_heads=2, mode='eval')
   lm.init(trax.shapes.ShapeDtype((1, 8), np.int32))

@@ -156,6 +156,7 @@ def test_training_stops_at_once_when_its_export_directory_is_in_use(tmp_path, ca
   assert not (tmp_path / 'run' / 'config.json').exists()
 
 
+@pytest.mark.slow
 def test_two_training_processes(tmp_path):
   out = tmp_path / 'run'
   first = start_training(out, '--max-steps', '100000', '--save-steps', '100000',

@@ -12,6 +12,8 @@ from summarizer.runs import loop as run_loop
 from .conftest import start_training, wait_for_line
 from conftest import MICRO, micro_args
 
+pytestmark = pytest.mark.slow  # Every test trains.
+
 
 def test_train_writes_a_self_describing_run(tmp_path):
   out = tmp_path / 'run'

@@ -38,6 +38,7 @@ def test_a_directory_with_no_run_is_refused_and_kept(tmp_path, capsys):
   assert {p: p.read_text() for p in (tmp_path / 'p').rglob('*') if p.is_file()} == before
 
 
+@pytest.mark.slow
 def test_only_the_earlier_runs_files_are_removed(tmp_path):
   out = tmp_path / 'run'
   run_loop.train(micro_args(out))
@@ -60,6 +61,7 @@ def test_only_the_earlier_runs_files_are_removed(tmp_path):
   assert 'model.py' not in manifest.read(str(out))
 
 
+@pytest.mark.slow
 def test_a_symlinked_train_folder_is_refused_not_followed(tmp_path, capsys):
   out = tmp_path / 'run'
   run_loop.train(micro_args(out))
@@ -94,6 +96,7 @@ def test_init_from_cannot_be_the_output_directory(tmp_path, random_model_dir, ov
           for name in os.listdir(random_model_dir)} == before
 
 
+@pytest.mark.slow
 def test_a_run_that_stopped_before_its_first_checkpoint_does_not_block_the_next(
     tmp_path, monkeypatch, capsys):
   out = tmp_path / 'run'
@@ -132,6 +135,7 @@ def test_the_checkpoint_is_recorded_before_it_is_written(tmp_path):
   assert not any((out / name).exists() for name in manifest.CHECKPOINT_FILES)
 
 
+@pytest.mark.slow
 def test_overwrite_on_a_new_or_empty_directory_starts_a_run(tmp_path):
   # Nothing there to overwrite: a careless --overwrite-output-dir is no reason to refuse.
   for out in (tmp_path / 'new', tmp_path / 'empty'):

@@ -71,12 +71,13 @@ def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict
   assert plan.tokens_per_second == pytest.approx(4000)
   assert budget.ending_seconds == pytest.approx(4 * kept)  # 16,000 / 4,000.
   left = budget.seconds_left()
-  # A quarter of the recipe's speed: quarter batches from here, four times the steps (and
+  # A quarter of the recipe's speed: split batches from here, WAYS times the steps (and
   # lessons).
   assert plan.run.split.on
-  steps = int(4 * 2 * left)
+  ways = SplitBatches.WAYS
+  steps = int(ways * 2 * left)
   most = int(run_plan.MAX_LESSON_SHARE * (23 + steps))
-  assert repeat.max_steps == most < 4 * 2000
+  assert repeat.max_steps == most < ways * 2000
   assert line == (f'plan: repeat lessons until their loss is below 0.3 (at most {most:,} '
                   'steps: 50% of the steps this machine makes in the budget), then the '
                   "stories; this machine: 4,000 tokens/s (the recipe's: 16,000), about "
@@ -93,7 +94,7 @@ def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict
   assert budget.ending_seconds == pytest.approx(2 * kept)
   # ... and the lessons' most steps: half of the steps at 8 steps/s from here.
   assert repeat.max_steps == int(run_plan.MAX_LESSON_SHARE * (323 + 8 * budget.seconds_left()))
-  assert most < repeat.max_steps < 4 * 2000
+  assert most < repeat.max_steps < ways * 2000
   plan.ended(tokens=16000 * 100, seconds=100)
   assert not plan.slow()  # Judged on the whole run.
 
@@ -276,7 +277,7 @@ def test_loss_png_marks_the_repeat_lessons(tmp_path):
   assert grey(phases) > grey(plain) + 1000
 
 
-def test_half_batches_come_below_the_share_of_the_recipes_speed_in_a_budgeted_run(clock):
+def test_batches_are_split_below_the_share_of_the_recipes_speed_in_a_budgeted_run(clock):
   def split(tokens_per_second, max_steps=None):
     plan = run_plan.Plan(_run(max_steps=max_steps), run_budget.Budget(10, started=clock.now),
                          first_step=0)
@@ -299,14 +300,14 @@ def test_a_probe_that_finds_the_machine_slow_splits_from_the_first_step_until_me
       pytest.approx(recipe / 3))
   assert run.split.on
   plan = run_plan.Plan(run, budget, first_step=0)
-  assert run.repeat.max_steps == 8000  # Quarter batches: four times the lessons' steps.
+  assert run.repeat.max_steps == SplitBatches.WAYS * 2000  # Split: WAYS times the lessons' steps.
   # The steps say otherwise (a machine busy for the probe's second): whole batches again.
   plan.measure(3, 0)
   clock.now += 10
-  line = plan.measure(403, 340000)  # 34,000 tokens/s and 40 steps/s on quarter batches.
+  line = plan.measure(403, 340000)  # 34,000 tokens/s and 40 steps/s on split batches.
   assert not run.split.on and run.repeat.max_steps == 2000
   left = budget.seconds_left()
-  assert f'about {int(10 * left):,} steps in the' in line and 'quarter batch' not in line
+  assert f'about {int(40 / SplitBatches.WAYS * left):,} steps in the' in line and 'quarter batch' not in line
   fast = _run()
   assert run_plan.split_from_start(fast, budget, probe=run_plan.PROBE_RATE) == recipe
   assert not fast.split.on
@@ -321,20 +322,25 @@ def test_the_probe_times_the_machines_products():
   assert math.isfinite(rate) and rate > 1  # Each product takes milliseconds, not seconds.
 
 
-def test_split_batches_quarter_each_batch_and_keep_its_rows_at_a_lower_peak():
-  batches = [tuple(np.arange(16).reshape(8, 2) + k for k in range(3)),
-             tuple(np.arange(12).reshape(6, 2) for _ in range(3)),
-             tuple(np.arange(6).reshape(3, 2) for _ in range(3))]
+def test_split_batches_part_each_batch_and_keep_its_rows_at_a_lower_peak():
+  ways = SplitBatches.WAYS
+  # Rows that divide by WAYS, rows that do not but are even, odd rows.
+  batches = [tuple(np.arange(4 * ways).reshape(2 * ways, 2) + k for k in range(3)),
+             tuple(np.arange(4 * ways + 4).reshape(2 * ways + 2, 2) for _ in range(3)),
+             tuple(np.arange(4 * ways + 2).reshape(2 * ways + 1, 2) for _ in range(3))]
   split = SplitBatches()
   schedule = run_budget.BudgetSchedule(0.005, 1, max_steps=100, split=split)
-  assert [b[0].shape for b in split.batches(iter(batches))] == [(8, 2), (6, 2), (3, 2)]
+  assert [b[0].shape for b in split.batches(iter(batches))] == [
+      (2 * ways, 2), (2 * ways + 2, 2), (2 * ways + 1, 2)]
   assert schedule(1) == pytest.approx(0.005 * 0.99)
   split.on = True
   parts = list(split.batches(iter(batches)))
-  # Rows by four, or else by two, or whole (one long story).
-  assert [b[0].shape for b in parts] == [(2, 2)] * 4 + [(3, 2)] * 2 + [(3, 2)]
+  # Rows by WAYS, or else by two, or whole (one long story).
+  assert [b[0].shape for b in parts] == (
+      [(2, 2)] * ways + [(ways + 1, 2)] * 2 + [(2 * ways + 1, 2)])
   for k in range(3):  # Inputs, targets and weights split alike, no row lost or repeated.
-    np.testing.assert_array_equal(np.concatenate([p[k] for p in parts[:4]]), batches[0][k])
-    np.testing.assert_array_equal(np.concatenate([p[k] for p in parts[4:6]]), batches[1][k])
-  assert split.per_batch == 4
+    np.testing.assert_array_equal(np.concatenate([p[k] for p in parts[:ways]]), batches[0][k])
+    np.testing.assert_array_equal(np.concatenate([p[k] for p in parts[ways:ways + 2]]),
+                                  batches[1][k])
+  assert split.per_batch == ways
   assert schedule(2) == pytest.approx(0.005 * SplitBatches.PEAK_SCALE * 0.98)

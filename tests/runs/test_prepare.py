@@ -13,6 +13,7 @@ from summarizer.runs import run_dir
 from conftest import micro_args
 
 
+@pytest.mark.slow
 def test_evaluation_weighs_the_summary_only(tmp_path):
   # With a zero learning rate both runs keep their (same) initial weights:
   # the article's weight in training must not change the eval metric.
@@ -31,6 +32,7 @@ def test_the_course_preset_drops_over_long_examples_and_tiny_cuts_them():
   assert train_command.parse_args([]).truncate is None  # The preset decides.
 
 
+@pytest.mark.slow
 def test_repeat_steps_train_first_on_repeat_lessons_then_on_the_stories(tmp_path):
   from summarizer.config import EOS
   from summarizer.runs import prepare as run_prepare
@@ -72,6 +74,7 @@ def test_the_repeat_phase_ends_once_its_loss_is_low_or_its_steps_are_done():
   assert drawn == ['lesson'] * 4 + ['story'] * 5
 
 
+@pytest.mark.slow
 def test_repeat_lessons_end_early_in_a_run_and_it_says_so(tmp_path, monkeypatch):
   monkeypatch.setattr(run_plan, 'EVAL_SECONDS', 0.0)  # An evaluation after every step.
   monkeypatch.setattr(run_plan, 'MEASURE_SECONDS', 0.0)
@@ -99,6 +102,7 @@ def test_repeat_lessons_end_early_in_a_run_and_it_says_so(tmp_path, monkeypatch)
   assert values['repeat_until_loss'] == 100.0
 
 
+@pytest.mark.slow
 def test_repeat_steps_are_recorded_and_refused_where_they_cannot_apply(tmp_path, capsys):
   out = tmp_path / 'run'
   run_loop.train(micro_args(out, max_steps=2, repeat_steps=1))
@@ -116,6 +120,7 @@ def test_repeat_steps_are_recorded_and_refused_where_they_cannot_apply(tmp_path,
     assert err.count('\n') == 1 and '--repeat-' in err
 
 
+@pytest.mark.slow
 def test_adam_remembers_squared_gradients_as_long_as_the_preset_says(tmp_path, monkeypatch):
   import json
   from summarizer import config as config_module

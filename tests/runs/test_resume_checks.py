@@ -73,6 +73,7 @@ DAMAGES = {
 
 
 @pytest.mark.parametrize('damage', DAMAGES, ids=list(DAMAGES))
+@pytest.mark.slow
 def test_a_damaged_checkpoint_stops_resume_and_is_left_as_it_was(trained_run, tmp_path,
                                                                  capsys, damage):
   out = tmp_path / 'run'
@@ -91,6 +92,7 @@ def test_a_damaged_checkpoint_stops_resume_and_is_left_as_it_was(trained_run, tm
          {k: v for k, v in before.items() if not k.startswith('.summarizer')}
 
 
+@pytest.mark.slow
 def test_resume_past_max_steps_is_refused(trained_run, tmp_path):
   out = tmp_path / 'run'
   shutil.copytree(trained_run, out)
@@ -106,6 +108,7 @@ class _Touch:
     return (os.system, (f'touch {self.path}',))
 
 
+@pytest.mark.slow
 def test_a_hostile_data_counters_pickle_runs_nothing(trained_run, tmp_path):
   # Trax's Loop reads data_counters0.pkl from the directory it resumes.
   out = tmp_path / 'run'
@@ -117,6 +120,7 @@ def test_a_hostile_data_counters_pickle_runs_nothing(trained_run, tmp_path):
   assert not marker.exists()
 
 
+@pytest.mark.slow
 def test_a_loss_that_turns_nan_stops_the_run_keeping_the_last_good_checkpoint(
     tmp_path, monkeypatch):
   counted = prepare._counted  # pylint: disable=protected-access
@@ -164,6 +168,7 @@ def _small_tmpfs(path, size):
   return path
 
 
+@pytest.mark.slow
 def test_a_full_disk_during_a_save_keeps_the_previous_checkpoint(tmp_path, monkeypatch):
   disk = _small_tmpfs(tmp_path / 'disk', '16m')
   try:

@@ -26,6 +26,7 @@ from conftest import COURSE_SHAPED, write_course_dir
 from conftest import MICRO, micro_args
 
 
+@pytest.mark.slow
 def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
   source = tmp_path / 'source'
   run_loop.train(micro_args(source, max_steps=2))
@@ -60,6 +61,7 @@ def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
     run_loop.train(micro_args(out, resume=True, init_from=str(source)))
 
 
+@pytest.mark.slow
 def test_output_dir_rules(tmp_path):
   out = tmp_path / 'run'
   run_loop.train(micro_args(out, max_steps=2))
@@ -82,6 +84,7 @@ def test_output_dir_rules(tmp_path):
   assert (out / 'notes.txt').read_text() == 'mine'  # Not a run file: kept.
 
 
+@pytest.mark.slow
 def test_vocabulary_follows_the_preset_and_the_data(tmp_path, monkeypatch, capsys):
   args = micro_args(tmp_path / 'run')
   assert run_dir.chosen_vocab(args) == config_module.DEFAULT_VOCAB_FILE
@@ -110,6 +113,7 @@ def test_vocabulary_follows_the_preset_and_the_data(tmp_path, monkeypatch, capsy
   assert text.vocab_fingerprint(str(built)) != text.vocab_fingerprint()
 
 
+@pytest.mark.slow
 def test_init_from_the_courses_checkpoint(tmp_path, monkeypatch):
   course_dir = write_course_dir(tmp_path)
   shaped = dataclasses.replace(config_module.PRESETS['course'], preset='course-shaped',

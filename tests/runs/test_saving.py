@@ -13,6 +13,7 @@ from .conftest import start_training, wait_for
 from conftest import micro_args
 
 
+@pytest.mark.slow
 def test_interrupted_save_is_finished_or_discarded(tmp_path):
   out = tmp_path / 'run'
   run_loop.train(micro_args(out, max_steps=2))
@@ -37,6 +38,7 @@ def test_interrupted_save_is_finished_or_discarded(tmp_path):
   model_directory.read(str(out)).model()
 
 
+@pytest.mark.slow
 def test_killed_in_the_middle_of_a_save_still_resumes(tmp_path):
   out, paused = tmp_path / 'run', tmp_path / 'paused'
   process = start_training(out, '--max-steps', '100000', '--save-steps', '1',

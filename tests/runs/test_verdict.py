@@ -26,6 +26,7 @@ def _scores(rouge1, rouge2, rouge_l, precision, recall=0.4):
 LEAD3 = _scores(0.293, 0.130, 0.214, 1.0, 0.41)
 
 
+@pytest.mark.slow
 def test_each_evaluation_is_followed_by_the_summary_of_one_validation_story(tmp_path):
   out = tmp_path / 'run'
   run_loop.train(micro_args(out))  # Evaluations at steps 2 and 4.
@@ -39,6 +40,7 @@ def test_each_evaluation_is_followed_by_the_summary_of_one_validation_story(tmp_
     assert summary.startswith('  summary of validation story 1: ') and len(summary) > 34
 
 
+@pytest.mark.slow
 def test_the_train_command_ends_with_a_verdict_that_config_json_keeps(tmp_path):
   out = tmp_path / 'run'
   process = start_training(out, '--max-steps', '2', '--eval-steps', '2')
@@ -53,6 +55,7 @@ def test_the_train_command_ends_with_a_verdict_that_config_json_keeps(tmp_path):
   assert verdict['lead3']['rouge1'] > 0.1 and verdict['lead3']['entity_precision'] == 1.0
 
 
+@pytest.mark.slow
 def test_no_verdict_with_zero_stories(tmp_path):
   out = tmp_path / 'run'
   process = start_training(out, '--max-steps', '1', '--verdict-stories', '0')
@@ -62,6 +65,7 @@ def test_no_verdict_with_zero_stories(tmp_path):
   assert VERDICT_KEY not in json.loads((out / 'config.json').read_text())
 
 
+@pytest.mark.slow
 def test_judging_reads_all_its_stories_and_counts_their_sentences(random_model_dir,
                                                                   monkeypatch):
   monkeypatch.setattr(run_verdict, 'BATCH_SIZE', 2)
@@ -117,6 +121,7 @@ def test_a_model_that_beats_lead3_or_has_no_verdict_is_not():
   assert undertrained.verdict_warning(None) is None
 
 
+@pytest.mark.slow
 def test_every_summary_of_a_model_below_lead3_carries_the_warning(tmp_path, capsys):
   model_dir = write_model_dir(tmp_path / 'model')
   sample = 'Heavy rain battered Lakeford on Monday. Some 4,000 homes lost power.'
