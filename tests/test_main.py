@@ -197,6 +197,7 @@ def test_closed_or_full_output_and_closed_input_are_one_line_in_a_real_shell(ran
       'reader left: 0'], done.stderr
 
 
+@pytest.mark.slow
 def test_the_summary_reaches_stdout_whatever_stderr_is_and_an_unwritable_stdout_is_one_line(
     random_model_dir, tmp_path):
   # `2>&-` leaves Python no standard error (sys.stderr is None) and frees descriptor 2;
@@ -293,6 +294,7 @@ def test_explain_force_keeps_the_mode_of_the_page_it_replaces(random_model_dir, 
   assert page.read_text() != 'mine' and (page.stat().st_mode & 0o777) == 0o600
 
 
+@pytest.mark.slow
 def test_a_relative_explain_path_from_a_deleted_folder_is_one_line(tmp_path):
   gone = tmp_path / 'gone'
   gone.mkdir()

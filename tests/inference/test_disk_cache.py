@@ -195,6 +195,7 @@ def test_a_tag_of_an_earlier_version_is_ours_and_gets_an_identity(
   assert (folder / ENTRY).read_bytes() == whole_entry()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize('setting', ['XDG_CACHE_HOME=relative/cache',
                                      'SUMMARIZER_COMPILATION_CACHE=~nosuchuser4821/c'])
 def test_a_relative_or_unknown_user_setting_makes_no_folder_here_and_says_so(tmp_path, setting):

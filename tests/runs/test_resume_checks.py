@@ -142,6 +142,7 @@ def test_a_loss_that_turns_nan_stops_the_run_keeping_the_last_good_checkpoint(
   assert all(np.all(np.isfinite(w)) for w in weights)
 
 
+@pytest.mark.slow
 def test_a_loss_that_is_nan_at_the_first_step_does_not_blame_the_learning_rate(
     tmp_path, monkeypatch):
   counted = prepare._counted  # pylint: disable=protected-access
