@@ -14,6 +14,8 @@ from summarizer.assignment.failure_text import Failure
 
 # What a check prints, and a grade says, when nothing failed.
 ALL_PASSED = 'All tests passed'
+# A measure missing from a report: what came, as the failure prints it.
+NOT_MEASURED = '(not measured: the call did not get that far)'
 # Cases only a function that takes their argument is run through.
 OPTIONAL_CASES = (probes.QUIET_CASE,)
 
@@ -96,6 +98,3 @@ def _judge_measures(judged, case_name, got, expected):
     if failure:
       lines += [failure.header, *failure.details]
   return lines
-
-
-NOT_MEASURED = '(not measured: the call did not get that far)'
