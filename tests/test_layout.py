@@ -184,3 +184,41 @@ def test_no_function_is_longer_than_60_lines(module):
           for node in functions(tree) if node.end_lineno - node.lineno + 1 > LONGEST_FUNCTION}
   assert not long, long
 
+
+
+# A text that tells the learner's checks and the teacher's grader apart would have to be
+# written twice to be read on both sides: each is written once, in one module (a measure's
+# name in probes.py or measures.py), and read from there.
+SHARED_TEXTS_ALLOWED = 5
+SHARED_TEXT_LENGTH = 12
+
+
+def texts_of(module):
+  """The string constants (f-strings' literal parts too) of a module, docstrings left out."""
+  with open(MODULES[module], encoding='utf-8') as f:
+    tree = ast.parse(f.read())
+  docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                     ast.AsyncFunctionDef))
+                and node.body and isinstance(node.body[0], ast.Expr)
+                and isinstance(node.body[0].value, ast.Constant)}
+  return {node.value for node in ast.walk(tree)
+          if isinstance(node, ast.Constant) and isinstance(node.value, str)
+          and id(node) not in docstrings}
+
+
+def test_texts_of_a_module_are_its_own_and_not_its_docstrings():
+  texts = texts_of('summarizer.grading.report_schema')
+  assert 'a report of type ' in texts  # An f-string's literal part.
+  assert not any(text.startswith("What the sandbox sends back") for text in texts)
+
+
+def test_no_text_of_the_checks_and_the_grader_is_written_in_two_modules():
+  modules = collections.defaultdict(set)
+  for module in MODULES:
+    if room_of(module) in ('assignment', 'grading'):
+      for text in texts_of(module):
+        if len(text) >= SHARED_TEXT_LENGTH:
+          modules[text].add(module)
+  shared = {text: sorted(found) for text, found in modules.items() if len(found) > 1}
+  assert len(shared) <= SHARED_TEXTS_ALLOWED, shared

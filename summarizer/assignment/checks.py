@@ -23,8 +23,8 @@ Each failure is printed once, in a few lines: arrays cut to their edges,
 long lists to their ends, a failure like one above in one line. A mistake
 the checks know is named on a ``why:`` line (softmax over the wrong axis,
 no scale, a wrong mask, one block repeated, a missing output layer, an
-off-by-one of decoding ...); the functions that name them are shared with
-the grader (``mistakes.py``). A case that fails only because of an earlier
+off-by-one of decoding ...); the measures that name them are the grader's
+too (``measures.py``). A case that fails only because of an earlier
 exercise (it passes with the package's function in place of the
 learner's) says which to fix first. ``failed_cases()``, which a check
 cell's ``assert`` shows, only sums up what the check printed.
@@ -48,9 +48,9 @@ with the full-size model, a few seconds).
 
 The checks are written in ``checks_arrays.py`` (UNQ_C1 to UNQ_C4),
 ``checks_layers.py`` (UNQ_C5 to UNQ_C7) and ``checks_loop.py`` (UNQ_C8 to
-UNQ_C10, Parts 4 and 5), on the runner (``runner.py``), the printing of
-failures (``failure_text.py``), the comparisons (``compare.py``) and causes
-(``mistakes.py``) the grader's judge uses too; this module is their front.
+UNQ_C10, Parts 4 and 5), on the runner (``runner.py``), which hands each
+measure (``measures.py``) to the judge the grader uses too (``judge.py``);
+this module is their front.
 """
 
 from summarizer.assignment.checks_arrays import (test_compute_attention_heads_closure,
@@ -64,8 +64,4 @@ from summarizer.assignment.checks_loop import (shipped_weights_fit, test_greedy_
                                                test_trained_model, test_training_loop)
 from summarizer.assignment.runner import failed_cases
 
-__all__ = ['failed_cases', 'shipped_weights_fit', 'test_CausalAttention', 'test_DecoderBlock',
-           'test_DotProductAttention', 'test_TransformerLM', 'test_compute_attention_heads_closure',
-           'test_compute_attention_output_closure', 'test_dot_product_self_attention',
-           'test_greedy_decode', 'test_next_symbol', 'test_summary', 'test_trained_model',
-           'test_training_loop']
+__all__ = sorted(name for name in dir() if not name.startswith('_'))  # What is imported above.

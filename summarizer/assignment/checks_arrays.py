@@ -11,10 +11,9 @@ import numpy as np
 
 from summarizer import attention as _attention
 from summarizer._trax import jnp
-from summarizer.assignment.mistakes import (attention_cause, attention_with, join_heads_cause,
-                                          mask_cause, split_heads_cause, standard_softmax)
+from summarizer.assignment import measures, probes
 from summarizer.assignment.compare import allclose
-from summarizer.assignment import probes
+from summarizer.assignment.mistakes import attention_with, standard_softmax
 from summarizer.assignment.runner import (CHECK_SEED, Case, expect_kind, expect_output,
                                           expect_shape, run_cases)
 
@@ -87,35 +86,38 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
   for name, query, key, value, mask, expected in _DOT_PRODUCT_CASES:
     inputs = dict(query=jnp.array(query), key=jnp.array(key),
                   value=jnp.array(value), mask=jnp.array(mask))
-    output = expect_output(expected)
-    output.explain = lambda got, _, inputs=inputs: attention_cause(got, **inputs)
-    output.agree = _either_softmax(inputs)
-    cases.append(Case(f'DotProductAttention, {name}',
+    output = expect_output(expected, measures.ATTENTION_OUTPUT.but(agree=_either_softmax(inputs)))
+    cases.append(Case(f'{probes.DOT_PRODUCT_ATTENTION}, {name}',
                       functools.partial(DotProductAttention, **inputs),
-                      [output, expect_kind(jax.Array)]))
+                      [output, expect_kind(jax.Array)], inputs=_by_probe_names(inputs)))
   # Beyond the course's cases: the grader's first, random queries, keys and
   # values under a causal mask, as the layers will call it.
   name, drawn, expected = _probe_case(probes.probe_DotProductAttention,
                                       _attention.DotProductAttention, 0)
-  inputs = dict(query=drawn['q'], key=drawn['k'], value=drawn['v'], mask=drawn['mask'])
-  output = expect_output(expected)
-  output.explain = lambda got, _: attention_cause(got, **inputs)
-  cases.append(Case(name, functools.partial(DotProductAttention, **inputs), [output]))
-  return run_cases(cases, 'DotProductAttention')
+  inputs = dict(query=drawn[probes.INPUT_Q], key=drawn[probes.INPUT_K],
+                value=drawn[probes.INPUT_V], mask=drawn[probes.INPUT_MASK])
+  cases.append(Case(name, functools.partial(DotProductAttention, **inputs),
+                    [expect_output(expected, measures.ATTENTION_OUTPUT)], inputs=drawn))
+  return run_cases(cases, probes.DOT_PRODUCT_ATTENTION)
+
+
+def _by_probe_names(inputs):
+  """DotProductAttention's arguments (query, key, value, mask) by the probes' names of them."""
+  return {probes.INPUT_Q: inputs['query'], probes.INPUT_K: inputs['key'],
+          probes.INPUT_V: inputs['value'], probes.INPUT_MASK: inputs['mask']}
 
 
 def _probe_case(probe, package_function, index):
   """The grader's case ``index`` at ``CHECK_SEED``, as the probe runs the package's function.
 
   Returns:
-    (its name; its inputs, by name ('x', 'q', ...), as jax arrays; the
-    package's output).
+    (its name; its inputs, by the probes' names (``probes.INPUT_X``, ...), as
+    jax arrays; the package's output).
   """
   recorded = probe(package_function, CHECK_SEED, {}, None)[index]
-  measures = recorded['measures']
-  inputs = {name[len('input '):]: jnp.array(value) for name, value in measures.items()
-            if name.startswith('input ')}
-  return recorded['name'], inputs, measures['output']
+  taken = recorded['measures']
+  inputs = {name: jnp.array(taken[name]) for name in measures.INPUTS if name in taken}
+  return recorded['name'], inputs, taken[probes.OUTPUT]
 
 
 # Two positions whose features are one-hot, so a wrong reshape shows.
@@ -141,30 +143,25 @@ def test_compute_attention_heads_closure(compute_attention_heads_closure):
   for batch in (2, 3):
     x = jnp.array([_TWO_HEADS] * batch)  # (B, L, H * Dh)
     cases.append(Case(
-        f'compute_attention_heads_closure(n_heads=2, d_head=3) on a batch of {batch}',
+        f'{probes.closure_call(probes.HEADS_CLOSURE, 2, 3)} on a batch of {batch}',
         lambda x=x: compute_attention_heads_closure(n_heads=2, d_head=3)(x),
-        [expect_shape((2 * batch, 2, 3)), _heads_output([_POSITIONS] * (2 * batch), x,
-                                                  split_heads_cause)]))
+        [expect_shape((2 * batch, 2, 3)),
+         expect_output([_POSITIONS] * (2 * batch), measures.HEADS_OUTPUT)],
+        inputs={probes.INPUT_X: np.asarray(x)}))
   cases.append(_drawn_case(compute_attention_heads_closure,
                            probes.probe_compute_attention_heads_closure,
-                           _attention.compute_attention_heads_closure, 'C2', split_heads_cause))
-  return run_cases(cases, 'compute_attention_heads_closure')
+                           _attention.compute_attention_heads_closure, 'C2',
+                           measures.HEADS_OUTPUT))
+  return run_cases(cases, probes.HEADS_CLOSURE)
 
 
-def _drawn_case(closure, probe, package_closure, exercise, cause):
+def _drawn_case(closure, probe, package_closure, exercise, measure):
   """The grader's drawn heads (its last case at ``CHECK_SEED``), beside the package's closure."""
   n_heads, d_head = probes.head_sizes(probes.rng_for(CHECK_SEED, exercise))[-1]
   name, inputs, expected = _probe_case(probe, package_closure, -1)
-  x = inputs['x']
+  x = inputs[probes.INPUT_X]
   return Case(name, lambda: closure(n_heads=n_heads, d_head=d_head)(x),
-              [_heads_output(expected, x, cause)])
-
-
-def _heads_output(expected, x, cause):
-  """Expects this output of a closure's function on ``x``; ``cause`` names a mistake in it."""
-  output = expect_output(expected)
-  output.explain = lambda got, _: cause(got, np.asarray(x), output.expected)
-  return output
+              [expect_output(expected, measure)], inputs={probes.INPUT_X: np.asarray(x)})
 
 
 def test_compute_attention_output_closure(compute_attention_output_closure):
@@ -189,14 +186,16 @@ def test_compute_attention_output_closure(compute_attention_output_closure):
   cases = []
   for (n_heads, d_head), expected in joined.items():
     cases.append(Case(
-        f'compute_attention_output_closure(n_heads={n_heads}, d_head={d_head})',
+        probes.closure_call(probes.OUTPUT_CLOSURE, n_heads, d_head),
         lambda n_heads=n_heads, d_head=d_head: compute_attention_output_closure(
             n_heads=n_heads, d_head=d_head)(heads),
-        [expect_shape((3, 2, 6)), _heads_output(expected, heads, join_heads_cause)]))
+        [expect_shape((3, 2, 6)), expect_output(expected, measures.JOINED_OUTPUT)],
+        inputs={probes.INPUT_X: np.asarray(heads)}))
   cases.append(_drawn_case(compute_attention_output_closure,
                            probes.probe_compute_attention_output_closure,
-                           _attention.compute_attention_output_closure, 'C4', join_heads_cause))
-  return run_cases(cases, 'compute_attention_output_closure')
+                           _attention.compute_attention_output_closure, 'C4',
+                           measures.JOINED_OUTPUT))
+  return run_cases(cases, probes.OUTPUT_CLOSURE)
 
 
 def test_dot_product_self_attention(dot_product_self_attention):
@@ -221,16 +220,14 @@ def test_dot_product_self_attention(dot_product_self_attention):
   ]
   cases = []
   for name, (q, k, v), expected in examples:
-    inputs = dict(q=jnp.array([q]), k=jnp.array([k]), v=jnp.array([v]))
-    output = expect_output(expected)
-    output.explain = lambda got, _, inputs=inputs: mask_cause(got, **inputs)
+    q, k, v = jnp.array([q]), jnp.array([k]), jnp.array([v])
     cases.append(Case(f'dot_product_self_attention, {name}',
-                      functools.partial(dot_product_self_attention, **inputs),
-                      [expect_shape(np.shape(expected)), output]))
+                      functools.partial(dot_product_self_attention, q=q, k=k, v=v),
+                      [expect_shape(np.shape(expected)),
+                       expect_output(expected, measures.SELF_ATTENTION_OUTPUT)],
+                      inputs={probes.INPUT_Q: q, probes.INPUT_K: k, probes.INPUT_V: v}))
   name, inputs, expected = _probe_case(probes.probe_dot_product_self_attention,
                                        _attention.dot_product_self_attention, 0)
-  q, k, v = inputs['q'], inputs['k'], inputs['v']
-  output = expect_output(expected)
-  output.explain = lambda got, _: mask_cause(got, q, k, v)
-  cases.append(Case(name, functools.partial(dot_product_self_attention, q, k, v), [output]))
-  return run_cases(cases, 'dot_product_self_attention', dot_product_self_attention)
+  cases.append(Case(name, functools.partial(dot_product_self_attention, *inputs.values()),
+                    [expect_output(expected, measures.SELF_ATTENTION_OUTPUT)], inputs=inputs))
+  return run_cases(cases, probes.SELF_ATTENTION, dot_product_self_attention)

@@ -14,10 +14,7 @@ import numpy as np
 from summarizer import attention as _attention
 from summarizer import model as _model
 from summarizer._trax import fastmath, tl, trax
-from summarizer.assignment import probes
-from summarizer.assignment.mistakes import (LAST_DENSE, MODEL_OUTPUT, blocks_cause,
-                                          missing_layer_cause, model_cause, predict_mode_cause)
-from summarizer.assignment.compare import allclose, same_tree
+from summarizer.assignment import measures, mistakes, probes
 from summarizer.assignment.failure_text import NotRun
 from summarizer.assignment.runner import CHECK_SEED, Case, Expect, run_cases, sublayer_names
 
@@ -35,6 +32,7 @@ class _Ran:
     repeated: How many of the learner's layer's sublayers are one object
       repeated (``[DecoderBlock(...)] * n_layers``).
     tree, expected_tree: The learner's layer and the package's, printed.
+    model: The learner's layer, when a why: line reads more of it.
   """
   shapes: list
   expected_shapes: list
@@ -43,6 +41,7 @@ class _Ran:
   repeated: int = 0
   tree: str = ''
   expected_tree: str = ''
+  model: Any = None
 
 
 def _shapes(weights):
@@ -83,7 +82,7 @@ def _package_run(build_package, inputs):
     return _PACKAGE_RUNS[key]
   layer = probes.as_layer(build_package())
   weights = probes.initial_weights(layer, inputs)
-  run = (weights, _shapes(weights), probes.run_measures(layer, inputs, weights)['output'],
+  run = (weights, _shapes(weights), probes.run_measures(layer, inputs, weights)[probes.OUTPUT],
          str(layer))
   if key is not None:
     _PACKAGE_RUNS[key] = run
@@ -100,8 +99,8 @@ def run_beside_package(layer, build_package, inputs):
   layer = probes.as_layer(layer)  # A block is a list of layers, as the course's.
   package_weights, expected_shapes, expected_output, expected_tree = _package_run(
       build_package, inputs)
-  measures = probes.run_measures(layer, inputs, package_weights)
-  return _Ran(_shapes(measures['weight shapes']), expected_shapes, measures.get('output'),
+  ran = probes.run_measures(layer, inputs, package_weights)
+  return _Ran(_shapes(ran[probes.WEIGHT_SHAPES]), expected_shapes, ran.get(probes.OUTPUT),
               expected_output, _repeated(layer), str(layer), expected_tree)
 
 
@@ -111,20 +110,18 @@ def _repeated(layer):
   return len(identities) - len(set(identities))
 
 
-def _ran_expects(mode, explain=None):
+def _ran_expects(mode, why=None):
   """What a run beside the package's must show: its weights, then its output.
 
   Args:
     mode: The mode, as printed.
-    explain: Names a cause in a failed run, given (the value measured, the
+    why: The measures' why (``mistakes.ran_model_why``, ...: it reads the
       ``_Ran``); None: none is looked for.
   """
   return [
-      Expect('number of weight arrays (the package builds the same layers)',
-             None, lambda ran: len(ran.shapes), explain=explain),
-      Expect('weight shapes', None, lambda ran: ran.shapes, explain=explain),
-      Expect(f'output in {mode} mode, with the same weights and random key as '
-             "the package's layer", None, ran_output, allclose, explain),
+      Expect(measures.RAN_WEIGHT_COUNT.but(why=why), None, lambda ran: len(ran.shapes)),
+      Expect(measures.RAN_WEIGHT_SHAPES.but(why=why), None, lambda ran: ran.shapes),
+      Expect(measures.RAN_OUTPUT.named(mode).but(why=why), None, ran_output),
   ]
 
 
@@ -134,14 +131,14 @@ def ran_output(ran):
   return np.asarray(ran.output)
 
 
-def _beside_package_case(name, build, build_package, inputs, mode, explain=None):
+def _beside_package_case(name, build, build_package, inputs, mode, why=None):
   """A case that runs a layer beside the package's and compares them.
 
   The expected values come from the package's run, so the case computes
   them when it runs; they are filled into its expectations then.
-  ``explain`` is ``_ran_expects``'.
+  ``why`` is ``_ran_expects``'.
   """
-  expects = _ran_expects(mode, explain)
+  expects = _ran_expects(mode, why)
 
   def call():
     ran = run_beside_package(build(), build_package, inputs)
@@ -157,18 +154,15 @@ def _package_tree(package_function, kwargs):
   return probes.tree_measures(package_function(**kwargs))
 
 
-def _tree_case(name, function, package_function, kwargs, what, explain):
-  """A layer printed beside the package's: its tree, its type, its sublayers' types.
-
-  ``explain(tree, expected_tree)`` names a cause in a tree that differs.
-  """
+def _tree_case(name, function, package_function, kwargs, tree_measure):
+  """A layer printed beside the package's (``tree_measure``), its type, its sublayers' types."""
   expected = _package_tree(package_function, kwargs)
-  tree, parts = expected['str(layer)'], expected['types of its parts']
+  parts = expected[probes.PARTS]
   return Case(name, functools.partial(function, **kwargs), [
-      Expect(what, tree, str, same_tree, lambda got, _: explain(got, tree)),
-      Expect('type', expected['type'], lambda layer: type(layer).__name__),
-      Expect('types of its sublayers', parts, sublayer_names),
-      Expect('number of sublayers', len(parts), lambda layer: len(layer.sublayers))])
+      Expect(tree_measure, expected[probes.TREE], str),
+      Expect(measures.LAYER_TYPE, expected[probes.TYPE], lambda layer: type(layer).__name__),
+      Expect(measures.SUBLAYER_TYPES, parts, sublayer_names),
+      Expect(measures.SUBLAYER_COUNT, len(parts), lambda layer: len(layer.sublayers))])
 
 
 def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
@@ -184,30 +178,26 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
   Returns:
     int: the number of failed cases.
   """
-  cases = [_tree_case(name, CausalAttention, _attention.CausalAttention, kwargs, 'str(layer)',
-                      lambda tree, expected: missing_layer_cause(tree, expected, LAST_DENSE))
+  cases = [_tree_case(name, CausalAttention, _attention.CausalAttention, kwargs,
+                      measures.CAUSAL_ATTENTION_TREE)
            for name, kwargs in probes.CAUSAL_ATTENTION_TREES]
   cases.append(Case(
-      'CausalAttention(d_feature=10, n_heads=3)',
-      functools.partial(probes.indivisible, CausalAttention),
-      [Expect("an error raised, as the course's assert raises one "
-              '(10 features do not split into 3 heads)', True,
-              lambda measures: measures[probes.RAISED] is not None)]))
-  cases += _probe_run_cases(
-      probes.causal_attention_runs, CausalAttention, _attention.CausalAttention,
-      lambda got, ran: missing_layer_cause(ran.tree, ran.expected_tree, LAST_DENSE))
-  return run_cases(cases, 'CausalAttention', CausalAttention)
+      probes.INDIVISIBLE_CASE, functools.partial(probes.indivisible, CausalAttention),
+      [Expect(measures.RAISED_AS_ASSERT, True, lambda raised: raised[probes.RAISED] is not None)]))
+  cases += _probe_run_cases(probes.causal_attention_runs, CausalAttention,
+                            _attention.CausalAttention, mistakes.ran_last_dense_why)
+  return run_cases(cases, probes.CAUSAL_ATTENTION, CausalAttention)
 
 
-def _probe_run_cases(runs, function, package_function, explain=None):
+def _probe_run_cases(runs, function, package_function, why=None):
   """The grader's runs of a layer (``runs``, a probe's run list) at ``CHECK_SEED``.
 
   Each runs ``function`` beside the package's, with the same arguments and
-  inputs. ``explain`` is ``_ran_expects``'.
+  inputs. ``why`` is ``_ran_expects``'.
   """
   return [_beside_package_case(name, functools.partial(function, **options),
                                functools.partial(package_function, **package_options),
-                               inputs, options['mode'], explain)
+                               inputs, options['mode'], why)
           for (name, options, inputs), (_, package_options, _) in zip(
               runs(CHECK_SEED, function), runs(CHECK_SEED))]
 
@@ -228,19 +218,19 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
   cases = []
   for name, kwargs in probes.DECODER_BLOCK_TREES:
     expected = _package_tree(_model.DecoderBlock, kwargs)
-    parts = expected['types of their sublayers']  # Each residual: Branch (a Serial), Add.
+    parts = expected[probes.THEIR_SUBLAYERS]  # Each residual: Branch (a Serial), Add.
     cases.append(Case(name, functools.partial(DecoderBlock, **kwargs), [
-        Expect('str(layers)', expected['str(layer)'], str, same_tree),
-        Expect('number of layers', len(expected['types of its parts']), len),
-        Expect('types of the layers', expected['types of its parts'],
+        Expect(measures.BLOCK_TREE, expected[probes.TREE], str),
+        Expect(measures.BLOCK_LAYERS, len(expected[probes.PARTS]), len),
+        Expect(measures.BLOCK_LAYER_TYPES, expected[probes.PARTS],
                lambda block: [type(layer).__name__ for layer in block]),
-        Expect('types of their sublayers', parts,
+        Expect(measures.THEIR_SUBLAYERS, parts,
                lambda block: [sublayer_names(layer) for layer in block]),
-        Expect('numbers of their sublayers', [len(names) for names in parts],
+        Expect(measures.BLOCK_SUBLAYER_COUNTS, [len(names) for names in parts],
                lambda block: [len(layer.sublayers) for layer in block])]))
   # Each mode with tl.Relu, then tl.FastGelu: ff_activation is used, not a Relu written in.
   cases += _probe_run_cases(probes.decoder_block_runs, DecoderBlock, _model.DecoderBlock)
-  return run_cases(cases, 'DecoderBlock', DecoderBlock)
+  return run_cases(cases, probes.DECODER_BLOCK, DecoderBlock)
 
 
 @functools.cache
@@ -256,7 +246,7 @@ def exercise_weights():
 
 def _number_of_weights(traced):
   """How many numbers the traced model's weights hold (``probes.exercise_model_measures``)."""
-  return sum(int(np.prod(shape)) for shape in traced['shapes of its weights'])
+  return sum(int(np.prod(shape)) for shape in traced[probes.SHAPES_OF_WEIGHTS])
 
 
 def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
@@ -275,24 +265,22 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
     int: the number of failed cases.
   """
   # The course's one-block models; the grader prints three blocks too.
-  cases = [_tree_case(name, TransformerLM, _model.TransformerLM, kwargs, 'str(model)',
-                      lambda tree, expected: missing_layer_cause(tree, expected, MODEL_OUTPUT)
-                      or blocks_cause(tree, expected))
+  cases = [_tree_case(name, TransformerLM, _model.TransformerLM, kwargs,
+                      measures.TRANSFORMER_TREE)
            for name, kwargs in probes.TRANSFORMER_TREES if kwargs['n_layers'] == 1]
   cases.append(Case(
-      'TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
-      functools.partial(probes.exercise_model_measures, TransformerLM),
-      [Expect('number of weights', exercise_weights(), _number_of_weights),
-       Expect('output shape', tuple(_package_exercise_model()['output shape']),
-              lambda traced: tuple(traced['output shape']))]))
+      probes.EXERCISE_MODEL_CASE, functools.partial(probes.exercise_model_measures, TransformerLM),
+      [Expect(measures.WEIGHT_COUNT, exercise_weights(), _number_of_weights),
+       Expect(measures.OUTPUT_SHAPE, tuple(_package_exercise_model()[probes.OUTPUT_SHAPE]),
+              lambda traced: tuple(traced[probes.OUTPUT_SHAPE]))]))
   # Two blocks, each with weights of its own, in train and eval mode; then predict mode
   # on the eval run's model and ids.
   cases += _probe_run_cases(probes.transformer_runs, TransformerLM, _model.TransformerLM,
-                            model_cause)
+                            mistakes.ran_model_why)
   _, options, ids = probes.transformer_runs(CHECK_SEED)[-1]
   arguments = {k: v for k, v in options.items() if k not in ('mode', 'max_len')}
   cases.append(_step_by_step_case(TransformerLM, arguments, ids))
-  return run_cases(cases, 'TransformerLM', TransformerLM)
+  return run_cases(cases, probes.TRANSFORMER_LM, TransformerLM)
 
 
 def _swap_in_cache(layer, max_len):
@@ -319,14 +307,13 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
   the package's eval-mode output on the whole sequence, same weights.
   """
   expects = _ran_expects("predict, one token a call from an empty state (beside the package's "
-                         'eval-mode output)', model_cause)
-  built = {}
+                         'eval-mode output)', mistakes.ran_model_why)
+  expects[2].measure = expects[2].measure.but(why=mistakes.decoded_model_why)
 
   def call():
     model = TransformerLM(**probes.with_max_len(TransformerLM, arguments, 'predict'))
     if not isinstance(model, tl.Layer):
-      raise TypeError(f'it returned a {type(model).__name__}, not a layer')
-    built['model'] = model
+      raise probes.not_a_layer(model)
     _swap_in_cache(model, 16)
     package_weights, expected_shapes, expected_output, expected_tree = _package_run(
         functools.partial(_model.TransformerLM, **dict(arguments, mode='eval', max_len=16)),
@@ -349,11 +336,8 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
     expects[1].expected = expected_shapes
     expects[2].expected = np.asarray(expected_output)
     return _Ran(shapes, expected_shapes, output, expected_output,
-                _repeated(model), str(model), expected_tree)
+                _repeated(model), str(model), expected_tree, model)
 
-  expects[2].explain = lambda got, ran: (model_cause(got, ran)
-                                         or predict_mode_cause(
-                                             probes.predict_mode_layers(built['model'])))
-  return Case(f"TransformerLM({probes.described(arguments)}, mode='predict') on ids "
+  return Case(f"{probes.TRANSFORMER_LM}({probes.described(arguments)}, mode='predict') on ids "
               f'{ids.shape}, one token a call',
               call, expects)

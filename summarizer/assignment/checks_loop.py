@@ -16,11 +16,11 @@ import numpy as np
 
 from summarizer._trax import fastmath, tl, trax
 from summarizer.model import TransformerLM as _package_transformer_lm
-from summarizer.assignment import notebook_data, probes
-from summarizer.assignment.mistakes import decoding_cause, padding_cause, read_cause
+from summarizer.assignment import measures, notebook_data, probes
+from summarizer.assignment.exercise_code import SUMMARY, TRAINED_MODEL
+from summarizer.assignment.mistakes import TOKENS, decoding_cause, padding_cause
 from summarizer.assignment.checks_layers import (exercise_weights, ran_output,
                                                  run_beside_package)
-from summarizer.assignment.compare import agree, allclose
 from summarizer.assignment.runner import (Case, Expect, as_array, count_weights, expect_shape,
                                           run_cases)
 from summarizer.config import EOS, SEP
@@ -73,27 +73,23 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
   Returns:
     int: the number of failed cases.
   """
-  given = {'TransformerLM': TransformerLM or _package_transformer_lm}  # Read as it runs.
+  given = {probes.TRANSFORMER_LM: TransformerLM or _package_transformer_lm}  # Read as it runs.
   ids = next(probes.batches(2))[0]  # (1, 16)
   with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
-    output = Expect("the model's output on a batch, beside the package's TransformerLM("
-                    "d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train') with the "
-                    'same weights and random key', None, agree=allclose)
-    output.measure = functools.partial(_output_beside_package, ids=ids, expect=output)
-    expects = [_loop_expect(what, wanted, home)
-               for what, wanted in _package_loop_measures().items()]
-    expects += [Expect('weights of the model it trains', exercise_weights(),
+    output = Expect(measures.LOOP_MODEL_OUTPUT, None)
+    output.read = functools.partial(_output_beside_package, ids=ids, expect=output)
+    expected = _package_loop_measures()
+    expects = [_loop_expect(measure, expected[measure.name], home) for measure in measures.LOOP]
+    expects += [Expect(measures.LOOP_MODEL_WEIGHTS, exercise_weights(),
                        lambda loop: count_weights(loop.model.weights)), output]
     return run_cases([Case(
-        'training_loop(TransformerLM, train_gen, eval_gen, output_dir)',
-        lambda: _built_loop(training_loop, given['TransformerLM'], home), expects)],
-                     'training_loop', training_loop, given)
+        probes.LOOP_CASE, lambda: _built_loop(training_loop, given[probes.TRANSFORMER_LM], home),
+        expects)], probes.TRAINING_LOOP, training_loop, given)
 
 
-def _loop_expect(what, wanted, home):
-  """A measure of the loop (``probes.loop_measures``), compared as the grader's judge does."""
-  return Expect(what, wanted, lambda loop: probes.loop_measures(loop, home)[what],
-                lambda got, expected: agree(what, got, expected))
+def _loop_expect(measure, wanted, home):
+  """A measure of the loop (``probes.loop_measures``), judged as the grader judges it."""
+  return Expect(measure, wanted, lambda loop: probes.loop_measures(loop, home)[measure.name])
 
 
 def _output_beside_package(loop, ids, expect):
@@ -139,33 +135,29 @@ def test_next_symbol(next_symbol, model=None):
   cases = [_stand_in_case(next_symbol, tokens) for tokens in token_lists]
   given = {}
   if callable(model) and not isinstance(model, tl.Layer):
-    given['TransformerLM'] = model  # Read as the case runs.
+    given[probes.TRANSFORMER_LM] = model  # Read as the case runs.
     cases.append(Case(
         "next_symbol on the course's 10 tokens with TransformerLM(mode='eval') "
         'initialised with PRNGKey(1234)',
-        lambda: _course_next_symbol(next_symbol, given['TransformerLM']),
-        [Expect('next token', _COURSE_NEXT_TOKEN)]))
-  return run_cases(cases, 'next_symbol', next_symbol, given)
+        lambda: _course_next_symbol(next_symbol, given[probes.TRANSFORMER_LM]),
+        [Expect(measures.COURSE_NEXT_TOKEN, _COURSE_NEXT_TOKEN)]))
+  return run_cases(cases, probes.NEXT_SYMBOL, next_symbol, given)
 
 
 def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
   """The probe's next_symbol with the stand-in model: what it feeds the model, where it reads."""
   padded = tokens + [0] * (_padded_length(len(tokens)) - len(tokens))
   kept = []
-  inputs = "the model's inputs"
   expects = [
-      Expect('next token (read at position len(tokens))', probes.StandInModel.FIRST + len(tokens),
-             operator.itemgetter('next token'),
-             explain=lambda got, measures: read_cause(got - probes.StandInModel.FIRST, tokens,
-                                                      measures[inputs])),
-      Expect('type of the next token', 'int', operator.itemgetter('type of the next token')),
-      Expect("the model's input(s)", [[padded]], operator.itemgetter(inputs),
-             explain=lambda got, measures: padding_cause(tokens, measures[inputs])),
+      Expect(measures.READ_TOKEN, probes.StandInModel.FIRST + len(tokens),
+             operator.itemgetter(probes.NEXT_TOKEN)),
+      Expect(measures.NEXT_TOKEN_TYPE, 'int', operator.itemgetter(probes.NEXT_TOKEN_TYPE)),
+      Expect(measures.PADDED_INPUTS, [[padded]], operator.itemgetter(probes.MODEL_INPUTS)),
   ]
   plural = 's' if len(tokens) > 1 else ''
-  return Case(f'next_symbol on {len(tokens)} token{plural}',
+  return Case(f'{probes.NEXT_SYMBOL} on {len(tokens)} token{plural}',
               functools.partial(probes.next_symbol_measures, next_symbol, tokens, kept), expects,
-              lambda error: padding_cause(tokens, kept[0].inputs))
+              lambda error: padding_cause(tokens, kept[0].inputs), {TOKENS: tokens})
 
 
 # The course's case: its 10 tokens, and the token its randomly initialised
@@ -214,24 +206,22 @@ def test_greedy_decode(greedy_decode, model=None):
            for sentence, script in examples]
   if verbose:  # verbose=False: the summary is returned all the same.
     cases.append(_decode_case(greedy_decode, *examples[0], False))
-  return run_cases(cases, 'greedy_decode')
+  return run_cases(cases, probes.GREEDY_DECODE)
 
 
 def _decode_case(greedy_decode, sentence, script, verbose):
   """The probe's greedy_decode with the stand-in next_symbol writing ``script``."""
   summary = script[:script.index(EOS) + 1]
   kept = []
-  why = lambda got, measures: decoding_cause(measures[probes.CALLS],
-                                             measures['the summary it returns'])
   expects = [
-      Expect('the summary it returns', probes.stand_in_detokenize(summary),
-             operator.itemgetter('the summary it returns'), explain=why),
-      Expect(probes.CALLS, [[SEP] + summary[:n] for n in range(len(summary))],
-             operator.itemgetter(probes.CALLS), explain=why),
-      Expect('the model next_symbol is given', ["greedy_decode's model"],
-             operator.itemgetter('the model next_symbol is given'))]
-  name = (f'greedy_decode of a {len(summary)}-token summary' if verbose is not False
-          else 'greedy_decode(..., verbose=False)')
+      Expect(measures.DECODED_SUMMARY, probes.stand_in_detokenize(summary),
+             operator.itemgetter(probes.SUMMARY)),
+      Expect(measures.CALLS, [[SEP] + summary[:n] for n in range(len(summary))],
+             operator.itemgetter(probes.CALLS)),
+      Expect(measures.MODEL_GIVEN, [repr(probes.ModelArgument())],
+             operator.itemgetter(probes.MODEL_GIVEN))]
+  name = (probes.decode_case(len(summary)) if verbose is not False
+          else probes.QUIET_CASE)
   if verbose is False:  # What matters: the summary is returned all the same.
     expects = expects[:1]
   return Case(name, functools.partial(probes.decode_measures, greedy_decode, sentence, script,
@@ -291,12 +281,10 @@ def test_trained_model(model):
   ids = _article_ids()
   package_model = model_directory.read(notebook_data.MODEL_DIR).model('eval')
   expected = np.asarray(package_model(ids))
-  output = Expect("log-probabilities, beside the package's model", expected,
-                  as_array, lambda got, wanted: got.shape == wanted.shape
-                  and np.allclose(got, wanted, rtol=1e-4, atol=1e-3))
+  output = Expect(measures.TRAINED_LOG_PROBABILITIES, expected, as_array)
   return run_cases([Case(f'your model on the sample article, ids {ids.shape}',
                          functools.partial(model, ids),
-                         [expect_shape(expected.shape), output])], 'trained_model')
+                         [expect_shape(expected.shape), output])], TRAINED_MODEL)
 
 
 def _ids(tokens):
@@ -335,5 +323,5 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
     print(detokenize(expected))
     return ids
   return run_cases([Case('greedy_decode of the sample article with your next_symbol and model',
-                         summarise, [Expect("the summary's ids, token for token", expected,
-                                            _ids)])], 'summary')
+                         summarise, [Expect(measures.SUMMARY_TOKENS, expected, _ids)])],
+                    SUMMARY)

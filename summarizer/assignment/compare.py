@@ -1,13 +1,11 @@
 """How a measure is compared: whether what came agrees with what was expected.
 
-One definition for the in-notebook checks and the grader's judge: numbers to
-float32 precision, printed layer trees with spaces aside, optimizer
-parameters by name, and a measure by the name the probes give it.
+Each measure (``measures.py``) names one of these; none reads a measure's
+name. Numbers to float32 precision, printed layer trees with spaces aside,
+optimizer parameters by name, values of one type by equality.
 """
 
 import numpy as np
-
-from summarizer.assignment.probes import RAISED
 
 
 def allclose(got, expected, loose=False):
@@ -15,6 +13,16 @@ def allclose(got, expected, loose=False):
   got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
   return got.shape == expected.shape and bool(np.allclose(
       got, expected, rtol=1e-4 if loose else 1e-5, atol=1e-3 if loose else 1e-6))
+
+
+def arrays_agree(got, expected):
+  """An array came, with the expected one's shape and numbers (to float32 precision)."""
+  return isinstance(got, np.ndarray) and allclose(got, expected)
+
+
+def log_probabilities_agree(got, expected):
+  """An array came, with a model's log-probabilities (a looser precision)."""
+  return isinstance(got, np.ndarray) and allclose(got, expected, loose=True)
 
 
 def same_tree(got, expected):
@@ -28,22 +36,26 @@ def parameters_agree(got, expected):
           and all(np.isclose(float(got[name]), expected[name], rtol=1e-6) for name in expected))
 
 
-def agree(what, got, expected):
-  """Whether a measure named ``what`` (as the probes name it) agrees."""
-  try:
-    if isinstance(expected, np.ndarray):
-      return isinstance(got, np.ndarray) and allclose(got, expected,
-                                                      loose=what == 'log-probabilities')
-    if what.startswith('str('):
-      return same_tree(got, expected)
-    if what == RAISED:  # Raising is what counts, not which exception.
-      return (got is None) == (expected is None) and isinstance(got, (str, type(None)))
-    if isinstance(expected, float):
-      return isinstance(got, (int, float)) and bool(np.isclose(got, expected, rtol=1e-5))
-    if what.startswith('learning rates'):
-      return allclose(got, expected)
-    if what == 'optimizer parameters':
-      return parameters_agree(got, expected)
-    return type(got) is type(expected) and got == expected
-  except (TypeError, ValueError):
-    return False
+def number_agrees(got, expected):
+  """A number close to the expected float."""
+  return isinstance(got, (int, float)) and bool(np.isclose(got, expected, rtol=1e-5))
+
+
+def both_raised_or_not(got, expected):
+  """Raising is what counts, not which exception: both name one, or neither does."""
+  return (got is None) == (expected is None) and isinstance(got, (str, type(None)))
+
+
+def same(got, expected):
+  """A value of the expected one's type, equal to it (what came through JSON, read strictly)."""
+  return type(got) is type(expected) and got == expected
+
+
+def equal(got, expected):
+  """Equal, whatever the types (what the learner's function returned in the notebook)."""
+  return got == expected
+
+
+def is_subclass(got, expected):
+  """A type that is the expected class or one of its subclasses."""
+  return issubclass(got, expected)

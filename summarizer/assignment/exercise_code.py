@@ -20,13 +20,13 @@ import tokenize
 
 import summarizer
 from summarizer import _trax
+from summarizer.assignment import probes
 from summarizer.errors import SummarizerError
 
 # The graded functions in the course's order: UNQ_C1 to UNQ_C10.
-GRADED = ('DotProductAttention', 'compute_attention_heads_closure',
-          'dot_product_self_attention', 'compute_attention_output_closure',
-          'CausalAttention', 'DecoderBlock', 'TransformerLM', 'training_loop',
-          'next_symbol', 'greedy_decode')
+GRADED = probes.GRADED
+# The checks of the whole model (Parts 4 and 5), after the exercises' (a check's name is test_X).
+TRAINED_MODEL, SUMMARY = 'trained_model', 'summary'
 
 # A comment that leaves the statement right below it out of the exercise (and
 # out of the solution nbgrader sees), such as the predict-mode cache.

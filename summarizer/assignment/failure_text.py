@@ -1,12 +1,13 @@
 """How a failed test is printed: once, in a few short lines.
 
-Shared by the in-notebook checks and the grader's judge: a value is shown
-on one line (arrays cut to their edges, long lists to their ends, numbers to
-6 significant digits), expected and got are followed by where they differ
-(the layers missing, extra or changed of a layer tree, the first weight of
-another shape, the first token or the largest number that differs), an
-exception by its message and the line of the learner's code that raised it.
-A failure like one printed above is printed as one line.
+A measure's ``difference`` (``measures.py``), for the in-notebook checks and
+the grader alike: a value is shown on one line (arrays cut to their edges,
+long lists to their ends, numbers to 6 significant digits), expected and got
+are followed by where they differ (the layers missing, extra or changed of a
+layer tree, the first weight of another shape, the first token or the
+largest number that differs), an exception by its message and the line of
+the learner's code that raised it. A failure like one printed above is
+printed as one line.
 """
 
 import dataclasses
@@ -41,6 +42,9 @@ class Failure:
   key: Any = None
 
 
+SAME_AS_ABOVE = ' (same as above)'  # After a failure's header printed once already.
+
+
 class NotRun(Exception):
   """A measure that could not be taken because an earlier one failed (said in one line)."""
 
@@ -57,7 +61,7 @@ class Printer:
   def print(self, failure):
     key = failure.key or tuple(failure.details)
     if key and key in self.seen:
-      print(failure.again or failure.header + ' (same as above)')
+      print(failure.again or failure.header + SAME_AS_ABOVE)
       return
     self.seen.add(key)
     print(failure.header)
@@ -253,3 +257,16 @@ def rounded(value):
     value = float(f'{value:.6g}')
     return int(value) if value.is_integer() else value
   return value
+
+
+def shapes_difference(expected, got):
+  """Lists of weight shapes (JSON's lists) by their first difference; else as ``difference``."""
+  if isinstance(got, list):
+    return [weight_difference(got, expected)]
+  return difference(expected, got)
+
+
+def ids_difference(expected, got):
+  """Expected and got, and the first token that differs: lists of ids, never their largest difference."""
+  token = first_token_difference(got, expected)
+  return [f'expected: {show(expected)}', f'got:      {show(got)}'] + ([token] if token else [])

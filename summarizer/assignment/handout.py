@@ -36,24 +36,21 @@ import textwrap
 import nbformat
 
 from summarizer import files
-from summarizer.assignment import notebook_data
+from summarizer.assignment import notebook_data, probes
 from summarizer.config import NOTEBOOKS_DIR
 from summarizer.errors import SummarizerError
 # The graded functions, their source and the setup cell: exercise_code.py (read from here too).
 from summarizer.assignment.exercise_code import (GRADED, NOTEBOOK_HELPERS, NOTEBOOK_NAMES, OMIT,  # pylint: disable=unused-import
-                                           Cut, cut, graded_function, references,
-                                           setup_imports, setup_source)
+                                           SUMMARY, TRAINED_MODEL, Cut, cut, graded_function,
+                                           references, setup_imports, setup_source)
 
 # What each check is handed after the function, as the course calls it.
-CHECK_ARGUMENTS = {'training_loop': ('TransformerLM',),
-                   'next_symbol': ('TransformerLM',)}
+CHECK_ARGUMENTS = {probes.TRAINING_LOOP: (probes.TRANSFORMER_LM,),
+                   probes.NEXT_SYMBOL: (probes.TRANSFORMER_LM,)}
 # Points of each graded cell: the exercises' checks, then the two checks of
 # the whole (Parts 4 and 5), which fail with any function they use.
-POINTS = {'DotProductAttention': 1, 'compute_attention_heads_closure': 1,
-          'dot_product_self_attention': 1, 'compute_attention_output_closure': 1,
-          'CausalAttention': 2, 'DecoderBlock': 2, 'TransformerLM': 2,
-          'training_loop': 2, 'next_symbol': 2, 'greedy_decode': 2,
-          'trained_model': 2, 'summary': 2}
+POINTS = {**dict.fromkeys(GRADED[:4], 1), **dict.fromkeys(GRADED[4:], 2), TRAINED_MODEL: 2,
+          SUMMARY: 2}  # Exercises 1 to 4: a point each; the others and Parts 4 and 5: two.
 ASSIGNMENT = 'transformer_summarizer'  # nbgrader's assignment name.
 
 DEFAULT_OUT = 'transformer_summarizer_exercises.ipynb'
@@ -73,7 +70,7 @@ BEGIN, END = '### BEGIN SOLUTION', '### END SOLUTION'
 
 BEYOND_THE_COURSE = 'Beyond the course'
 STEPS = {
-    'DotProductAttention': [
+    probes.DOT_PRODUCT_ATTENTION: [
         ('depth', 'the size of the queries\' last axis, d'),
         ('scores', 'every query\'s dot product with every key (the keys transposed on '
                    'their last two axes), divided by sqrt(depth), as float32: '
@@ -88,27 +85,27 @@ STEPS = {
                     'the sum of the values and jax.nn.softmax their mean'),
         (None, 'return the weights times the values: (..., L_q, d_v)'),
     ],
-    'compute_attention_heads_closure': [
+    probes.HEADS_CLOSURE: [
         ('batch', 'the batch size B of x (B, L, H * Dh)'),
         ('length', 'its length L'),
         ('x', 'the features split into n_heads heads of d_head: (B, L, H, Dh)'),
         ('x', 'the heads axis moved before the positions: (B, H, L, Dh)'),
         (None, 'return the heads folded into the batch: (B * H, L, Dh)'),
     ],
-    'dot_product_self_attention': [
+    probes.SELF_ATTENTION: [
         ('length', 'the number of positions L of q (B, L, d)'),
         ('mask', 'the causal mask, boolean, True where position j <= i '
                  '(the lower triangle of a square of ones): (1, L, L)'),
         (None, 'return your DotProductAttention of q, k and v under it: (B, L, d)'),
     ],
-    'compute_attention_output_closure': [
+    probes.OUTPUT_CLOSURE: [
         ('length', 'the number of positions L of x (B * H, L, Dh)'),
         ('x', 'the heads unfolded from the batch (let the batch size be worked '
               'out): (B, H, L, Dh)'),
         ('x', 'the positions moved back before the heads: (B, L, H, Dh)'),
         (None, 'return the heads joined into features: (B, L, H * Dh)'),
     ],
-    'CausalAttention': [
+    probes.CAUSAL_ATTENTION: [
         (None, 'assert that d_feature is a multiple of n_heads, as the course does'),
         ('d_head', 'the features of each head'),
         ('AttnHeads', "a function returning a new tl.Fn layer named 'AttnHeads' that "
@@ -124,7 +121,7 @@ STEPS = {
                             'cache of keys and values (fast decoding); your layer, as the '
                             "course's, may leave them unused"),
     ],
-    'DecoderBlock': [
+    probes.DECODER_BLOCK: [
         ('causal_attention', 'your CausalAttention of d_model in n_heads, in this '
                              'mode: (B, L, d_model)'),
         ('feed_forward', 'a list: LayerNorm, Dense of d_ff, a layer of ff_activation, '
@@ -133,7 +130,7 @@ STEPS = {
         (None, 'return a list of two residual layers: LayerNorm, the causal '
                'attention and a Dropout; then the feed-forward list'),
     ],
-    'TransformerLM': [
+    probes.TRANSFORMER_LM: [
         ('positional_encoder', 'a list: an Embedding of vocab_size ids into d_model, '
                                'a Dropout, a PositionalEncoding of max_len '
                                '(all in this mode): ids (B, L) -- (B, L, d_model)'),
@@ -143,7 +140,7 @@ STEPS = {
                'encoder, the blocks, a LayerNorm, a Dense of vocab_size and a '
                'LogSoftmax: (B, L, vocab_size)'),
     ],
-    'training_loop': [
+    probes.TRAINING_LOOP: [
         ('output_dir', "the output directory with '~' expanded"),
         ('learning_rate', 'the course\'s 0.01'),
         ('train_task', 'a training.TrainTask over train_gen: cross-entropy loss, '
@@ -156,7 +153,7 @@ STEPS = {
                "d_ff=16, n_layers=1, n_heads=2 in 'train' mode, the train task, "
                'the eval task (in a list) and the output directory'),
     ],
-    'next_symbol': [
+    probes.NEXT_SYMBOL: [
         ('token_length', 'the number of tokens so far'),
         ('padded_length', 'the smallest power of 2 strictly greater than that'),
         ('padded', 'the tokens followed by zeros up to that length'),
@@ -168,7 +165,7 @@ STEPS = {
                       'predicted): (V,)'),
         (None, 'return the most likely id, as a Python int'),
     ],
-    'greedy_decode': [
+    probes.GREEDY_DECODE: [
         ('cur_output_tokens', 'the article\'s ids (tokenize ends them with EOS), then '
                               'SEP'),
         ('generated_output', 'the summary\'s ids so far, none yet'),
@@ -623,17 +620,17 @@ def exercise_notebook(explained_by=NOTEBOOK_03, with_solutions=False):
       _cell('markdown', _PART_2, 'part:2'),
       *[cell for name in GRADED[:7] for cell in exercises[name]],
       _cell('markdown', _PART_3, 'part:3'),
-      *exercises['training_loop'],
+      *exercises[probes.TRAINING_LOOP],
       _cell('code', _TRAINING_RUN, 'run:training'),
       _cell('markdown', _PART_4, 'part:4'),
       _cell('code', _LOAD, 'run:load'),
-      _cell('code', _TRAINED_CHECK, 'check:trained_model', points=POINTS['trained_model'],
-            grade_id='test_trained_model'),
+      _cell('code', _TRAINED_CHECK, f'check:{TRAINED_MODEL}', points=POINTS[TRAINED_MODEL],
+            grade_id=f'test_{TRAINED_MODEL}'),
       _cell('markdown', _PART_5, 'part:5'),
-      *exercises['next_symbol'],
-      *exercises['greedy_decode'],
-      _cell('code', _SUMMARY_CHECK, 'check:summary', points=POINTS['summary'],
-            grade_id='test_summary'),
+      *exercises[probes.NEXT_SYMBOL],
+      *exercises[probes.GREEDY_DECODE],
+      _cell('code', _SUMMARY_CHECK, f'check:{SUMMARY}', points=POINTS[SUMMARY],
+            grade_id=f'test_{SUMMARY}'),
       _cell('markdown', _DONE, 'done'),
   ]
   notebook = nbformat.v4.new_notebook(cells=cells, metadata={

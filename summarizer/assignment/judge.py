@@ -1,38 +1,72 @@
-"""Compares what a learner's function gave with what the package's gave, case by case.
+"""The one judge: a measure held against the package's, and the failure it prints.
 
-Runs in the trusted grader only. Both sides ran the same probe
-(``probes.py``) on the same inputs; the package's measures are the expected
-ones. Measures named ``input ...`` are the inputs, kept for the ``why:``
-lines, never compared. A failure is said as the in-notebook checks say it:
-``Failed: case: what``, expected, got, and a ``why:`` line when a known
-mistake is recognised in what came.
+The in-notebook checks (``runner.py``) and the teacher's grader
+(``grading/grader.py``) both hand it a ``measures.Measure``, what came and
+what the package's function gave: it says nothing when they agree, else
+``Failed: case: measure``, expected, got, where they differ, and a ``why:``
+line when the measure recognises a mistake. ``judge_cases`` judges the cases
+of a sandbox's report, which name their measures (``measures.of``); a case's
+inputs are kept for the ``why:`` lines, never compared.
 """
 
-import numpy as np
+from summarizer.assignment import measures, probes
+from summarizer.assignment.failure_text import Failure
 
-from summarizer.assignment.mistakes import (attention_cause, blocks_cause, decoding_cause,
-                                          join_heads_cause, mask_cause, predict_mode_cause,
-                                          repeated_blocks_cause, split_heads_cause)
-from summarizer.assignment.compare import agree
-from summarizer.assignment.failure_text import (first_token_difference, largest_difference, show,
-                                            tree_difference, weight_difference)
-from summarizer.assignment.probes import CALLS, ENCODINGS, SHIFTED
-
-# What a function prints is feedback (grader.printed_note), never compared: the
-# course's greedy_decode prints the summary as it grows, whatever verbose says.
-NOT_COMPARED = ('takes verbose', 'what it prints, line by line')
-QUIET = 'greedy_decode(..., verbose=False)'
+# What a check prints, and a grade says, when nothing failed.
+ALL_PASSED = 'All tests passed'
+# A measure missing from a report: what came, as the failure prints it.
+NOT_MEASURED = '(not measured: the call did not get that far)'
 # Cases only a function that takes their argument is run through.
-OPTIONAL_CASES = (QUIET,)
+OPTIONAL_CASES = (probes.QUIET_CASE,)
+
+
+def judge(case_name, measure, got, expected, case):
+  """The ``Failure`` of one measure, or None when what came agrees with what was expected.
+
+  Args:
+    case_name: The case, as printed.
+    measure: The ``measures.Measure``.
+    got, expected: What the learner's function gave, and the package's.
+    case: What the measure's ``why`` reads (the case's inputs and measures).
+  """
+  if agrees(measure, got, expected):
+    return None
+  return failure(case_name, measure, got, expected, case)
+
+
+def agrees(measure, got, expected):
+  """Whether what came agrees with what was expected, by the measure's comparison."""
+  try:
+    return bool(measure.agree(got, expected))
+  except probes.CAUGHT:  # pylint: disable=broad-except
+    return False  # Not even comparable (a type or shape far off).
+
+
+def failure(case_name, measure, got, expected, case):
+  """A measure that does not agree, as printed: its name, expected, got, where they differ, why."""
+  details = ['    ' + line for line in measure.difference(expected, got)]
+  cause = why(measure, got, expected, case)
+  return Failure(f'Failed: {case_name}: {measure.name}',
+                 details + ([f'    why: {cause}'] if cause else []))
+
+
+def why(measure, got, expected, case):
+  """The mistake the measure recognises, or None (also when the values are too far off to read)."""
+  if measure.why is None:
+    return None
+  try:
+    return measure.why(got, expected, case)
+  except probes.CAUGHT:  # pylint: disable=broad-except
+    return None
 
 
 def judge_cases(name, got_cases, expected_cases):
-  """The failure lines of one function's run ([] when every case agrees)."""
+  """The failure lines of one function's report against the package's ([] when every case agrees)."""
   got_by_name = {}  # name -> its cases in the order they ran (a name may come twice)
   for case in got_cases:
     if isinstance(case, dict):
       got_by_name.setdefault(case.get('name'), []).append(case)
-  lines = []
+  judged, lines = measures.of(name), []
   for expected in expected_cases:
     same_name = got_by_name.get(expected['name'])
     got = same_name.pop(0) if same_name else None
@@ -41,108 +75,26 @@ def judge_cases(name, got_cases, expected_cases):
     if got is None or got.get('not run'):
       lines.append(f"Failed: {expected['name']}: " + ((got or {}).get('not run') or 'not run'))
     elif got.get('error'):
-      lines.append(f"Failed: {expected['name']}: it raised {str(got['error'])[:600]}")
+      lines.append(raised(expected['name'], str(got['error'])[:600]))
     else:
-      measures = got.get('measures')
-      lines += judge_measures(name, expected['name'],
-                              measures if isinstance(measures, dict) else {},
-                              expected['measures'])
+      came = got.get('measures')
+      lines += _judge_measures(judged, expected['name'], came if isinstance(came, dict) else {},
+                               expected['measures'])
   return lines
 
 
-def judge_measures(name, case_name, got, expected):
+def raised(case_name, error):
+  """The header of a case whose call raised ``error`` (its text)."""
+  return f'Failed: {case_name}: it raised {error}'
+
+
+def _judge_measures(judged, case_name, got, expected):
   lines = []
-  for what, wanted in expected.items():
-    if what.startswith('input ') or what in NOT_COMPARED:
+  for name, wanted in expected.items():
+    measure = judged[name]
+    if not measure.compared:
       continue
-    came = got.get(what, '(not measured: the call did not get that far)')
-    if agree(what, came, wanted):
-      continue
-    lines += failure(case_name, what, came, wanted)
-    cause = why(name, what, came, wanted, expected)
-    if cause:
-      lines.append(f'    why: {cause}')
+    failure = judge(case_name, measure, got.get(name, NOT_MEASURED), wanted, expected)
+    if failure:
+      lines += [failure.header, *failure.details]
   return lines
-
-
-def failure(case_name, what, got, expected):
-  lines = [f'Failed: {case_name}: {what}']
-  if isinstance(expected, str) and '\n' in expected and isinstance(got, str):
-    return lines + ['    ' + line for line in tree_difference(expected, got)]
-  if what in ('weight shapes', 'shapes of its weights') and isinstance(got, list):
-    return lines + ['    ' + weight_difference(got, expected)]
-  lines += [f'    expected: {show(expected)}', f'    got:      {show(got)}']
-  difference = (first_token_difference(got, expected)
-                or (isinstance(expected, np.ndarray) and largest_difference(got, expected)))
-  return lines + ([f'    {difference}'] if difference else [])
-
-
-# --------------------------------------------------------------------------
-# Causes recognised in what came.
-
-def why(name, what, got, wanted, measures):
-  explain = EXPLAIN.get((name, what))
-  if explain is None:
-    return None
-  try:
-    return explain(got, wanted, measures)
-  except Exception:  # pylint: disable=broad-except  # Too far off to be read.
-    return None
-
-
-# The causes the in-notebook checks name too (checks.py), read from the measures.
-
-def _attention_cause(got, wanted, m):
-  return attention_cause(got, m['input q'], m['input k'], m['input v'], m['input mask'])
-
-
-def _mask_cause(got, wanted, m):
-  return mask_cause(got, m['input q'], m['input k'], m['input v'])
-
-
-def _heads_cause(got, wanted, m):
-  return split_heads_cause(got, m['input x'], wanted)
-
-
-def _join_cause(got, wanted, m):
-  return join_heads_cause(got, m['input x'], wanted)
-
-
-def _blocks_cause(got, wanted, m):
-  return blocks_cause(got, wanted)
-
-
-def _repeated_cause(got, wanted, m):
-  return repeated_blocks_cause(len(got) - len(set(got)))
-
-
-def _shift_cause(got, wanted, m):
-  return predict_mode_cause({SHIFTED: got})
-
-
-def _encoding_cause(got, wanted, m):
-  return predict_mode_cause({ENCODINGS: got})
-
-
-def _decoding_cause(got, wanted, m):
-  return decoding_cause(got)
-
-
-def _shipped_cause(got, wanted, m):
-  return ("your model's weights are not the shapes of the shipped model's, so its weights "
-          "cannot be loaded: build it from notebook_data.model_size(), with the layers of "
-          'Exercise 7')
-
-
-EXPLAIN = {
-    ('DotProductAttention', 'output'): _attention_cause,
-    ('dot_product_self_attention', 'output'): _mask_cause,
-    ('compute_attention_heads_closure', 'output'): _heads_cause,
-    ('compute_attention_output_closure', 'output'): _join_cause,
-    ('TransformerLM', 'str(layer)'): _blocks_cause,
-    ('TransformerLM', 'which sublayer each is'): _repeated_cause,
-    ('whole', 'weight shapes'): _shipped_cause,
-    ('greedy_decode', CALLS): _decoding_cause,
-    ('TransformerLM', SHIFTED): _shift_cause,
-    ('TransformerLM', ENCODINGS): _encoding_cause,
-}

@@ -1,8 +1,9 @@
 """Mistakes learners make, recognised in what a function gave: the ``why:`` lines.
 
-The in-notebook checks and the grader's judge name a failure's cause with
-these functions, from the measures and inputs of a case; each returns a line
-naming the mistake, or None when none it knows is recognised.
+A measure (``measures.py``) names a failure's cause with one of the whys at
+the end, for the in-notebook checks and the grader alike, from the measures
+and inputs of a case; each returns a line naming the mistake, or None when
+none it knows is recognised.
 """
 
 import jax
@@ -166,7 +167,7 @@ def predict_mode_cause(measures):
   if isinstance(shifted, int) and shifted != probes.TOKEN:
     ignoring.append('ShiftRight')  # In predict mode it passes the token through.
   if isinstance(encodings, list) and any(mode != 'predict' for mode in encodings):
-    ignoring.append('PositionalEncoding')
+    ignoring.append(probes.POSITIONAL_ENCODING)
   if not ignoring:
     return None
   return f"{' and '.join(sorted(ignoring))} ignored mode='predict': {PREDICT_MODE}"
@@ -204,3 +205,107 @@ def decoding_cause(written, summary=None):
     return ('it stopped before appending EOS: append every token next_symbol gives, EOS '
             "(1) too, then stop; the summary ends with '<EOS>'")
   return None
+
+
+# --------------------------------------------------------------------------
+# The why: of a measure (``measures.py``): each reads what failed, what was
+# expected and the case (its inputs and measures by name, or the run of a layer
+# beside the package's), and names a mistake or returns None.
+
+def attention_why(got, expected, case):
+  del expected
+  return attention_cause(got, case[probes.INPUT_Q], case[probes.INPUT_K], case[probes.INPUT_V],
+                         case[probes.INPUT_MASK])
+
+
+def mask_why(got, expected, case):
+  del expected
+  return mask_cause(got, case[probes.INPUT_Q], case[probes.INPUT_K], case[probes.INPUT_V])
+
+
+def split_heads_why(got, expected, case):
+  return split_heads_cause(got, case[probes.INPUT_X], expected)
+
+
+def join_heads_why(got, expected, case):
+  return join_heads_cause(got, case[probes.INPUT_X], expected)
+
+
+def blocks_why(got, expected, case):
+  del case
+  return blocks_cause(got, expected)
+
+
+def repeated_why(got, expected, case):
+  del expected, case
+  return repeated_blocks_cause(len(got) - len(set(got)))
+
+
+def shifted_why(got, expected, case):
+  del expected, case
+  return predict_mode_cause({probes.SHIFTED: got})
+
+
+def encodings_why(got, expected, case):
+  del expected, case
+  return predict_mode_cause({probes.ENCODINGS: got})
+
+
+def calls_why(got, expected, case):
+  """An off-by-one of decoding in the calls; the case's summary (the learner's, in the notebook)."""
+  del expected
+  return decoding_cause(got, case.get(probes.SUMMARY))
+
+
+def summary_why(got, expected, case):
+  del expected
+  return decoding_cause(case[probes.CALLS], got)
+
+
+def shipped_why(got, expected, case):
+  del got, expected, case
+  return ("your model's weights are not the shapes of the shipped model's, so its weights "
+          "cannot be loaded: build it from notebook_data.model_size(), with the layers of "
+          'Exercise 7')
+
+
+def last_dense_why(got, expected, case):
+  del case
+  return missing_layer_cause(got, expected, LAST_DENSE)
+
+
+def model_tree_why(got, expected, case):
+  del case
+  return missing_layer_cause(got, expected, MODEL_OUTPUT) or blocks_cause(got, expected)
+
+
+def ran_last_dense_why(got, expected, ran):
+  """A CausalAttention run beside the package's: its last Dense missing."""
+  del got, expected
+  return missing_layer_cause(ran.tree, ran.expected_tree, LAST_DENSE)
+
+
+def ran_model_why(got, expected, ran):
+  """A TransformerLM run beside the package's: its blocks, its output layers."""
+  del expected
+  return model_cause(got, ran)
+
+
+def decoded_model_why(got, expected, ran):
+  """A predict-mode TransformerLM decoded token by token: as a run, then its layers' mode."""
+  del expected
+  return model_cause(got, ran) or predict_mode_cause(probes.predict_mode_layers(ran.model))
+
+
+# The notebook's next_symbol cases hand their tokens under this name beside the measures.
+TOKENS = 'tokens'
+
+
+def read_why(got, expected, case):
+  del expected
+  return read_cause(got - probes.StandInModel.FIRST, case[TOKENS], case[probes.MODEL_INPUTS])
+
+
+def padding_why(got, expected, case):
+  del expected
+  return padding_cause(case[TOKENS], got)

@@ -31,6 +31,71 @@ MODES = ('train', 'eval', 'predict')
 # What a learner's function may raise that fails its case (KeyboardInterrupt still stops a run).
 CAUGHT = (Exception, SystemExit)
 
+# The graded functions, by the course's names, in its order (UNQ_C1 to UNQ_C10): the one place
+# each is written (``exercise_code.GRADED`` is ``GRADED``).
+DOT_PRODUCT_ATTENTION = 'DotProductAttention'
+HEADS_CLOSURE = 'compute_attention_heads_closure'
+SELF_ATTENTION = 'dot_product_self_attention'
+OUTPUT_CLOSURE = 'compute_attention_output_closure'
+CAUSAL_ATTENTION = 'CausalAttention'
+DECODER_BLOCK = 'DecoderBlock'
+TRANSFORMER_LM = 'TransformerLM'
+TRAINING_LOOP = 'training_loop'
+NEXT_SYMBOL = 'next_symbol'
+GREEDY_DECODE = 'greedy_decode'
+GRADED = (DOT_PRODUCT_ATTENTION, HEADS_CLOSURE, SELF_ATTENTION, OUTPUT_CLOSURE, CAUSAL_ATTENTION,
+          DECODER_BLOCK, TRANSFORMER_LM, TRAINING_LOOP, NEXT_SYMBOL, GREEDY_DECODE)
+# What the grader hands in: keys of its arrays and JSON.
+SHIPPED_SHAPES = 'shipped weight shapes'
+LOOP_MODEL = 'training_loop model'  # The weights of the loop's model ('weights/' + this).
+RETURNED_NONE = 'it returned None'
+POSITIONAL_ENCODING = 'PositionalEncoding'  # Trax's layer, which predict mode must reach.
+
+
+# --------------------------------------------------------------------------
+# The names of what is measured, as a report keys them: the one place each is
+# written (``measures.py`` defines how each is compared, printed and explained).
+
+OUTPUT = 'output'
+OUTPUT_TYPE = 'type of the output'
+INPUT = 'input '  # The inputs a case was run on: kept for the why: lines, never compared.
+INPUT_Q, INPUT_K, INPUT_V, INPUT_MASK, INPUT_X = (INPUT + name
+                                                  for name in ('q', 'k', 'v', 'mask', 'x'))
+TREE = 'str(layer)'
+TYPE = 'type'
+PARTS = 'types of its parts'
+THEIR_SUBLAYERS = 'types of their sublayers'
+WEIGHT_SHAPES = 'weight shapes'
+WHICH_SUBLAYER = 'which sublayer each is'
+SHAPES_OF_WEIGHTS = 'shapes of its weights'
+OUTPUT_SHAPE = 'output shape'
+LOSS_LAYER = 'loss layer'
+OPTIMIZER = 'optimizer'
+OPTIMIZER_PARAMETERS = 'optimizer parameters'
+LEARNING_RATES = 'learning rates at steps 1, 500, 1000, 1001, 4000'
+CHECKPOINT_STEPS = 'steps between checkpoints'
+METRICS = 'evaluation metrics'
+OUTPUT_DIRECTORY = 'output directory, from the home folder'
+LAYER_MODES = "modes of the model's layers"
+LOSS_AT_WORK = 'its loss layer on drawn log-probabilities'
+OPTIMIZER_STEP = "its optimizer's first step from drawn weights and gradients"
+NEXT_TOKEN = 'next token'
+NEXT_TOKEN_TYPE = 'type of the next token'
+MODEL_INPUTS = "the model's inputs"
+SUMMARY = 'the summary it returns'
+CALLS = 'the tokens next_symbol is given after tokenize(sentence), call by call'
+MODEL_GIVEN = 'the model next_symbol is given'
+PRINTED = 'what it prints, line by line'
+TAKES_VERBOSE = 'takes verbose'
+LOG_PROBABILITIES = 'log-probabilities'
+SUMMARY_IDS = "the summary's ids"
+
+# Cases the notebook's checks run too, by the same name.
+INDIVISIBLE_CASE = 'CausalAttention(d_feature=10, n_heads=3)'
+EXERCISE_MODEL_CASE = 'TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)'
+LOOP_CASE = 'training_loop(TransformerLM, train_gen, eval_gen, output_dir)'
+QUIET_CASE = 'greedy_decode(..., verbose=False)'  # Only for a greedy_decode that takes verbose.
+
 
 # --------------------------------------------------------------------------
 # Recording cases.
@@ -82,7 +147,7 @@ def accepts(function, name):
 
 def array(value):
   if value is None:
-    raise TypeError('it returned None')
+    raise TypeError(RETURNED_NONE)
   return np.asarray(value, dtype=np.float32)
 
 
@@ -122,9 +187,9 @@ def probe_DotProductAttention(function, seed, given, env):  # pylint: disable=in
   for name, q, k, v, mask in attention_inputs(rng_for(seed, 'C1')):
     def measure(q=q, k=k, v=v, mask=mask):
       output = function(jnp.array(q), jnp.array(k), jnp.array(v), jnp.array(mask))
-      return {'output': array(output), 'type of the output': type_name(output),
-              'input q': q, 'input k': k, 'input v': v, 'input mask': mask}
-    cases.append(case(f'DotProductAttention, {name}', measure))
+      return {OUTPUT: array(output), OUTPUT_TYPE: type_name(output),
+              INPUT_Q: q, INPUT_K: k, INPUT_V: v, INPUT_MASK: mask}
+    cases.append(case(f'{DOT_PRODUCT_ATTENTION}, {name}', measure))
   return cases
 
 
@@ -145,9 +210,9 @@ def probe_dot_product_self_attention(function, seed, given, env):
     shapes.append(shape)
     q, k, v = (floats(rng, shape) for _ in range(3))
     cases.append(case(f'dot_product_self_attention on q k v {shape}',
-                      lambda q=q, k=k, v=v: {'output': array(function(
+                      lambda q=q, k=k, v=v: {OUTPUT: array(function(
                           jnp.array(q), jnp.array(k), jnp.array(v))),
-                                             'input q': q, 'input k': k, 'input v': v}))
+                                             INPUT_Q: q, INPUT_K: k, INPUT_V: v}))
   return cases
 
 
@@ -160,15 +225,20 @@ def head_sizes(rng):
   return fixed + [drawn]
 
 
+def closure_call(name, n_heads, d_head):
+  """A closure's call as a case names it: 'name(n_heads=2, d_head=3)'."""
+  return f'{name}(n_heads={n_heads}, d_head={d_head})'
+
+
 def probe_compute_attention_heads_closure(function, seed, given, env):
   del given, env
   rng, cases = rng_for(seed, 'C2'), []
   for n_heads, d_head in head_sizes(rng):
     x = floats(rng, (int(rng.integers(1, 4)), int(rng.integers(2, 6)), n_heads * d_head))
     cases.append(case(
-        f'compute_attention_heads_closure(n_heads={n_heads}, d_head={d_head}) on {x.shape}',
-        lambda x=x, h=n_heads, d=d_head: {'output': array(function(n_heads=h, d_head=d)(
-            jnp.array(x))), 'input x': x}))
+        f'{closure_call(HEADS_CLOSURE, n_heads, d_head)} on {x.shape}',
+        lambda x=x, h=n_heads, d=d_head: {OUTPUT: array(function(n_heads=h, d_head=d)(
+            jnp.array(x))), INPUT_X: x}))
   return cases
 
 
@@ -178,9 +248,9 @@ def probe_compute_attention_output_closure(function, seed, given, env):
   for n_heads, d_head in head_sizes(rng):
     x = floats(rng, (int(rng.integers(1, 4)) * n_heads, int(rng.integers(2, 6)), d_head))
     cases.append(case(
-        f'compute_attention_output_closure(n_heads={n_heads}, d_head={d_head}) on {x.shape}',
-        lambda x=x, h=n_heads, d=d_head: {'output': array(function(n_heads=h, d_head=d)(
-            jnp.array(x))), 'input x': x}))
+        f'{closure_call(OUTPUT_CLOSURE, n_heads, d_head)} on {x.shape}',
+        lambda x=x, h=n_heads, d=d_head: {OUTPUT: array(function(n_heads=h, d_head=d)(
+            jnp.array(x))), INPUT_X: x}))
   return cases
 
 
@@ -196,17 +266,22 @@ def as_layer(built):
   if isinstance(built, list):
     built = tl.Serial(built)
   if not isinstance(built, tl.Layer):
-    raise TypeError(f'it returned a {type(built).__name__}, not a layer')
+    raise not_a_layer(built)
   return built
+
+
+def not_a_layer(built):
+  """The error of a layer function that returned something else."""
+  return TypeError(f'it returned a {type(built).__name__}, not a layer')
 
 
 def tree_measures(built):
   """The printed tree, its type and its sublayers' types."""
   layer = as_layer(built)
   parts = built if isinstance(built, list) else layer.sublayers
-  return {'str(layer)': str(built), 'type': type(built).__name__,
-          'types of its parts': [type(part).__name__ for part in parts],
-          'types of their sublayers': [[type(s).__name__ for s in getattr(part, 'sublayers', [])]
+  return {TREE: str(built), TYPE: type(built).__name__,
+          PARTS: [type(part).__name__ for part in parts],
+          THEIR_SUBLAYERS: [[type(s).__name__ for s in getattr(part, 'sublayers', [])]
                                        for part in parts]}
 
 
@@ -222,12 +297,12 @@ def run_measures(built, inputs, weights):
   layer = as_layer(built)
   rng = fastmath.random.get_prng(RUN_SEED)
   shapes = [list(np.shape(w)) for w in initial_weights(layer, inputs)]
-  measures = {'weight shapes': shapes, 'which sublayer each is': sublayer_identities(layer)}
+  measures = {WEIGHT_SHAPES: shapes, WHICH_SUBLAYER: sublayer_identities(layer)}
   if shapes == [list(np.shape(w)) for w in weights]:
     layer.weights, _ = tl.unflatten_weights_and_state(
         [jnp.array(w) for w in weights], (), (layer.weights, layer.state), weights_only=True)
     output, _ = layer.pure_fn(inputs, layer.weights, layer.state, rng)
-    measures['output'] = array(output)
+    measures[OUTPUT] = array(output)
   return measures
 
 
@@ -299,7 +374,7 @@ def probe_CausalAttention(function, seed, given, env):  # pylint: disable=invali
   del env
   cases = layer_cases(causal_attention_runs(seed, function), function, given,
                       CAUSAL_ATTENTION_TREES)
-  cases.append(case('CausalAttention(d_feature=10, n_heads=3)', indivisible, function))
+  cases.append(case(INDIVISIBLE_CASE, indivisible, function))
   return cases
 
 
@@ -349,7 +424,7 @@ def transformer_runs(seed, function=None):
   ids = rng.integers(2, vocab, size=(2, int(rng.integers(4, 9)))).astype(np.int32)
   base = dict(vocab_size=vocab, d_model=n_heads * d_head, d_ff=int(rng.integers(8, 24)),
               n_layers=n_layers, n_heads=n_heads, dropout=0.3)
-  return [(f'TransformerLM({described(base)}, mode={mode!r}) on ids {ids.shape}',
+  return [(f'{TRANSFORMER_LM}({described(base)}, mode={mode!r}) on ids {ids.shape}',
            with_max_len(function, base, mode) if function else dict(base, mode=mode,
                                                                     max_len=16), ids)
           for mode in ('train', 'eval')]
@@ -364,12 +439,12 @@ def exercise_model_measures(function):
   output, _ = fastmath.abstract_eval(
       lambda ids, weights, state: model.pure_fn(ids, weights, state, rng))(ids, weights, state)
   shapes = [list(leaf.shape) for leaf in tl.flatten_weights_and_state(weights, ())[0]]
-  return {'shapes of its weights': shapes, 'output shape': list(output.shape)}
+  return {SHAPES_OF_WEIGHTS: shapes, OUTPUT_SHAPE: list(output.shape)}
 
 
 # The course's two one-block models (the checks print them), then one of three blocks.
 TRANSFORMER_TREES = [
-    (f'TransformerLM(vocab_size={v}, d_model={d}, d_ff={f}, n_layers={n}, n_heads={h})',
+    (f'{TRANSFORMER_LM}(vocab_size={v}, d_model={d}, d_ff={f}, n_layers={n}, n_heads={h})',
      dict(vocab_size=v, d_model=d, d_ff=f, n_layers=n, n_heads=h, dropout=0.1, max_len=256,
           ff_activation=tl.Relu))
     for v, d, f, n, h in ((VOCAB_SIZE, 512, 2048, 1, 8), (100, 16, 32, 1, 4),
@@ -379,9 +454,8 @@ TRANSFORMER_TREES = [
 def probe_TransformerLM(function, seed, given, env):  # pylint: disable=invalid-name
   del env
   cases = layer_cases(transformer_runs(seed, function), function, given, TRANSFORMER_TREES)
-  cases.append(case('TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)',
-                    exercise_model_measures, function))
-  cases.append(case(f"TransformerLM({described(PREDICT_MODEL)}, mode='predict')",
+  cases.append(case(EXERCISE_MODEL_CASE, exercise_model_measures, function))
+  cases.append(case(f"{TRANSFORMER_LM}({described(PREDICT_MODEL)}, mode='predict')",
                     predict_mode_measures, function))
   return cases
 
@@ -406,7 +480,7 @@ def predict_mode_layers(model):
                None)
   passed = None if shift is None else int(np.asarray(shift(np.array([[TOKEN]], np.int32)))[0, 0])
   encodings = [getattr(layer, '_mode', None) for layer in all_sublayers(model)
-               if type(layer).__name__ == 'PositionalEncoding']  # By name: Trax may load it twice.
+               if type(layer).__name__ == POSITIONAL_ENCODING]  # By name: Trax may load it twice.
   return {SHIFTED: passed, ENCODINGS: encodings}
 
 
@@ -454,16 +528,16 @@ def home_and_cwd(directory):
 def loop_measures(loop, home):
   task = loop.tasks[0]
   return {
-      'loss layer': str(task.loss_layer),
-      'optimizer': type(task.optimizer).__name__,
-      'optimizer parameters': {k: float(v) for k, v in sorted(task.optimizer.opt_params.items())},
-      'learning rates at steps 1, 500, 1000, 1001, 4000': [
+      LOSS_LAYER: str(task.loss_layer),
+      OPTIMIZER: type(task.optimizer).__name__,
+      OPTIMIZER_PARAMETERS: {k: float(v) for k, v in sorted(task.optimizer.opt_params.items())},
+      LEARNING_RATES: [
           float(task.learning_rate(step)) for step in SCHEDULE_STEPS],
-      'steps between checkpoints': task.n_steps_per_checkpoint,
-      'evaluation metrics': [str(name) for name in loop.eval_tasks[0].metric_names],
-      'output directory, from the home folder': os.path.relpath(
+      CHECKPOINT_STEPS: task.n_steps_per_checkpoint,
+      METRICS: [str(name) for name in loop.eval_tasks[0].metric_names],
+      OUTPUT_DIRECTORY: os.path.relpath(
           os.path.realpath(loop.output_dir), os.path.realpath(home)),
-      "modes of the model's layers": layer_modes(loop.model),
+      LAYER_MODES: layer_modes(loop.model),
   }
 
 
@@ -488,8 +562,7 @@ def loss_and_update_measures(loop, seed):
                                           slots, params, store_slots=False)
   finally:
     optimizer.slots = kept
-  return {'its loss layer on drawn log-probabilities': float(np.asarray(loss)),
-          "its optimizer's first step from drawn weights and gradients": array(updated[0])}
+  return {LOSS_AT_WORK: float(np.asarray(loss)), OPTIMIZER_STEP: array(updated[0])}
 
 
 def layer_modes(layer):
@@ -508,20 +581,20 @@ def probe_training_loop(function, seed, given, env):
     def build():
       options = {'output_dir': '~/output'} if accepts(function, 'output_dir') else {}
       with home_and_cwd(home):
-        return function(env['TransformerLM'], batches(seed), batches(seed + 1), **options)
+        return function(env[TRANSFORMER_LM], batches(seed), batches(seed + 1), **options)
     built = {}
 
     def measure():
       built['loop'] = build()
       return loop_measures(built['loop'], home)
-    cases = [case('training_loop(TransformerLM, train_gen, eval_gen, output_dir)', measure)]
+    cases = [case(LOOP_CASE, measure)]
     if 'loop' in built:
       cases.append(case("the loop's loss and optimizer at work", loss_and_update_measures,
                         built['loop'], seed))
       ids = next(batches(seed + 2))[0]
       cases.append(case("the loop's model on a batch, with the weights given",
                         lambda: run_measures(built['loop'].model, ids,
-                                             given_weights(given, 'training_loop model'))))
+                                             given_weights(given, LOOP_MODEL))))
   return cases
 
 
@@ -551,7 +624,7 @@ def probe_next_symbol(function, seed, given, env):
   lists = [[int(rng.integers(2, 500))]] + [
       rng.integers(0, 500, size=int(rng.integers(low, high))).tolist()
       for low, high in ((2, 8), (8, 17), (17, 40))]
-  return [case(f'next_symbol on {len(tokens)} tokens', next_symbol_measures, function, tokens)
+  return [case(f'{NEXT_SYMBOL} on {len(tokens)} tokens', next_symbol_measures, function, tokens)
           for tokens in lists]
 
 
@@ -561,8 +634,8 @@ def next_symbol_measures(function, tokens, kept=None):
   if kept is not None:  # For the why: line of a call that raises.
     kept[:] = [model]
   token = function(list(tokens), model)
-  return {'next token': int(token) if isinstance(token, (int, np.integer)) else repr(token),
-          'type of the next token': type_name(token).removeprefix('builtins.'), "the model's inputs": model.inputs}
+  return {NEXT_TOKEN: int(token) if isinstance(token, (int, np.integer)) else repr(token),
+          NEXT_TOKEN_TYPE: type_name(token).removeprefix('builtins.'), MODEL_INPUTS: model.inputs}
 
 
 PIECES = {20: 'I ', 21: 'found ', 22: 'roses, ', 23: 'not ', 24: 'tulips.', 25: ' And more.'}
@@ -602,9 +675,6 @@ class ModelArgument:
     return "greedy_decode's model"
 
 
-CALLS = 'the tokens next_symbol is given after tokenize(sentence), call by call'
-
-
 def decode_measures(function, sentence, script, verbose, kept=None):
   """greedy_decode with the stand-in next_symbol writing ``script`` (kept in ``kept``)."""
   prefix = stand_in_tokenize(sentence) + [SEP]
@@ -615,11 +685,16 @@ def decode_measures(function, sentence, script, verbose, kept=None):
   with contextlib.redirect_stdout(printed):
     output = function(sentence, ModelArgument(), next_symbol=stand_in,
                       tokenize=stand_in_tokenize, detokenize=stand_in_detokenize, **options)
-  return {'the summary it returns': output if isinstance(output, str) else repr(output),
+  return {SUMMARY: output if isinstance(output, str) else repr(output),
           CALLS: stand_in.calls,
-          'the model next_symbol is given': sorted(set(stand_in.models)),
-          'what it prints, line by line': printed.getvalue().splitlines(),
-          'takes verbose': verbose is not None}
+          MODEL_GIVEN: sorted(set(stand_in.models)),
+          PRINTED: printed.getvalue().splitlines(),
+          TAKES_VERBOSE: verbose is not None}
+
+
+def decode_case(length):
+  """The name of a case of greedy_decode writing a summary of ``length`` tokens."""
+  return f'{GREEDY_DECODE} of a {length}-token summary'
 
 
 def probe_greedy_decode(function, seed, given, env):
@@ -630,10 +705,10 @@ def probe_greedy_decode(function, seed, given, env):
   for n in (int(rng.integers(1, 6)), 0):
     words = ' '.join('w' * int(rng.integers(1, 9)) for _ in range(int(rng.integers(2, 9))))
     script = rng.integers(20, 26, size=n).tolist() + [EOS, 25]
-    cases.append(case(f'greedy_decode of a {n + 1}-token summary', decode_measures,
+    cases.append(case(decode_case(n + 1), decode_measures,
                       function, words, script, verbose))
   if verbose:
-    cases.append(case('greedy_decode(..., verbose=False)', decode_measures, function,
+    cases.append(case(QUIET_CASE, decode_measures, function,
                       'Quiet please.', [21, 22, EOS], False))
   return cases
 
@@ -658,12 +733,12 @@ def probe_whole(names, given, model_size, model_file, parts=(4, 5)):
   shapes = {}
 
   def part_4():
-    model, shapes['got'] = weight_shapes(names['TransformerLM'], model_size)
-    measures = {'weight shapes': shapes['got']}
-    if shapes['got'] == given['shipped weight shapes']:
+    model, shapes['got'] = weight_shapes(names[TRANSFORMER_LM], model_size)
+    measures = {WEIGHT_SHAPES: shapes['got']}
+    if shapes['got'] == given[SHIPPED_SHAPES]:
       model.init_from_file(model_file, weights_only=True)
       shapes['model'] = model
-      measures['log-probabilities'] = array(model(given['part 4 ids']))
+      measures[LOG_PROBABILITIES] = array(model(given['part 4 ids']))
     return measures
   cases = [case('Part 4: your TransformerLM with the shipped weights', part_4)]
   if 4 not in parts:
@@ -672,25 +747,18 @@ def probe_whole(names, given, model_size, model_file, parts=(4, 5)):
   def part_5():
     article_ids = [int(i) for i in given['part 5 ids']]
     with contextlib.redirect_stdout(io.StringIO()):
-      ids = names['greedy_decode']('the article', shapes['model'], names['next_symbol'],
+      ids = names[GREEDY_DECODE]('the article', shapes['model'], names[NEXT_SYMBOL],
                                    lambda *a, **k: list(article_ids),
                                    lambda tokens, *a, **k: [int(t) for t in tokens])
-    return {"the summary's ids": [int(t) for t in ids]}
+    return {SUMMARY_IDS: [int(t) for t in ids]}
   if 'model' in shapes and 5 in parts:
     cases.append(case('Part 5: your greedy_decode and next_symbol summarise an article',
                       part_5))
   return cases
 
 
-PROBES = {
-    'DotProductAttention': probe_DotProductAttention,
-    'compute_attention_heads_closure': probe_compute_attention_heads_closure,
-    'dot_product_self_attention': probe_dot_product_self_attention,
-    'compute_attention_output_closure': probe_compute_attention_output_closure,
-    'CausalAttention': probe_CausalAttention,
-    'DecoderBlock': probe_DecoderBlock,
-    'TransformerLM': probe_TransformerLM,
-    'training_loop': probe_training_loop,
-    'next_symbol': probe_next_symbol,
-    'greedy_decode': probe_greedy_decode,
-}
+PROBES = dict(zip(GRADED, (
+    probe_DotProductAttention, probe_compute_attention_heads_closure,
+    probe_dot_product_self_attention, probe_compute_attention_output_closure,
+    probe_CausalAttention, probe_DecoderBlock, probe_TransformerLM, probe_training_loop,
+    probe_next_symbol, probe_greedy_decode)))

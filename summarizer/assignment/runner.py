@@ -1,42 +1,37 @@
-"""The runner of the in-notebook checks: cases, their expectations, the tally.
+"""The runner of the in-notebook checks: cases, the measures they read, the tally.
 
 A check is a list of ``Case``s, each a call of the learner's function and
-the ``Expect``s its result must meet; ``run_cases`` runs them, prints each
-failure once (``failure_text.Printer``), says which earlier exercise to fix
-first when that is the cause (``blame.Earlier``) and ends with the tally.
+the ``Expect``s its result must meet: a measure (``measures.py``), its
+expected value and how it is read from what the call returned. ``run_cases``
+runs them, has the judge (``judge.py``, the grader's too) hold each measure
+against its expected value, prints each failure once (``failure_text.Printer``),
+says which earlier exercise to fix first when that is the cause
+(``blame.Earlier``) and ends with the tally.
 """
 
 import dataclasses
-import operator
 from typing import Any, Callable
 
 import jax
 import numpy as np
 
-from summarizer.assignment import probes
-from summarizer.assignment.compare import allclose
+from summarizer.assignment import judge, measures, probes
 from summarizer.assignment.blame import Earlier
-from summarizer.assignment.failure_text import Failure, NotRun, Printer, describe, difference
+from summarizer.assignment.failure_text import SAME_AS_ABOVE, Failure, NotRun, Printer, describe
 
 
 @dataclasses.dataclass
 class Expect:
-  """One comparison within a case.
+  """A measure a case reads, and the value it must have.
 
   Attributes:
-    what: What is compared, as printed ('output', 'shape', 'str(layer)').
+    measure: The ``measures.Measure`` (its name, comparison, text and why).
     expected: The expected value (printed, cut short, when the case fails).
-    measure: Reads the value to compare from what the case's call returned.
-    agree: Tells whether the measured value and the expected one agree.
-    explain: Given the measured value of a failed comparison and what the
-      call returned, a line naming a cause the check recognises in them, or
-      None (only a cause detected is named).
+    read: Reads the measured value from what the case's call returned.
   """
-  what: str
+  measure: Any
   expected: Any
-  measure: Callable[[Any], Any] = lambda output: output
-  agree: Callable[[Any, Any], bool] = operator.eq
-  explain: Callable[[Any, Any], Any] = None
+  read: Callable[[Any], Any] = lambda output: output
 
 
 @dataclasses.dataclass
@@ -49,11 +44,14 @@ class Case:
     expects: The ``Expect``s its result must meet.
     explain_error: Given the exception the call raised, a cause the check
       recognises in it, or None.
+    inputs: The case's inputs by the probes' names (``probes.INPUT_Q``, ...),
+      which a measure's why reads beside what the call measured.
   """
   name: str
   call: Callable[[], Any]
   expects: list
   explain_error: Callable[[BaseException], Any] = None
+  inputs: dict = dataclasses.field(default_factory=dict)
 
 
 # The last check's name and tally, for the assertion of a check cell.
@@ -112,7 +110,7 @@ def run_cases(cases, check, function=None, given=None):
         printed[-1].details = [f'    why: {fix}']
     for failure in printed:
       printer.print(failure)
-  print(f'{passed} Tests passed, {failed} Tests failed' if failed else 'All tests passed')
+  print(f'{passed} Tests passed, {failed} Tests failed' if failed else judge.ALL_PASSED)
   _LAST_RUN.update(check=check, failed=failed, total=passed + failed)
   return failed
 
@@ -130,15 +128,11 @@ def compare_case(case):
   failures = []
   for expect in case.expects:
     try:
-      got = expect.measure(output)
+      got = expect.read(output)
     except probes.CAUGHT as error:  # pylint: disable=broad-except
       failures.append((expect, None, error))
       continue
-    try:
-      agreed = bool(expect.agree(got, expect.expected))
-    except probes.CAUGHT:  # pylint: disable=broad-except
-      agreed = False  # Not even comparable (a type or shape far off).
-    if not agreed:
+    if not judge.agrees(expect.measure, got, expect.expected):
       failures.append((expect, got, None))
   return None, output, failures
 
@@ -153,52 +147,60 @@ def _failures(case, error, output, failures):
   """The ``Failure``s of a case, as printed."""
   name = case.name
   if error is not None:
-    described = describe(error)
-    first = Failure(f'Failed: {name}: it raised {described}', key=('raised', described),
-                    again=f'Failed: {name}: it raised {type(probes.innermost(error)).__name__} '
-                    '(same as above)')
-    cause = _cause(case.explain_error, error)
-    first.details = [f'    why: {cause}'] if cause else []
-    rest = [expect.what for expect, _, _ in failures[1:]]
-    if len(rest) > 1:  # One line for them all: what they are matters little here.
-      rest = [f'{len(rest)} more tests']
-    return [first] + [Failure(f'Failed: {name}: {what}: not compared (the call raised, above)')
-                      for what in rest]
+    return _raised(case, error, [expect.measure.name for expect, _, _ in failures[1:]])
   printed = []
   for expect, got, error_measuring in failures:
+    what = expect.measure.name
     if isinstance(error_measuring, NotRun):
-      printed.append(Failure(f'Failed: {name}: {expect.what}: {error_measuring}'))
+      printed.append(Failure(f'Failed: {name}: {what}: {error_measuring}'))
     elif error_measuring is not None:
-      printed.append(Failure(f'Failed: {name}: {expect.what}: could not be read from '
+      printed.append(Failure(f'Failed: {name}: {what}: could not be read from '
                              f'what it returned ({describe(error_measuring)})'))
     else:
-      details = ['    ' + line for line in difference(expect.expected, got)]
-      cause = _cause(expect.explain, got, output)
-      printed.append(Failure(f'Failed: {name}: {expect.what}',
-                             details + ([f'    why: {cause}'] if cause else [])))
+      printed.append(judge.failure(name, expect.measure, got, expect.expected,
+                                   _context(case, output)))
   return printed
 
 
-def _cause(explain, *values):
-  """What ``explain`` recognises in ``values``, or None (also when it cannot tell)."""
-  if explain is None:
-    return None
-  try:
-    return explain(*values)
-  except probes.CAUGHT:  # pylint: disable=broad-except
-    return None  # A value too far off to be read: no cause to name.
+def _raised(case, error, rest):
+  """A case whose call raised: the error with its first test, the others not compared."""
+  name, described = case.name, describe(error)
+  first = Failure(judge.raised(name, described), key=('raised', described),
+                  again=judge.raised(name, type(probes.innermost(error)).__name__) + SAME_AS_ABOVE)
+  cause = None
+  if case.explain_error is not None:
+    try:
+      cause = case.explain_error(error)
+    except probes.CAUGHT:  # pylint: disable=broad-except
+      cause = None  # Too far off to be read: no cause to name.
+  first.details = [f'    why: {cause}'] if cause else []
+  if len(rest) > 1:  # One line for them all: what they are matters little here.
+    rest = [f'{len(rest)} more tests']
+  return [first] + [Failure(f'Failed: {name}: {what}: not compared (the call raised, above)')
+                    for what in rest]
+
+
+def _context(case, output):
+  """What a measure's why reads: the case's inputs, with the measures its call returned.
+
+  A call that returns no measures (a layer's run beside the package's, an
+  array) is read as it is when the case has no inputs.
+  """
+  if isinstance(output, dict):
+    return {**case.inputs, **output}
+  return case.inputs or output
 
 
 def as_array(output):
   """Returns the output as a float64 numpy array."""
   if output is None:
-    raise TypeError('it returned None')
+    raise TypeError(probes.RETURNED_NONE)
   return np.asarray(output, dtype=np.float64)
 
 
 def shape_of(output):
   if output is None:
-    raise TypeError('it returned None')
+    raise TypeError(probes.RETURNED_NONE)
   return tuple(np.shape(output))
 
 
@@ -212,19 +214,18 @@ def count_weights(weights):
              for leaf in jax.tree_util.tree_leaves(weights))
 
 
-def expect_output(expected):
+def expect_output(expected, measure=measures.LAYER_OUTPUT):
   """Expects the output to be this array (shape and numbers)."""
-  return Expect('output', np.array(expected, np.float32), as_array, allclose)
+  return Expect(measure, np.array(expected, np.float32), as_array)
 
 
 def expect_shape(expected):
-  return Expect('shape', tuple(expected), shape_of)
+  return Expect(measures.SHAPE, tuple(expected), shape_of)
 
 
-def expect_kind(expected_class, measure=lambda output: output, what='type'):
-  """Expects what ``measure`` reads to be an instance of ``expected_class``."""
-  return Expect(what, expected_class, lambda output: type(measure(output)),
-                issubclass)
+def expect_kind(expected_class):
+  """Expects the output to be an instance of ``expected_class``."""
+  return Expect(measures.KIND, expected_class, type)
 
 
 # The grading seed the checks draw the probes' inputs from: its layers' heads are never as

@@ -5,8 +5,8 @@
   (``sandbox``, with ``worker`` inside it, Trax's own answers hidden by
   ``hidden_answers``) that returns only outputs (the assignment room's
   ``probes``); ``report_schema`` reads them back within bounds, and the
-  assignment room's ``judge`` holds them against the package's own results
-  (``reference_results``). ``watchdog`` stops the sandbox from outside at the
-  limits of ``limits``.
+  assignment room's ``judge`` holds each of the function's ``measures`` against
+  the package's own results (``reference_results``), as the notebook's checks
+  do. ``watchdog`` stops the sandbox from outside at the limits of ``limits``.
 - ``nbgrader_plugin``: the nbgrader preprocessors that write that verdict.
 """

@@ -22,19 +22,19 @@ import tempfile
 import time
 import weakref
 
-from summarizer.assignment import handout, notebook_data
-from summarizer.grading import limits, report_schema, sandbox, static_reading
-from summarizer.assignment.judge import QUIET, judge_cases
+from summarizer.assignment import handout, notebook_data, probes
+from summarizer.grading import limits, report_schema, sandbox, static_reading, watchdog
+from summarizer.assignment.judge import ALL_PASSED, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 
 GRADED = handout.GRADED
 POINTS = handout.POINTS
 # Functions whose check runs the learner's earlier ones too (the note's run).
-USES_EARLIER = ('dot_product_self_attention', 'CausalAttention', 'DecoderBlock',
-                'TransformerLM', 'training_loop')
+USES_EARLIER = (probes.SELF_ATTENTION, probes.CAUSAL_ATTENTION, probes.DECODER_BLOCK,
+                probes.TRANSFORMER_LM, probes.TRAINING_LOOP)
 WHOLE = ('part 4', 'part 5')  # The whole-model items, apart (see worker.py).
-WHOLE_IDS = ('test_trained_model', 'test_summary')  # Their graded cells.
+WHOLE_IDS = tuple(f'test_{name}' for name in (handout.TRAINED_MODEL, handout.SUMMARY))  # Their cells.
 # Near-copies of the package's code (see ``near_copy``): the similarity (0-1) of
 # normalised code from which a function is flagged, on its structure alone or
 # with the package's comments; the package's tokens from which its code tells
@@ -181,7 +181,7 @@ def prepared(seed):
   weakref.finalize(prepared, shutil.rmtree, folder, ignore_errors=True)
   with reference_results.compilation_cache(folder):
     given, shapes = reference_results.given_arrays(seed)
-    json_given = {'shipped weight shapes': shapes}
+    json_given = {probes.SHIPPED_SHAPES: shapes}
     expected = reference_results.expected_results(seed, given, json_given)
   return given, json_given, expected, folder
 
@@ -317,8 +317,8 @@ def failure_lines(name, result, expected_cases):
   if status.get('stopped'):
     return [str(status['stopped'])]
   if status.get('timed out'):
-    return [f"stopped after {status['seconds']:.0f} s (wall clock), its limit: "
-            'a loop that never ends, or a sleep?']
+    return [watchdog.stopped_after(status['seconds']) + ', its limit: a loop that never ends, '
+            'or a sleep?']
   if result.get('unfit'):
     return [f"its report does not fit what the grader reads ({result['unfit'][:300]}): "
             'nothing in it is graded']
@@ -375,8 +375,8 @@ def printed_note(result):
   cases = ((result or {}).get('results') or {}).get('cases')
   for case in cases if isinstance(cases, list) else []:
     measures = case.get('measures') if isinstance(case, dict) else None
-    printed = measures.get('what it prints, line by line') if isinstance(measures, dict) else None
-    if case.get('name') == QUIET and isinstance(printed, list) and printed:
+    printed = measures.get(probes.PRINTED) if isinstance(measures, dict) else None
+    if case.get('name') == probes.QUIET_CASE and isinstance(printed, list) and printed:
       return (f'with verbose=False it printed {len(printed)} lines (the first: '
               f'{str(printed[0])[:60]!r}); what a function prints is feedback, no points lost')
   return None
@@ -549,5 +549,5 @@ def verdict_text(verdict):
   """A graded cell's feedback: its title, its score, what failed and why."""
   head = (f'{verdict.title}: graded by hand, out of {verdict.max_points:g}' if verdict.manual
           else f'{verdict.title}: {verdict.points:g} / {verdict.max_points:g}')
-  body = verdict.lines or ['All tests passed']
+  body = verdict.lines or [ALL_PASSED]
   return '\n'.join([head, *body, *('note: ' + note for note in verdict.notes)]) + '\n'

@@ -26,14 +26,16 @@ import glob
 import importlib.util
 import os
 
+from summarizer.assignment import probes
 from summarizer.errors import SummarizerError
 
 # Path under site-packages -> {top-level function or class there: the exercise
-# (1-10, the course's UNQ_C numbers) it answers}.
+# (1-10, the course's UNQ_C numbers) it answers}. Where Trax's name is the exercise's
+# (the course named its exercises after Trax's layers), it is the probes' name of it.
 HIDDEN = {
     'trax/layers/attention.py': {
         '_per_head_attention': 1,        # softmax(QK^T / sqrt(d) + mask) V
-        'DotProductAttention': 1,        # the same, as a layer of (q, k, v, mask)
+        probes.DOT_PRODUCT_ATTENTION: 1,  # the same, as a layer of (q, k, v, mask)
         'SplitIntoHeads': 2,             # (B, L, H * Dh) -> (B * H, L, Dh)
         '_causal_mask': 3,               # the causal mask
         'DotProductCausalAttention': 3,  # the causal mask, then Exercise 1
@@ -42,24 +44,24 @@ HIDDEN = {
         'AttentionQKV': 5,               # Dense q k v, PureAttention, Dense
         'Attention': 5,                  # the same on one input and a mask
         'ConfigurableAttention': 5,      # Exercise 5 with its layers handed in
-        'CausalAttention': 5,            # Exercise 5 itself
+        probes.CAUSAL_ATTENTION: 5,      # Exercise 5 itself
     },
     'trax/layers/research/efficient_attention.py': {
         'attend': 1,                     # masked attention (a causal mask_fn: Exercise 3)
     },
     'trax/layers/research/rel_attention.py': {
-        'DotProductAttention': 1,        # Exercise 1 with zero position terms (tl's name)
+        probes.DOT_PRODUCT_ATTENTION: 1,  # Exercise 1 with zero position terms (tl's name)
     },
     'trax/models/transformer.py': {
         '_FeedForwardBlock': 6,          # the block's feed-forward layers
         '_DecoderBlock': 6,              # Exercise 6 itself
         'TransformerDecoder': 7,         # the model without ShiftRight and its head
-        'TransformerLM': 7,              # Exercise 7 but the last LogSoftmax
+        probes.TRANSFORMER_LM: 7,        # Exercise 7 but the last LogSoftmax
     },
     'trax/models/research/configurable_transformer.py': {
         '_FeedForward': 6,               # the block's feed-forward layers
         'FeedForwardWithOptions': 6,     # the same, with a layer norm
-        'DecoderBlock': 6,               # Exercise 6 with options
+        probes.DECODER_BLOCK: 6,         # Exercise 6 with options
         'ConfigurableTransformerLM': 7,  # Exercise 7 with options
     },
     'trax/supervised/decoding.py': {

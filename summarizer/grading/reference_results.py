@@ -53,12 +53,12 @@ def _part_5_article(seed):
 def given_arrays(seed):
   """The arrays the sandbox is handed, and the shipped model's weight shapes (JSON)."""
   given = {}
-  _layer_weights(given, probes.causal_attention_runs(seed), package('CausalAttention'))
-  _layer_weights(given, probes.decoder_block_runs(seed), package('DecoderBlock'))
-  _layer_weights(given, probes.transformer_runs(seed), package('TransformerLM'))
+  _layer_weights(given, probes.causal_attention_runs(seed), package(probes.CAUSAL_ATTENTION))
+  _layer_weights(given, probes.decoder_block_runs(seed), package(probes.DECODER_BLOCK))
+  _layer_weights(given, probes.transformer_runs(seed), package(probes.TRANSFORMER_LM))
   ids = next(probes.batches(seed + 2))[0]
-  model = package('TransformerLM')(**probes.EXERCISE_MODEL, mode='train')
-  _layer_weights(given, [('training_loop model', {}, ids)], lambda: model)
+  model = package(probes.TRANSFORMER_LM)(**probes.EXERCISE_MODEL, mode='train')
+  _layer_weights(given, [(probes.LOOP_MODEL, {}, ids)], lambda: model)
   shipped = _shipped_model()
   shapes = [list(np.shape(w)) for w in probes.flat_weights(shipped)]
   rng = np.random.default_rng([seed, 4])
@@ -85,10 +85,11 @@ def _plain(value):
 def expected_results(seed, given, json_given):
   """name -> the package's cases (and 'whole' -> Parts 4 and 5)."""
   given = dict(given, **json_given)
-  env = {'TransformerLM': package('TransformerLM')}
+  env = {probes.TRANSFORMER_LM: package(probes.TRANSFORMER_LM)}
   expected = {name: probe(package(name), seed, given, env)
               for name, probe in probes.PROBES.items()}
-  names = {name: package(name) for name in ('TransformerLM', 'greedy_decode', 'next_symbol')}
+  names = {name: package(name) for name in (probes.TRANSFORMER_LM, probes.GREEDY_DECODE,
+                                                     probes.NEXT_SYMBOL)}
   expected['whole'] = probes.probe_whole(names, given, notebook_data.model_size(),
                                          notebook_data.MODEL_FILE)
   for cases in expected.values():

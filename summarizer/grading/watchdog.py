@@ -105,8 +105,8 @@ class Watch:
     """
     inside = descendants(self.pid)
     if time.monotonic() - self.started > self.seconds:
-      return self.stop(inside, f'stopped after {self.seconds:.0f} s (wall clock), '
-                       "the submission's limit", everything=True)
+      return self.stop(inside, stopped_after(self.seconds) + ", the submission's limit",
+                       everything=True)
     if len(inside) > self.processes:
       self.peak_processes = max(self.peak_processes, len(inside))
       return self.stop(inside, f'stopped at {len(inside)} processes, over the '
@@ -133,3 +133,8 @@ class Watch:
           pass
       inside = descendants(self.pid)
     return Stop(reason, everything)
+
+
+def stopped_after(seconds):
+  """How a run stopped at its time limit is said (the grader's verdict says it too)."""
+  return f'stopped after {seconds:.0f} s (wall clock)'

@@ -405,9 +405,11 @@ def test_cases_of_one_name_are_judged_in_the_order_they_ran():
   expected = [{'name': 'same', 'measures': {'output': np.zeros(2, np.float32)}},
               {'name': 'same', 'measures': {'output': np.ones(2, np.float32)}}]
   got = [dict(case, error=None) for case in expected]
-  assert judge.judge_cases('f', got, expected) == []
-  assert judge.judge_cases('f', got[::-1], expected)
-  assert judge.judge_cases('f', got[:1], expected)[-1] == 'Failed: same: not run'
+  # A function's measures are its own (measures.of): one whose cases record an output.
+  name = probes.DOT_PRODUCT_ATTENTION
+  assert judge.judge_cases(name, got, expected) == []
+  assert judge.judge_cases(name, got[::-1], expected)
+  assert judge.judge_cases(name, got[:1], expected)[-1] == 'Failed: same: not run'
 
 
 @pytest.mark.parametrize('seed', [452, 2656, 127, 2715])  # Seeds whose names collided.

@@ -1,0 +1,161 @@
+"""Every measure of a graded function, each defined once: its name, its comparison, its text.
+
+A ``Measure`` is what the in-notebook checks and the teacher's grader both
+hand the judge (``judge.py``): the name a failure is printed with, how what
+came is held against what was expected (``compare.py``), how their
+difference is printed (``failure_text.py``) and the mistake it may show
+(``mistakes.py``). The names of what the probes record are the probes'
+(``probes.py`` runs alone in the sandbox, so it holds them); the grader reads
+a function's measures from ``of``. Where the notebook and the grader judge
+one measure differently (the notebook names more mistakes), they are two
+measures of one name.
+"""
+
+import dataclasses
+from typing import Callable
+
+from summarizer.assignment import compare, failure_text, mistakes, probes
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Measure:
+  """One thing measured of a function, and how it is judged.
+
+  Attributes:
+    name: As printed after the case ('Failed: case: name').
+    agree: (got, expected) -> whether they agree.
+    difference: (expected, got) -> the lines printed below the name.
+    why: (got, expected, case) -> a line naming a mistake, or None; the
+      case is its inputs and measures by name (or a layer's run beside the
+      package's, ``checks_layers._Ran``).
+    compared: False for what is kept, never judged (a case's inputs, what
+      a function prints).
+  """
+  name: str
+  agree: Callable = compare.same
+  difference: Callable = failure_text.difference
+  why: Callable = None
+  compared: bool = True
+
+  def but(self, **changes):
+    """This measure with some of its attributes changed (a case's own comparison or why)."""
+    return dataclasses.replace(self, **changes)
+
+  def named(self, *parts):
+    """This measure, its name's ``{}`` filled with ``parts`` (a mode, ...)."""
+    return dataclasses.replace(self, name=self.name.format(*parts))
+
+
+def _kept(name):
+  return Measure(name, compared=False)
+
+
+# What the probes record, as the grader judges it (and the checks, where they judge alike).
+INPUTS = {name: _kept(name) for name in (probes.INPUT_Q, probes.INPUT_K, probes.INPUT_V,
+                                          probes.INPUT_MASK, probes.INPUT_X)}
+ATTENTION_OUTPUT = Measure(probes.OUTPUT, compare.arrays_agree, why=mistakes.attention_why)
+SELF_ATTENTION_OUTPUT = Measure(probes.OUTPUT, compare.arrays_agree, why=mistakes.mask_why)
+HEADS_OUTPUT = Measure(probes.OUTPUT, compare.arrays_agree, why=mistakes.split_heads_why)
+JOINED_OUTPUT = Measure(probes.OUTPUT, compare.arrays_agree, why=mistakes.join_heads_why)
+OUTPUT_TYPE = Measure(probes.OUTPUT_TYPE)
+LAYER_TREE = Measure(probes.TREE, compare.same_tree)
+MODEL_TREE = Measure(probes.TREE, compare.same_tree, why=mistakes.blocks_why)
+LAYER_TYPE = Measure(probes.TYPE)
+PARTS = Measure(probes.PARTS)
+THEIR_SUBLAYERS = Measure(probes.THEIR_SUBLAYERS)
+WEIGHT_SHAPES = Measure(probes.WEIGHT_SHAPES, difference=failure_text.shapes_difference)
+WHICH_SUBLAYER = Measure(probes.WHICH_SUBLAYER)
+REPEATED_SUBLAYERS = Measure(probes.WHICH_SUBLAYER, why=mistakes.repeated_why)
+LAYER_OUTPUT = Measure(probes.OUTPUT, compare.arrays_agree)
+RAISED = Measure(probes.RAISED, compare.both_raised_or_not)
+SHAPES_OF_WEIGHTS = Measure(probes.SHAPES_OF_WEIGHTS, difference=failure_text.shapes_difference)
+OUTPUT_SHAPE = Measure(probes.OUTPUT_SHAPE)
+SHIFTED = Measure(probes.SHIFTED, why=mistakes.shifted_why)
+ENCODINGS = Measure(probes.ENCODINGS, why=mistakes.encodings_why)
+# The loop's settings (``probes.loop_measures``): most compared as they are.
+LOSS_LAYER, OPTIMIZER, CHECKPOINT_STEPS, METRICS, OUTPUT_DIRECTORY, LAYER_MODES = (
+    Measure(name) for name in (probes.LOSS_LAYER, probes.OPTIMIZER, probes.CHECKPOINT_STEPS,
+                               probes.METRICS, probes.OUTPUT_DIRECTORY, probes.LAYER_MODES))
+OPTIMIZER_PARAMETERS = Measure(probes.OPTIMIZER_PARAMETERS, compare.parameters_agree)
+LEARNING_RATES = Measure(probes.LEARNING_RATES, compare.allclose)
+LOSS_AT_WORK = Measure(probes.LOSS_AT_WORK, compare.number_agrees)
+OPTIMIZER_STEP = Measure(probes.OPTIMIZER_STEP, compare.arrays_agree)
+NEXT_TOKEN = Measure(probes.NEXT_TOKEN)
+NEXT_TOKEN_TYPE = Measure(probes.NEXT_TOKEN_TYPE)
+MODEL_INPUTS = Measure(probes.MODEL_INPUTS, difference=failure_text.ids_difference)
+SUMMARY = Measure(probes.SUMMARY)
+CALLS = Measure(probes.CALLS, difference=failure_text.ids_difference, why=mistakes.calls_why)
+MODEL_GIVEN = Measure(probes.MODEL_GIVEN)
+PRINTED = _kept(probes.PRINTED)  # Feedback (grader.printed_note), never compared.
+TAKES_VERBOSE = _kept(probes.TAKES_VERBOSE)
+SHIPPED_WEIGHT_SHAPES = Measure(probes.WEIGHT_SHAPES, difference=failure_text.shapes_difference,
+                                why=mistakes.shipped_why)
+LOG_PROBABILITIES = Measure(probes.LOG_PROBABILITIES, compare.log_probabilities_agree)
+SUMMARY_IDS = Measure(probes.SUMMARY_IDS)
+
+# The loop's measures (``probes.loop_measures``), which the notebook's check reads too.
+LOOP = (LOSS_LAYER, OPTIMIZER, OPTIMIZER_PARAMETERS, LEARNING_RATES, CHECKPOINT_STEPS, METRICS,
+        OUTPUT_DIRECTORY, LAYER_MODES)
+_TREES = (LAYER_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS)
+_RUNS = (WEIGHT_SHAPES, WHICH_SUBLAYER, LAYER_OUTPUT)
+
+# What the grader judges of each probe's cases.
+_OF_PROBE = {
+    probes.probe_DotProductAttention: (ATTENTION_OUTPUT, OUTPUT_TYPE),
+    probes.probe_dot_product_self_attention: (SELF_ATTENTION_OUTPUT,),
+    probes.probe_compute_attention_heads_closure: (HEADS_OUTPUT,),
+    probes.probe_compute_attention_output_closure: (JOINED_OUTPUT,),
+    probes.probe_CausalAttention: _TREES + _RUNS + (RAISED,),
+    probes.probe_DecoderBlock: _TREES + _RUNS,
+    probes.probe_TransformerLM: (MODEL_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS, WEIGHT_SHAPES,
+                                 REPEATED_SUBLAYERS, LAYER_OUTPUT, SHAPES_OF_WEIGHTS,
+                                 OUTPUT_SHAPE, SHIFTED, ENCODINGS),
+    probes.probe_training_loop: LOOP + (LOSS_AT_WORK, OPTIMIZER_STEP) + _RUNS,
+    probes.probe_next_symbol: (NEXT_TOKEN, NEXT_TOKEN_TYPE, MODEL_INPUTS),
+    probes.probe_greedy_decode: (SUMMARY, CALLS, MODEL_GIVEN, PRINTED, TAKES_VERBOSE),
+    probes.probe_whole: (SHIPPED_WEIGHT_SHAPES, LOG_PROBABILITIES, SUMMARY_IDS),
+}
+
+
+def of(function):
+  """The measures the grader judges of a graded function (any other name: Parts 4 and 5), by name.
+
+  A report names its measures (it came through JSON); each name is looked up
+  here once, among the function's own measures.
+  """
+  probe = probes.PROBES.get(function, probes.probe_whole)
+  return {measure.name: measure for measure in (*_OF_PROBE[probe], *INPUTS.values())}
+
+
+# The notebook's own measures: what only its checks read (they run the learner's function
+# beside the package's, in the learner's kernel), or judge otherwise than the grader.
+SHAPE = Measure('shape', compare.equal)
+KIND = Measure(probes.TYPE, compare.is_subclass)
+CAUSAL_ATTENTION_TREE = Measure(probes.TREE, compare.same_tree, why=mistakes.last_dense_why)
+TRANSFORMER_TREE = Measure('str(model)', compare.same_tree, why=mistakes.model_tree_why)
+BLOCK_TREE = Measure('str(layers)', compare.same_tree)
+SUBLAYER_TYPES = Measure('types of its sublayers', compare.equal)
+SUBLAYER_COUNT = Measure('number of sublayers', compare.equal)
+RAISED_AS_ASSERT = Measure("an error raised, as the course's assert raises one "
+                           '(10 features do not split into 3 heads)', compare.equal)
+RAN_WEIGHT_COUNT = Measure('number of weight arrays (the package builds the same layers)',
+                           compare.equal)
+RAN_WEIGHT_SHAPES = Measure(probes.WEIGHT_SHAPES, compare.equal)
+RAN_OUTPUT = Measure("output in {} mode, with the same weights and random key as the package's "
+                     'layer', compare.allclose)
+BLOCK_LAYERS = Measure('number of layers', compare.equal)
+BLOCK_LAYER_TYPES = Measure('types of the layers', compare.equal)
+BLOCK_SUBLAYER_COUNTS = Measure('numbers of their sublayers', compare.equal)
+WEIGHT_COUNT = Measure('number of weights', compare.equal)
+LOOP_MODEL_WEIGHTS = Measure('weights of the model it trains', compare.equal)
+LOOP_MODEL_OUTPUT = Measure(
+    "the model's output on a batch, beside the package's TransformerLM(d_model=4, d_ff=16, "
+    "n_layers=1, n_heads=2, mode='train') with the same weights and random key", compare.allclose)
+READ_TOKEN = Measure('next token (read at position len(tokens))', compare.equal,
+                     why=mistakes.read_why)
+PADDED_INPUTS = Measure("the model's input(s)", compare.equal, why=mistakes.padding_why)
+COURSE_NEXT_TOKEN = Measure(probes.NEXT_TOKEN, compare.equal)
+DECODED_SUMMARY = Measure(probes.SUMMARY, compare.equal, why=mistakes.summary_why)
+TRAINED_LOG_PROBABILITIES = Measure("log-probabilities, beside the package's model",
+                                    compare.log_probabilities_agree)
+SUMMARY_TOKENS = Measure("the summary's ids, token for token", compare.equal)
