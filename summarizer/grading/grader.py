@@ -23,7 +23,7 @@ import time
 import weakref
 
 from summarizer.assignment import handout, notebook_data
-from summarizer.grading import limits, report_schema, sandbox, static_reading
+from summarizer.grading import jupyter_source, limits, report_schema, sandbox, static_reading
 from summarizer.assignment.judge import QUIET, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
@@ -94,7 +94,8 @@ def learner_cells(path_or_notebook):
 
   Returns:
     list of {'label', 'source', 'grade_id'}: grade_id is the graded
-    function's name for its solution cell, else None.
+    function's name for its solution cell, else None; the source as
+    Jupyter runs it (``jupyter_source.py``: ``%%time``, ``%matplotlib``, ``!ls``).
   """
   notebook = path_or_notebook
   if isinstance(path_or_notebook, str):
@@ -107,8 +108,9 @@ def learner_cells(path_or_notebook):
     grade_id = nbgrader.get('grade_id')
     graded = grade_id if grade_id in GRADED else None
     source = cell.get('source', '')
-    cells.append({'label': graded or f'cell {index + 1}', 'grade_id': graded,
-                  'source': ''.join(source) if isinstance(source, list) else str(source)})
+    source = jupyter_source.python_source(''.join(source) if isinstance(source, list)
+                                          else str(source))  # Magics as Jupyter runs them.
+    cells.append({'label': graded or f'cell {index + 1}', 'grade_id': graded, 'source': source})
   return cells
 
 
@@ -251,7 +253,8 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
                           'before trusting any grade')
   seconds = round(time.monotonic() - started, 1)
   return [Report(seed, mode, verdicts_of(read_cells(cells), _mine(ran, k), expected, owns[k],
-                                         whole, static_reading.manual_reasons(cells)), seconds)
+                                         whole, static_reading.manual_reasons(
+                                             cells, ran=_mine(ran, k))), seconds)
           for k, cells in enumerate(submissions)]
 
 
