@@ -134,14 +134,18 @@ IMPORT_PATHS = ('path', 'bytecode_path', 'source_path', 'filename', 'fullpath')
 
 
 def trusted_roots(job_dir):
-  """The folders whose files are the installed libraries' (not the learner's to write)."""
+  """The libraries' folders and the grader's own files, (folders, files): none the learner's to write."""
   import sysconfig  # pylint: disable=g-import-not-at-top
   folders = set(sysconfig.get_paths().values()) | {sys.prefix, sys.base_prefix, sys.exec_prefix}
-  folders |= {os.path.dirname(os.path.abspath(__file__)), os.path.join(job_dir, 'hidden'),
+  folders |= {os.path.join(job_dir, 'hidden'),
               os.path.join(sys.argv[2], 'summarizer') if len(sys.argv) > 2 else sys.prefix}
   folders = {folder for folder in folders if folder and folder != os.sep}
   folders |= {os.path.realpath(folder) for folder in folders}
-  return tuple(folder.rstrip(os.sep) + os.sep for folder in folders)
+  # This file and probes.py alone of their folder: with --sandbox process it is the
+  # job's folder, which the learner's code can write to.
+  files = {os.path.abspath(__file__), os.path.abspath(probes.__file__)}
+  return (tuple(folder.rstrip(os.sep) + os.sep for folder in folders),
+          frozenset(files | {os.path.realpath(path) for path in files}))
 
 
 def watch_what_runs(fd, roots):
@@ -152,7 +156,7 @@ def watch_what_runs(fd, roots):
   (``sealed``), so a cell that rebinds ``__main__.whose``, ``os.write`` or a
   builtin changes nothing it does.
   """
-  ident = os.fstat(fd)
+  (folders, files), ident = roots, os.fstat(fd)
   ident, busy = (ident.st_dev, ident.st_ino), [False]
   fstat, write, getframe, text = os.fstat, os.write, sys._getframe, repr  # pylint: disable=protected-access
   trusted_cache = {}
@@ -160,8 +164,8 @@ def watch_what_runs(fd, roots):
   def trusted(filename):
     known = trusted_cache.get(filename)
     if known is None:
-      known = (filename in GRADER_FILES or filename.startswith('<frozen ')
-               or not filename.startswith('<') and filename.startswith(roots))
+      known = (filename in GRADER_FILES or filename.startswith('<frozen ') or filename in files
+               or not filename.startswith('<') and filename.startswith(folders))
       trusted_cache[filename] = known
     return known
   trusted = sealed(trusted)  # The hook's cell: it calls this copy.
