@@ -261,7 +261,7 @@ def test_edited_test_cells_are_graded_as_released_and_the_feedback_says_so(cours
   # nbgrader alone stops this student: "Inconsistent checksums for cell test_DecoderBlock".
   course_dir, log = course
   assert 'Inconsistent checksums' not in log
-  assert scores(course_dir, 'd_edited_tests')['test_DotProductAttention'] == (2, 2)
+  assert scores(course_dir, 'd_edited_tests')['test_DotProductAttention'] == (1, 1)
   assert total(course_dir, 'd_edited_tests') == 20
   said = comments(course_dir, 'd_edited_tests')['DotProductAttention']
   for edit in ("(test_DotProductAttention) is the teacher's: its points edited",
