@@ -80,6 +80,7 @@ import resource
 import select
 import signal
 import sys
+import threading
 import time
 import types
 
@@ -157,8 +158,9 @@ def watch_what_runs(fd, roots):
   builtin changes nothing it does.
   """
   (folders, files), ident = roots, os.fstat(fd)
-  ident, busy = (ident.st_dev, ident.st_ino), [False]
+  ident, busy = (ident.st_dev, ident.st_ino), set()  # The threads in the hook: one at a time each.
   fstat, write, getframe, text = os.fstat, os.write, sys._getframe, repr  # pylint: disable=protected-access
+  thread = threading.get_ident
   trusted_cache = {}
 
   def trusted(filename):
@@ -171,12 +173,13 @@ def watch_what_runs(fd, roots):
   trusted = sealed(trusted)  # The hook's cell: it calls this copy.
 
   def hook(event, args):
-    if busy[0] or event not in WATCHED and not event.startswith('ctypes.'):
-      return
+    me = thread()
+    if me in busy or event not in WATCHED and not event.startswith('ctypes.'):
+      return  # The hook's own events (sys._getframe), and those it does not read.
     if event == 'object.__setattr__' and not (len(args) > 1 and type(args[1]) is str
                                               and args[1] == '__code__'):
       return
-    busy[0] = True
+    busy.add(me)
     try:
       frame = getframe(1)
       what = whose(event, args, frame, trusted)
@@ -189,7 +192,7 @@ def watch_what_runs(fd, roots):
     except OSError as error:
       raise RuntimeError(f'{event} refused: the grader cannot be told of it ({error})') from None
     finally:
-      busy[0] = False
+      busy.discard(me)
   sys.addaudithook(sealed(hook))
 
 
