@@ -23,7 +23,8 @@ import time
 import weakref
 
 from summarizer.assignment import handout, notebook_data, probes
-from summarizer.grading import limits, report_schema, sandbox, static_reading, watchdog
+from summarizer.grading import (jupyter_source, limits, report_schema, sandbox, static_reading,
+                                watchdog)
 from summarizer.assignment.judge import ALL_PASSED, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
@@ -94,7 +95,8 @@ def learner_cells(path_or_notebook):
 
   Returns:
     list of {'label', 'source', 'grade_id'}: grade_id is the graded
-    function's name for its solution cell, else None.
+    function's name for its solution cell, else None; the source as
+    Jupyter runs it (``jupyter_source.py``: ``%%time``, ``%matplotlib``, ``!ls``).
   """
   notebook = path_or_notebook
   if isinstance(path_or_notebook, str):
@@ -107,8 +109,9 @@ def learner_cells(path_or_notebook):
     grade_id = nbgrader.get('grade_id')
     graded = grade_id if grade_id in GRADED else None
     source = cell.get('source', '')
-    cells.append({'label': graded or f'cell {index + 1}', 'grade_id': graded,
-                  'source': ''.join(source) if isinstance(source, list) else str(source)})
+    source = jupyter_source.python_source(''.join(source) if isinstance(source, list)
+                                          else str(source))  # Magics as Jupyter runs them.
+    cells.append({'label': graded or f'cell {index + 1}', 'grade_id': graded, 'source': source})
   return cells
 
 
@@ -250,8 +253,9 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
     raise SummarizerError('the installed package changed while grading: reinstall it '
                           'before trusting any grade')
   seconds = round(time.monotonic() - started, 1)
-  return [Report(seed, mode, verdicts_of(read_cells(cells), _mine(ran, k), expected, owns[k],
-                                         whole, static_reading.manual_reasons(cells)), seconds)
+  return [Report(seed, mode, verdicts_of(cell_sources(cells), _mine(ran, k), expected, owns[k],
+                                         whole, static_reading.manual_reasons(
+                                             cells, ran=_mine(ran, k))), seconds)
           for k, cells in enumerate(submissions)]
 
 
@@ -443,8 +447,24 @@ def normalised(source, name):
     return None
   function = next((node for node in ast.walk(tree)
                    if isinstance(node, ast.FunctionDef) and node.name == name), None)
-  if function is None:
-    return None
+  return None if function is None else _tokens(function)
+
+
+# What the learner's cells may define a graded function's code in, under any name.
+DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+
+
+def definitions(source):
+  """The tokens (``normalised``) of every function, lambda and class a source defines, any name."""
+  try:
+    tree = ast.parse(source)
+  except (SyntaxError, ValueError, RecursionError, MemoryError):
+    return []
+  return [_tokens(node) for node in ast.walk(tree) if isinstance(node, DEFINITIONS)]
+
+
+def _tokens(function):
+  """A definition's tokens: its own name left out, so that renaming it changes nothing."""
   numbers, tokens, queue = {}, [], [function]
   while queue:
     node = queue.pop(0)
@@ -501,12 +521,11 @@ def near_copy(name, source, alongside=0):
     source: The learner's solution cell.
     alongside: How many other functions of the notebook the first two rules flag.
   """
-  if not source:
+  package = _package_tokens(name)
+  candidates = [mine for mine in definitions(source or '') if mine]
+  if not candidates or not package:
     return None
-  mine, package = normalised(source, name), normalised(handout.solution_source(name), name)
-  if not mine or not package:
-    return None
-  ratio = difflib.SequenceMatcher(a=mine, b=package, autojunk=False).ratio()
+  ratio = max(_alike(mine, package) for mine in candidates)
   copied = _copied_text(name, source) if ratio >= NEAR_COPY_TEXT else []
   how = f"flag: the code is a near-copy of the package's {name} ({ratio:.0%} alike after " \
         'renaming and reformatting'
@@ -519,12 +538,47 @@ def near_copy(name, source, alongside=0):
   return None
 
 
+@functools.lru_cache(maxsize=None)
+def _package_tokens(name):
+  return normalised(handout.solution_source(name), name)
+
+
+def _alike(mine, package):
+  """The similarity of two token lists (0-1); a cheap bound first, as most definitions differ."""
+  matcher = difflib.SequenceMatcher(a=mine, b=package, autojunk=False)
+  if matcher.real_quick_ratio() < NEAR_COPY_TEXT or matcher.quick_ratio() < NEAR_COPY_TEXT:
+    return 0.0  # Below every rule's bound (the bounds are upper bounds of the ratio).
+  return matcher.ratio()
+
+
 def near_copies(cells):
-  """The flags of a notebook's solution cells (name -> source): name -> flag, see ``near_copy``."""
-  flags = {name: near_copy(name, source) for name, source in cells.items() if name in GRADED}
-  alone = sum(bool(flag) for flag in flags.values())
-  flags = {name: flag or near_copy(name, cells[name], alone) for name, flag in flags.items()}
-  return {name: flag for name, flag in flags.items() if flag}
+  """The flags of a notebook's cells (label -> source): graded name -> flag, see ``near_copy``.
+
+  Every function, lambda and class of every cell is compared with each
+  graded function of the package, whatever its name: a renamed copy bound to
+  the graded name (``DotProductAttention = _f_``), or defined in a scratch
+  cell, is flagged as the copy in its own cell is. The graded function's own
+  cell is read first.
+  """
+  def flag(name, alongside=0):
+    sources = [cells[name]] if name in cells else []
+    sources += [source for label, source in cells.items() if label != name]
+    return next(filter(None, (near_copy(name, source, alongside) for source in sources)), None)
+  named = [name for name in GRADED if name in cells]
+  flags = {name: flag(name) for name in named}
+  alone = sum(bool(each) for each in flags.values())
+  flags = {name: each or flag(name, alone) for name, each in flags.items()}
+  return {name: each for name, each in flags.items() if each}
+
+
+def cell_sources(cells):
+  """Every learner cell's source by its label (``learner_cells``); a graded cell pasted twice, both."""
+  sources = {}
+  for index, cell in enumerate(cells):
+    if cell['label'] in sources:  # The last copy keeps the graded name, as Jupyter shows it.
+      sources[f"{cell['label']} (copy {index})"] = sources.pop(cell['label'])
+    sources[cell['label']] = cell['source']
+  return sources
 
 
 # --------------------------------------------------------------------------

@@ -19,7 +19,7 @@ import os
 import shutil
 
 import nbformat
-from nbgrader.api import Gradebook
+from nbgrader.api import Gradebook, MissingEntry
 from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Unicode
@@ -89,11 +89,24 @@ class RepairMetadata(NbGraderPreprocessor):
   learner's own cells (nbgrader's DeduplicateIds would leave them an empty
   metadata that its CheckCellMetadata reads as an old format, and stop).
   Old or broken metadata of a cell of the assignment is the teacher's again;
-  of any other cell, it is dropped. What was repaired is said on the
+  of any other cell, it is dropped. A locked cell of the teacher's (a graded
+  test, the setup) whose source, points or flags were edited is the
+  released one again (``restore_teachers_cells``: nbgrader would stop the
+  student at "Inconsistent checksums"). What was repaired is said on the
   feedback page.
   """
 
   def preprocess(self, nb, resources):
+    repaired = self.repair_ids(nb) + restore_teachers_cells(nb, resources)
+    if repaired:
+      said = nb.metadata.setdefault(REASON, {})
+      said['repaired'] = '; '.join(filter(None, [said.get('repaired'), *repaired]))
+      self.log.warning('Repaired: %s', said['repaired'])
+    return nb, resources
+
+  @staticmethod
+  def repair_ids(nb):
+    """Duplicated grade ids and broken metadata; returns what was repaired."""
     validator, repaired = MetadataValidator(), []
     ids = [_grade_id(cell) for cell in nb.cells]
     for index, cell in enumerate(nb.cells):
@@ -108,11 +121,49 @@ class RepairMetadata(NbGraderPreprocessor):
         else:
           del cell.metadata['nbgrader']
         repaired.append(f'cell {index + 1} had broken nbgrader metadata')
-    if repaired:
-      said = nb.metadata.setdefault(REASON, {})
-      said['repaired'] = '; '.join(filter(None, [said.get('repaired'), *repaired]))
-      self.log.warning('Repaired: %s', said['repaired'])
-    return nb, resources
+    return repaired
+
+
+def restore_teachers_cells(nb, resources):
+  """The teacher's locked cells as the gradebook holds them (the release); what was restored.
+
+  A learner's edit to a test cell (its points, its source emptied, flagged as
+  a solution) never counts: the cell is graded as released, and the feedback
+  says which cell was restored and what had changed.
+  """
+  info = resources.get('nbgrader') or {}
+  if not info.get('db_url'):
+    return []
+  restored = []
+  with Gradebook(info['db_url']) as gradebook:
+    try:
+      released = gradebook.find_notebook(info['notebook'], info['assignment'])
+    except MissingEntry:
+      return []
+    locked = {cell.name: cell for cell in released.source_cells if cell.locked}
+    points = {cell.name: float(cell.max_score) for cell in released.grade_cells}
+    solutions = {cell.name for cell in released.solution_cells}
+    for index, cell in enumerate(nb.cells):
+      teacher = locked.get(_grade_id(cell))
+      if teacher is None:
+        continue
+      flags = {'grade': teacher.name in points, 'solution': teacher.name in solutions,
+               'locked': True, **({'points': points[teacher.name]} if teacher.name in points
+                                  else {})}
+      mine = cell.metadata['nbgrader']
+      changed = [key for key, value in flags.items() if mine.get(key) != value]
+      if _text(cell.get('source')) != teacher.source:
+        changed.append('source')
+      if changed:
+        mine.update(flags, checksum=teacher.checksum)
+        cell.source = teacher.source
+        restored.append(f'cell {index + 1} ({teacher.name}) is the teacher\'s: its '
+                        f'{", ".join(changed)} edited, graded as released')
+  return restored
+
+
+def _text(source):
+  return ''.join(source) if isinstance(source, list) else str(source or '')
 
 
 def _grade_id(cell):

@@ -111,26 +111,58 @@ def reason(cell, found, what='function'):
           + MANUAL.format(what))
 
 
-def manual_reasons(cells, functions=(*handout.GRADED, WHOLE)):
+def manual_reasons(cells, functions=(*handout.GRADED, WHOLE), ran=None):
   """The functions that go to a teacher: name -> the one-line reason.
 
   Args:
     cells: The learner's cells in order (``grader.learner_cells``).
     functions: The graded functions to look at, and ``WHOLE`` for the whole
       model (Parts 4 and 5), which runs every cell.
+    ran: The submission's runs (item id -> result): a function whose run
+      the sandbox's audit hook saw run code that is not a cell's (``worker.py``)
+      goes to a teacher too, the event named (``watched_reasons``).
 
   Returns:
     For each function with code built at run time in a cell that runs before
     it is graded (those up to its last solution cell, all of them when it has
-    none), the first finding in the first such cell.
+    none), the first finding in the first such cell; else the first event
+    of its run.
   """
+  reasons = watched_reasons(ran or {}, functions)
   found = [findings(cell['source']) for cell in cells]
   ids = [cell['grade_id'] for cell in cells]
-  reasons = {}
   for name in functions:
     last = len(cells) - 1 - ids[::-1].index(name) if name in ids else len(cells) - 1
     first = next((k for k in range(last + 1) if found[k]), None)
     if first is not None:
       reasons[name] = reason(cells[first], found[first],
                              'part' if name == WHOLE else 'function')
+  return reasons
+
+
+# The runs of the whole model (``grader.WHOLE``): Parts 4 and 5 share their key.
+WHOLE_RUNS = ('part 4', 'part 5')
+
+
+def watched_reasons(ran, functions=(*handout.GRADED, WHOLE)):
+  """The functions whose own run the audit hook saw run what no cell holds: name -> reason.
+
+  ``ran`` maps a submission's item ids (a function's name, 'part 4',
+  'part 5') to their results; each result's ``status['events']`` is the
+  hook's (``worker.read_events``): the event, what it did, its cell and line.
+  """
+  reasons = {}
+  for item, result in ran.items():
+    name = WHOLE if item in WHOLE_RUNS else item
+    events = ((result or {}).get('status') or {}).get('events')
+    if name not in functions or name in reasons or not events or not isinstance(events, list):
+      continue
+    event = events[0] if isinstance(events[0], dict) else {}
+    place = str(event.get('where', ''))
+    if place.startswith('<cell '):
+      label, _, line = place[len('<cell '):].partition('> ')
+      place = (label if label.startswith('cell ') else f"cell '{label}'") + f' {line}'
+    reasons[name] = (f"code run that is not a cell's ({str(event.get('what', 'unknown'))[:200]}"
+                     + (f', {place}' if place else '') + ', seen as it ran): '
+                     + MANUAL.format('part' if name == WHOLE else 'function'))
   return reasons

@@ -68,6 +68,7 @@ def reports():
       'equivalent': learner_variants.notebook_with(equivalent_answers()),
       'blank': learner_variants.notebook_with({}),
       'mixed': learner_variants.notebook_with(answers(**MIXED)),
+      'magics': with_magics(learner_variants.notebook_with(answers())),
   }
   graded = grader.grade_batch(list(notebooks.values()), seed=SEED)
   return dict(zip(notebooks, graded))
@@ -78,6 +79,25 @@ def test_the_courses_answers_and_an_equivalent_set_get_full_marks(reports):
   for name in ('course', 'equivalent'):
     report = reports[name]
     assert report.total == report.max_total == 20, grader.table(report)
+
+
+def with_magics(notebook):
+  """The course's answers as a learner runs them in Jupyter: %%time, %matplotlib, !ls."""
+  for cell in notebook.cells:
+    if cell.metadata.get('nbgrader', {}).get('grade_id') == 'DotProductAttention':
+      cell.source = '%%time\n' + cell.source
+  setup = next(i for i, cell in enumerate(notebook.cells) if cell.get('id') == 'setup')
+  notebook.cells.insert(setup + 1, nbformat.v4.new_code_cell(
+      '%matplotlib inline\n!ls\nimport numpy as onp  # A helper cell of the learner\'s.'))
+  return notebook
+
+
+@pytest.mark.slow
+def test_magics_grade_as_jupyter_runs_them(reports):
+  # Before: 'SyntaxError: invalid syntax (line 1)' and 14/20.
+  report = reports['magics']
+  assert report.total == report.max_total == 20, grader.table(report)
+  assert not report.by_hand
 
 
 @pytest.mark.slow

@@ -108,6 +108,24 @@ def submit_broken(course):
   with open(os.path.join(directory, NOTEBOOK), 'w', encoding='utf-8') as f:
     f.write('{"cells": [')  # Cut short.
   assert os.path.isfile(release)
+  submit_edited_tests(course)
+
+
+def submit_edited_tests(course):
+  """The course's answers with three test cells edited: points, source emptied, a solution."""
+  submit(course, 'd_edited_tests', learner_variants.COURSE_ANSWERS)
+  path = os.path.join(course, 'submitted', 'd_edited_tests', ASSIGNMENT, NOTEBOOK)
+  notebook = nbformat.read(path, as_version=4)
+  for cell in notebook.cells:
+    nbgrader_metadata = cell.metadata.get('nbgrader', {})
+    if nbgrader_metadata.get('grade_id') == 'test_DotProductAttention':
+      nbgrader_metadata['points'] = 20
+    elif nbgrader_metadata.get('grade_id') == 'test_CausalAttention':
+      cell.source = ''
+    elif nbgrader_metadata.get('grade_id') == 'test_DecoderBlock':
+      nbgrader_metadata['solution'] = True
+      cell.source = 'print("my own test")'
+  nbformat.write(notebook, path)
 
 
 @pytest.fixture(scope='module')
@@ -148,7 +166,7 @@ def test_the_written_config_replaces_execute_by_the_sandbox(course):
     config = f.read()
   assert 'SandboxedGrades' in config and 'Execute,' not in config
   assert 'c.ExecutePreprocessor.timeout = 300' in config
-  assert log.count('Sandboxed grades') == 6  # All but the file that is no notebook.
+  assert log.count('Sandboxed grades') == 7  # All but the file that is no notebook.
 
 
 def test_the_courses_answers_get_full_marks_and_a_blank_nothing(course):
@@ -189,7 +207,8 @@ def test_the_export_lists_every_student(course):
   with open(os.path.join(course_dir, 'grades.csv'), encoding='utf-8') as f:
     rows = {row['student_id']: float(row['score']) for row in csv.DictReader(f)}
   assert rows == {'course': 20.0, 'blank': 0.0, 'three_wrong': 10.0, 'cheater': 0.0,
-                  'a_duplicated': 20.0, 'b_renamed': 20.0, 'c_not_a_notebook': 0.0}
+                  'a_duplicated': 20.0, 'b_renamed': 20.0, 'c_not_a_notebook': 0.0,
+                  'd_edited_tests': 20.0}
 
 
 def comments(course, student):
@@ -237,3 +256,17 @@ def test_a_file_that_is_no_notebook_gets_0_and_the_reason(course):
   reason = comments(course_dir, 'c_not_a_notebook')['DotProductAttention']
   assert reason.startswith('the notebook cannot be read (') and '\n' not in reason
   assert 'the notebook cannot be read' in feedback(course_dir, 'c_not_a_notebook')
+
+
+def test_edited_test_cells_are_graded_as_released_and_the_feedback_says_so(course):
+  # nbgrader alone stops this student: "Inconsistent checksums for cell test_DecoderBlock".
+  course_dir, log = course
+  assert 'Inconsistent checksums' not in log
+  assert scores(course_dir, 'd_edited_tests')['test_DotProductAttention'] == (1, 1)
+  assert total(course_dir, 'd_edited_tests') == 20
+  said = comments(course_dir, 'd_edited_tests')['DotProductAttention']
+  for edit in ("(test_DotProductAttention) is the teacher's: its points edited",
+               "(test_CausalAttention) is the teacher's: its source edited",
+               "(test_DecoderBlock) is the teacher's: its solution, source edited"):
+    assert edit in said, said
+  assert 'graded as released' in feedback(course_dir, 'd_edited_tests')

@@ -331,3 +331,30 @@ def test_the_courses_answers_and_other_correct_variants_are_not_flagged():
   # The course's two short answers beside one copied function: still not flagged.
   mixed = dict(learner_variants.COURSE_ANSWERS, CausalAttention=disguised('CausalAttention'))
   assert set(grader.near_copies(mixed)) == {'CausalAttention'}
+
+
+def renamed(name):
+  """The package's function verbatim, comments kept, renamed, then bound to the graded name."""
+  source = handout.solution_source(name)
+  assert f'def {name}(' in source
+  return source.replace(f'def {name}(', 'def _f_(', 1) + f'\n{name} = _f_\n'
+
+
+def test_a_renamed_copy_bound_to_the_graded_name_is_flagged_as_a_verbatim_one():
+  # Before: 0 flags (only a def with the graded name was read); the verbatim copy got 10.
+  verbatim = {name: handout.solution_source(name) for name in GRADED}
+  copies = {name: renamed(name) for name in GRADED}
+  assert set(grader.near_copies(copies)) == set(grader.near_copies(verbatim)) == set(GRADED)
+
+
+def test_a_copy_in_a_scratch_cell_flags_the_function_it_copies():
+  cells = dict(learner_variants.COURSE_ANSWERS, DecoderBlock='DecoderBlock = _block_\n')
+  cells['cell 40'] = renamed('DecoderBlock').replace('\nDecoderBlock = _f_\n', '').replace(
+      'def _f_(', 'def _block_(')
+  assert set(grader.near_copies(cells)) == {'DecoderBlock'}
+
+
+def test_the_courses_whole_notebook_of_cells_flags_nothing():
+  notebook = learner_variants.notebook_with(learner_variants.COURSE_ANSWERS)
+  notebook.cells.insert(3, SCRATCH('double = lambda x: 2 * x\nclass Box:\n  size = 3\n'))
+  assert grader.near_copies(grader.cell_sources(grader.learner_cells(notebook))) == {}
