@@ -512,18 +512,18 @@ def _reader(source, split, data_dir, download, skips):
 def check_source(source):
   """Refuses, before any work, a source that names a file or folder that is not there.
 
-  A source with a file's suffix or a folder in it is a path: missing, it is
-  said to be missing, not an unknown kind of source.
+  A source with a data file's suffix is a path: missing, it is said to be
+  missing, not an unknown kind of source.
   """
   if source == 'news' or source.startswith('tfds:'):
     return
   path = os.path.expanduser(source)
-  looks_like_a_path = os.sep in source or path.endswith(
-      ('.tgz', '.tar.gz', '.story', '.jsonl', '.json', '.csv'))
-  if looks_like_a_path and not os.path.lexists(path):
-    raise SummarizerError(f'{source}: no such file or folder')
   if os.path.islink(path) and not os.path.exists(path):
     raise SummarizerError(f'{source}: a link to {os.path.realpath(path)}, which is not there')
+  if not os.path.exists(path):
+    if path.endswith(('.tgz', '.tar.gz', '.story', '.jsonl', '.json', '.csv')):
+      raise SummarizerError(f'{source}: no such file or folder')
+    raise SummarizerError(f'unknown data source {source!r}; use {ACCEPTED}')
 
 
 def examples(source='news', split='train', data_dir=None, download=True):
