@@ -331,6 +331,9 @@ def namespace(job, item, solutions, errors):
   names = {'__name__': '__main__'}
   exec(compile(job['setup'], GRADER_FILES[0], 'exec'), names)  # pylint: disable=exec-used
   names.update(tokenize=probes.stand_in_tokenize, detokenize=probes.stand_in_detokenize)
+  # The package's earlier answers first too: a cell whose default argument names an
+  # earlier exercise the learner's cells fail to define still defines its function.
+  _run_package(item['package'], solutions, names)
   cells = job['submissions'][item['submission']]
   own = item.get('upto')
   ids = [cell['grade_id'] for cell in cells]
@@ -338,9 +341,34 @@ def namespace(job, item, solutions, errors):
   for cell in cells[:last + 1]:
     run_cell(cell['source'], cell['label'], names, errors,
              None if own and cell['grade_id'] == own else job['other cells seconds'])
-  for name in item['package']:
-    exec(compile(solutions[name], GRADER_FILES[1], 'exec'), names)  # pylint: disable=exec-used
+  learners = {name: names.get(name) for name in item['package']}
+  _run_package(item['package'], solutions, names)
+  rebind_defaults(names.get(item.get('function')), learners, names)
   return names
+
+
+def _run_package(package, solutions, names):
+  for name in package:
+    exec(compile(solutions[name], GRADER_FILES[1], 'exec'), names)  # pylint: disable=exec-used
+
+
+def rebind_defaults(function, learners, names):
+  """Points a function's default arguments that hold the learner's earlier answers at the package's.
+
+  The course's ``CausalAttention(..., compute_attention_heads_closure=
+  compute_attention_heads_closure, ...)`` and ``greedy_decode(...,
+  next_symbol=next_symbol)`` bind the earlier functions when their cell runs:
+  without this, a mistake in an earlier exercise would cost this one too.
+  """
+  swap = {id(own): names[name] for name, own in learners.items()
+          if own is not None and own is not names.get(name)}
+  if not swap or not isinstance(function, types.FunctionType):
+    return
+  if function.__defaults__:
+    function.__defaults__ = tuple(swap.get(id(value), value) for value in function.__defaults__)
+  if function.__kwdefaults__:
+    function.__kwdefaults__ = {key: swap.get(id(value), value)
+                               for key, value in function.__kwdefaults__.items()}
 
 
 # The whole-model items: Part 4 and Part 5 apart, so that a crash in Part 5

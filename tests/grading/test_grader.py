@@ -440,3 +440,24 @@ def test_the_courses_closures_pass_whatever_the_seed(seed):
     probe = probes.PROBES[name]
     got = probe(namespace[name], seed, None, None)
     assert judge.judge_cases(name, got, probe(getattr(attention, name), seed, None, None)) == []
+
+
+@needs_bwrap
+@pytest.mark.slow
+def test_an_earlier_exercise_bound_by_a_default_argument_costs_only_its_own_points():
+  # The course's signatures bind earlier exercises as defaults when their cell runs:
+  # CausalAttention(..., compute_attention_heads_closure=compute_attention_heads_closure)
+  # and greedy_decode(..., next_symbol=next_symbol). One earlier function is wrong here,
+  # the other does not even parse (so its name is never defined).
+  wrong_closure = learner_variants.COURSE_ANSWERS['compute_attention_heads_closure'].replace(
+      'def compute_attention_heads(x):',
+      'def compute_attention_heads(x):\n    x = x * 2.0  # scaled by mistake', 1)
+  assert wrong_closure != learner_variants.COURSE_ANSWERS['compute_attention_heads_closure']
+  notebook = learner_variants.notebook_with(answers(
+      compute_attention_heads_closure=wrong_closure,
+      next_symbol='def next_symbol(cur_output_tokens, model)\n  return 0\n'))
+  report = grader.grade(notebook, seed=SEED, whole=False, functions=(
+      'compute_attention_heads_closure', 'CausalAttention', 'next_symbol', 'greedy_decode'))
+  scored = points(report)
+  assert scored['compute_attention_heads_closure'] == 0 and scored['next_symbol'] == 0
+  assert scored['CausalAttention'] > 0 and scored['greedy_decode'] > 0, grader.table(report)
