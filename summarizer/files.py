@@ -30,6 +30,11 @@ _KINDS = ((stat.S_ISDIR, 'a directory'), (stat.S_ISFIFO, 'a FIFO'),
           (stat.S_ISSOCK, 'a socket'))
 
 
+def kind_of(mode):
+  """What a file that is not a regular one is, in words, from its ``st_mode``."""
+  return next((name for is_kind, name in _KINDS if is_kind(mode)), 'not a file')
+
+
 def amount(size):
   """``size`` bytes in words, in powers of ten: '1 MB', '2.5 GB', '300 bytes'."""
   for unit, scale in (('GB', 10**9), ('MB', 10**6), ('KB', 10**3)):
@@ -67,7 +72,7 @@ def regular_file(path, limit=None, what='such a file may be'):
   """
   status = os.stat(path)
   if not stat.S_ISREG(status.st_mode):
-    kind = next((name for is_kind, name in _KINDS if is_kind(status.st_mode)), 'not a file')
+    kind = kind_of(status.st_mode)
     link = f'a link to {os.path.realpath(path)}, ' if os.path.islink(path) else ''
     raise SummarizerError(f'{path}: not a regular file ({link}{kind})')
   if limit is not None and status.st_size > limit:
@@ -265,9 +270,9 @@ def check_writable(path):
   target = absolute(path)
   if os.path.isdir(target):
     raise SummarizerError(f'{path}: is a folder; name the file to write')
-  if os.path.exists(target) and not stat.S_ISREG(os.stat(target).st_mode):
-    kind = next((name for is_kind, name in _KINDS if is_kind(os.stat(target).st_mode)), 'not a file')
-    raise SummarizerError(f'{path}: not a regular file ({kind}); nothing is written there')
+  mode = os.stat(target).st_mode if os.path.exists(target) else stat.S_IFREG
+  if not stat.S_ISREG(mode):
+    raise SummarizerError(f'{path}: not a regular file ({kind_of(mode)}); nothing is written there')
   folder = os.path.dirname(target)
   while not os.path.lexists(folder):
     folder = os.path.dirname(folder)

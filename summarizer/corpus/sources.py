@@ -481,6 +481,11 @@ def _text(value):
 # --- The one entry point -----------------------------------------------------------
 
 
+# The files a source names by their suffix: stories (one, or archives of them) and tables.
+_STORY_SUFFIXES = ('.tgz', '.tar.gz', '.story')
+_TABLE_SUFFIXES = ('.jsonl', '.json', '.csv')
+
+
 def _news(split, skips):
   from summarizer.corpus import news  # pylint: disable=g-import-not-at-top
   for item in news.stories(split):
@@ -497,9 +502,9 @@ def _reader(source, split, data_dir, download, skips):
     return _tfds(source, split, data_dir, download, skips)
   path = os.path.expanduser(source)
   if os.path.exists(path):
-    if path.endswith(('.tgz', '.tar.gz', '.story')):
+    if path.endswith(_STORY_SUFFIXES):
       return _stories(path, split, skips)
-    if path.endswith(('.jsonl', '.json', '.csv')):
+    if path.endswith(_TABLE_SUFFIXES):
       return _table(path, split, skips)
     if os.path.isdir(path):
       if _table_files(path, split):
@@ -521,7 +526,7 @@ def check_source(source):
   if os.path.islink(path) and not os.path.exists(path):
     raise SummarizerError(f'{source}: a link to {os.path.realpath(path)}, which is not there')
   if not os.path.exists(path):
-    if path.endswith(('.tgz', '.tar.gz', '.story', '.jsonl', '.json', '.csv')):
+    if path.endswith(_STORY_SUFFIXES + _TABLE_SUFFIXES):
       raise SummarizerError(f'{source}: no such file or folder')
     raise SummarizerError(f'unknown data source {source!r}; use {ACCEPTED}')
 
