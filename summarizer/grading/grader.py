@@ -13,12 +13,14 @@ is graded by a teacher, by hand: its verdict says why, and scores nothing.
 """
 
 import ast
+import contextlib
 import dataclasses
 import difflib
 import functools
 import secrets
 import shutil
 import tempfile
+import threading
 import time
 import weakref
 
@@ -204,10 +206,33 @@ def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS)
   solutions = [{name: handout.solution_source(name) for name in item['package']}
                for item in items]
   return sandbox.run(job, given, solutions, mode=mode,
-                     read_only_dirs=[notebook_data.MODEL_DIR, compiled], seconds=seconds)
+                     read_only_dirs=[notebook_data.MODEL_DIR, compiled], seconds=seconds,
+                     waiting=_sandbox_running)
+
+
+# The grader's own work in this process (reading cells, the static reading,
+# the verdicts) is done by one thread at a time: CPython's ``ast`` is not
+# thread-safe (two threads parsing at once raise "AST constructor recursion
+# depth mismatch"). Only the waits for the sandboxes overlap (``class_run.py``).
+_OWN_WORK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _sandbox_running():
+  """While a sandbox runs, another thread may do its own grading work."""
+  _OWN_WORK.release()
+  try:
+    yield
+  finally:
+    _OWN_WORK.acquire()
 
 
 _SESSION_SEED = secrets.randbits(31)  # Drawn when the grader loads: one a grading run.
+
+
+def session_seed(seed=None):
+  """The inputs' seed: ``seed``, or the one drawn for this grading run."""
+  return _SESSION_SEED if seed is None else int(seed)
 
 
 def grade(notebook, seed=None, mode='bwrap', functions=GRADED, whole=True):
@@ -227,10 +252,17 @@ def grade(notebook, seed=None, mode='bwrap', functions=GRADED, whole=True):
 def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True):
   """Grades several notebooks of ONE author in one sandbox run (tests, a teacher's variants).
 
-  Every notebook's code can read the others' in that run: never batch students.
+  Every notebook's code can read the others' in that run: never batch students
+  (``class_run.grade_all`` grades a class, each student's sandbox apart).
   """
+  with _OWN_WORK:
+    return _graded_batch(notebooks, seed, mode, functions, whole)
+
+
+def _graded_batch(notebooks, seed, mode, functions, whole):
+  """``grade_batch``'s work, this thread holding ``_OWN_WORK``."""
   started = time.monotonic()
-  seed = _SESSION_SEED if seed is None else int(seed)
+  seed = session_seed(seed)
   if mode == 'bwrap' and not shutil.which('bwrap'):
     raise SummarizerError(sandbox.INSTALL_HINT)
   submissions = [learner_cells(notebook) for notebook in notebooks]

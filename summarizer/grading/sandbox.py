@@ -30,6 +30,7 @@ but nothing hidden and nothing read-only (the worker still imports Trax's
 answers as stubs, which a submission can undo).
 """
 
+import contextlib
 import hashlib
 import importlib
 import io
@@ -186,7 +187,7 @@ def process_command(job_dir):
 
 
 def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
-        seconds=limits.SUBMISSION_SECONDS, watched=None):
+        seconds=limits.SUBMISSION_SECONDS, watched=None, waiting=contextlib.nullcontext):
   """Runs the job's items in the sandbox, watched from outside (``watchdog.py``).
 
   Args:
@@ -198,6 +199,8 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
     read_only_dirs: Host folders the sandbox may read (the shipped model's).
     seconds: Wall-clock seconds for the whole run.
     watched: A list the run's ``Watch`` is appended to (its peaks).
+    waiting: A context manager held while the sandbox runs (``grader.py``'s
+      lets another thread's grading work meanwhile).
 
   Returns:
     dict: item id -> {'status': ..., 'results': ... or None}. The item a limit
@@ -223,7 +226,8 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
     if watched is not None:
       watched.append(watcher)
     cap = len(job['items']) * (report_schema.MAX_ITEM_BYTES + (1 << 16))
-    stdout, stderr, stops = _pump(process, frames, watcher, cap)
+    with waiting():
+      stdout, stderr, stops = _pump(process, frames, watcher, cap)
   items = read_frames(stdout)
   if not items and process.returncode and not stops:
     tail = stderr.decode('utf-8', 'replace').strip().splitlines()[-3:]

@@ -169,6 +169,16 @@ def test_the_written_config_replaces_execute_by_the_sandbox(course):
   assert log.count('Sandboxed grades') == 7  # All but the file that is no notebook.
 
 
+def test_the_class_is_graded_ahead_side_by_side_and_each_verdict_used_once(course):
+  course_dir, log = course
+  with open(os.path.join(course_dir, 'nbgrader_config.py'), encoding='utf-8') as f:
+    assert 'c.SandboxedGrades.graders = 0' in f.read()
+  # Every submission readable under the assignment's name is graded ahead, the
+  # first one's included; the renamed one (a name nbgrader's hook changes) in its turn.
+  assert 'Grading ahead: 6 submissions, ' in log and 'Graded ahead: 6 of 6' in log
+  assert log.count(', graded ahead)') == 6
+
+
 def test_the_courses_answers_get_full_marks_and_a_blank_nothing(course):
   course_dir, _ = course
   graded = scores(course_dir, 'course')
