@@ -59,8 +59,8 @@ from summarizer.assignment.checks_arrays import (test_compute_attention_heads_cl
                                                  test_DotProductAttention)
 from summarizer.assignment.checks_layers import (test_CausalAttention, test_DecoderBlock,
                                                  test_TransformerLM)
-from summarizer.assignment.checks_loop import (shipped_weights_fit, test_greedy_decode,
-                                               test_next_symbol, test_summary,
+from summarizer.assignment.checks_loop import (loss_remark, shipped_weights_fit,
+                                               test_greedy_decode, test_next_symbol, test_summary,
                                                test_trained_model, test_training_loop)
 from summarizer.assignment.runner import failed_cases
 

@@ -114,14 +114,14 @@ def _ran_expects(mode, why=None):
   """What a run beside the package's must show: its weights, then its output.
 
   Args:
-    mode: The mode, as printed.
+    mode: The mode, as printed (None: the caller puts its own output measure).
     why: The measures' why (``mistakes.ran_model_why``, ...: it reads the
       ``_Ran``); None: none is looked for.
   """
   return [
       Expect(measures.RAN_WEIGHT_COUNT.but(why=why), None, lambda ran: len(ran.shapes)),
       Expect(measures.RAN_WEIGHT_SHAPES.but(why=why), None, lambda ran: ran.shapes),
-      Expect(measures.RAN_OUTPUT.named(mode).but(why=why), None, ran_output),
+      Expect(measures.RAN_OUTPUT.named(mode or '').but(why=why), None, ran_output),
   ]
 
 
@@ -223,7 +223,7 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
         Expect(measures.BLOCK_TREE, expected[probes.TREE], str),
         Expect(measures.BLOCK_LAYERS, len(expected[probes.PARTS]), len),
         Expect(measures.BLOCK_LAYER_TYPES, expected[probes.PARTS],
-               lambda block: [type(layer).__name__ for layer in block]),
+               lambda block: [probes.layer_kind(layer) for layer in block]),
         Expect(measures.THEIR_SUBLAYERS, parts,
                lambda block: [sublayer_names(layer) for layer in block]),
         Expect(measures.BLOCK_SUBLAYER_COUNTS, [len(names) for names in parts],
@@ -306,9 +306,8 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
   package's attention cache swapped in, see ``_swap_in_cache``) must give
   the package's eval-mode output on the whole sequence, same weights.
   """
-  expects = _ran_expects("predict, one token a call from an empty state (beside the package's "
-                         'eval-mode output)', mistakes.ran_model_why)
-  expects[2].measure = expects[2].measure.but(why=mistakes.decoded_model_why)
+  expects = _ran_expects(None, mistakes.ran_model_why)
+  expects[2].measure = measures.DECODED_OUTPUT.but(why=mistakes.decoded_model_why)
 
   def call():
     model = TransformerLM(**probes.with_max_len(TransformerLM, arguments, 'predict'))

@@ -58,12 +58,27 @@ class Printer:
   def __init__(self):
     self.seen = set()
 
-  def print(self, failure):
+  def print_case(self, case_name, failures):
+    """Prints a case's failures; those like one above (and said by their header) in one line."""
+    prefix, again = f'Failed: {case_name}: ', []
+    for failure in failures:
+      if (self.printed_before(failure) and failure.again is None
+          and failure.header.startswith(prefix)):
+        again.append(failure.header[len(prefix):])
+      else:
+        self.print(failure)
+    if again:  # Measures' names may hold commas: '; ' parts them.
+      print(prefix + '; '.join(again) + SAME_AS_ABOVE)
+
+  def printed_before(self, failure):
     key = failure.key or tuple(failure.details)
-    if key and key in self.seen:
+    return bool(key) and key in self.seen
+
+  def print(self, failure):
+    if self.printed_before(failure):
       print(failure.again or failure.header + SAME_AS_ABOVE)
       return
-    self.seen.add(key)
+    self.seen.add(failure.key or tuple(failure.details))
     print(failure.header)
     for line in failure.details:
       if line.startswith('    why: '):
@@ -191,7 +206,7 @@ def largest_difference(got, expected):
   index = np.unravel_index(np.nanargmax(np.nan_to_num(difference, nan=np.inf)),
                            difference.shape)
   return (f'largest difference at {tuple(int(i) for i in index)}: expected '
-          f'{expected[index]:.6g}, got {got[index]:.6g}')
+          f'{rounded(float(expected[index]))!r}, got {rounded(float(got[index]))!r}')
 
 
 # An array of up to this many numbers is shown whole; a larger one by the
@@ -247,13 +262,28 @@ def _array_text(array):
   return f'{text} (shape {array.shape})'
 
 
+class _Large(float):
+  """A float printed as the course writes its mask values: -1e9, 1.50325e8."""
+
+  def __repr__(self):
+    mantissa, exponent = f'{self:.6g}'.split('e')
+    return f'{mantissa}e{int(exponent)}'
+
+
+# From this size on a number is printed with its exponent, as the course's -1e9: a float
+# mask's -1e9, or a score it scaled, never reads as an integer.
+_LARGE = 1e6
+
+
 def rounded(value):
-  """Numbers in nested lists to 6 significant digits, whole ones as ints."""
+  """Numbers in nested lists to 6 significant digits, whole ones as ints, large ones as 1e9."""
   if isinstance(value, (list, tuple)):
     return type(value)(rounded(item) for item in value)
   if isinstance(value, dict):
     return {key: rounded(item) for key, item in value.items()}
   if isinstance(value, float) and np.isfinite(value):
+    if abs(value) >= _LARGE:
+      return _Large(f'{value:.6g}')
     value = float(f'{value:.6g}')
     return int(value) if value.is_integer() else value
   return value

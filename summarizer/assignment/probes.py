@@ -275,14 +275,25 @@ def not_a_layer(built):
   return TypeError(f'it returned a {type(built).__name__}, not a layer')
 
 
+def layer_kind(layer):
+  """A layer's kind as the exercise's steps name it: Branch, Add or AttnHeads, not Serial or PureLayer.
+
+  Trax builds its combinators (tl.Branch, tl.Residual's Add) and tl.Fn
+  layers from the classes Serial and PureLayer; their names say which.
+  """
+  kind = type(layer).__name__
+  name = getattr(layer, 'name', None)
+  return name if kind in ('Serial', 'PureLayer') and isinstance(name, str) and name else kind
+
+
 def tree_measures(built):
-  """The printed tree, its type and its sublayers' types."""
+  """The printed tree, its type and its sublayers' kinds (``layer_kind``)."""
   layer = as_layer(built)
   parts = built if isinstance(built, list) else layer.sublayers
   return {TREE: str(built), TYPE: type(built).__name__,
-          PARTS: [type(part).__name__ for part in parts],
-          THEIR_SUBLAYERS: [[type(s).__name__ for s in getattr(part, 'sublayers', [])]
-                                       for part in parts]}
+          PARTS: [layer_kind(part) for part in parts],
+          THEIR_SUBLAYERS: [[layer_kind(s) for s in getattr(part, 'sublayers', [])]
+                            for part in parts]}
 
 
 def initial_weights(built, inputs):
