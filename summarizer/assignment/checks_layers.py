@@ -29,8 +29,8 @@ class _Ran:
     output: The learner's output with the package's weights (None when
       its weights do not fit them).
     expected_output: The package's output.
-    repeated: How many of the learner's layer's sublayers are one object
-      repeated (``[DecoderBlock(...)] * n_layers``).
+    repeated: The learner's layer's direct sublayers' objects, numbered
+      (``probes.sublayer_identities``: [DecoderBlock(...)] * n_layers repeats some).
     tree, expected_tree: The learner's layer and the package's, printed.
     model: The learner's layer, when a why: line reads more of it.
   """
@@ -38,7 +38,7 @@ class _Ran:
   expected_shapes: list
   output: Any
   expected_output: Any
-  repeated: int = 0
+  repeated: list = dataclasses.field(default_factory=list)
   tree: str = ''
   expected_tree: str = ''
   model: Any = None
@@ -101,13 +101,7 @@ def run_beside_package(layer, build_package, inputs):
       build_package, inputs)
   ran = probes.run_measures(layer, inputs, package_weights)
   return _Ran(_shapes(ran[probes.WEIGHT_SHAPES]), expected_shapes, ran.get(probes.OUTPUT),
-              expected_output, _repeated(layer), str(layer), expected_tree)
-
-
-def _repeated(layer):
-  """How many of a layer's direct sublayers are an object seen before among them."""
-  identities = probes.sublayer_identities(layer)
-  return len(identities) - len(set(identities))
+              expected_output, probes.sublayer_identities(layer), str(layer), expected_tree)
 
 
 def _ran_expects(mode, why=None):
@@ -206,7 +200,7 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
   """Checks ``DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)`` (UNQ_C6).
 
   Two sizes (``probes.DECODER_BLOCK_TREES``), beside the package's block: the
-  printed list of layers, that it holds two ``tl.Serial`` (the attention and
+  printed list of layers, that it holds two ``tl.Residual`` (the attention and
   feed-forward residuals) and what each is made of.
 
   Args:
@@ -335,7 +329,7 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
     expects[1].expected = expected_shapes
     expects[2].expected = np.asarray(expected_output)
     return _Ran(shapes, expected_shapes, output, expected_output,
-                _repeated(model), str(model), expected_tree, model)
+                probes.sublayer_identities(model), str(model), expected_tree, model)
 
   return Case(f"{probes.TRANSFORMER_LM}({probes.described(arguments)}, mode='predict') on ids "
               f'{ids.shape}, one token a call',

@@ -49,14 +49,22 @@ class NotRun(Exception):
   """A measure that could not be taken because an earlier one failed (said in one line)."""
 
 
+# The lines of a failure that show its values, and the one that says where they differ most.
+_VALUES = ('    expected: ', '    got:      ')
+_LARGEST = '    largest difference at '
+
+
 class Printer:
   """Prints failures, each once: one like a failure above is its header only.
 
-  A ``why:`` line printed above is not printed again under another failure.
+  A ``why:`` line printed above is not printed again under another failure,
+  and arrays are shown once: after a failure that showed two arrays, a later
+  one says only where its arrays differ most.
   """
 
   def __init__(self):
     self.seen = set()
+    self.arrays_shown = False
 
   def print_case(self, case_name, failures):
     """Prints a case's failures; those like one above (and said by their header) in one line."""
@@ -80,7 +88,12 @@ class Printer:
       return
     self.seen.add(failure.key or tuple(failure.details))
     print(failure.header)
-    for line in failure.details:
+    details = failure.details
+    if any(line.startswith(_LARGEST) for line in details):
+      if self.arrays_shown:  # Their edges were shown above: where they differ is enough.
+        details = [line for line in details if not line.startswith(_VALUES)]
+      self.arrays_shown = True
+    for line in details:
       if line.startswith('    why: '):
         if line in self.seen:
           continue

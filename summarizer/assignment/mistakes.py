@@ -93,12 +93,25 @@ def join_heads_cause(got, x, expected):
   return None
 
 
-def repeated_blocks_cause(repeated):
-  """Names one block repeated, given how many of a model's sublayers repeat an earlier one."""
-  if isinstance(repeated, int) and repeated > 0:
+def repeated_blocks_cause(identities):
+  """Names one block repeated, from the objects of a model's direct sublayers.
+
+  ``identities`` numbers them (``probes.sublayer_identities``). A block is
+  two residuals, numbered one after the other where they first
+  appear: only when the repeats come as such pairs is the repeat a block's.
+  """
+  if not isinstance(identities, list):
+    return None
+  repeats = [i for i, number in enumerate(identities) if number in identities[:i]]
+  if not repeats:
+    return None
+  pairs = [(i, i + 1) for i in repeats[::2]]
+  if repeats == [i for pair in pairs for i in pair] and all(
+      identities[j] == identities[i] + 1 for i, j in pairs):
     return ('one block object repeated ([DecoderBlock(...)] * n_layers): the blocks share '
             "one block's weights; build each block anew (a loop or a comprehension)")
-  return None
+  return ("one layer object is used twice among the model's layers: both places share its "
+          'weights; build each layer anew')
 
 
 def _top_level_parts(tree):
@@ -290,7 +303,7 @@ def blocks_why(got, expected, case):
 
 def repeated_why(got, expected, case):
   del expected, case
-  return repeated_blocks_cause(len(got) - len(set(got)))
+  return repeated_blocks_cause(got)
 
 
 def shifted_why(got, expected, case):

@@ -276,14 +276,20 @@ def not_a_layer(built):
 
 
 def layer_kind(layer):
-  """A layer's kind as the exercise's steps name it: Branch, Add or AttnHeads, not Serial or PureLayer.
+  """A layer's kind as the exercise's steps name it: Branch, Add or AttnHeads, not Serial.
 
   Trax builds its combinators (tl.Branch, tl.Residual's Add) and tl.Fn
-  layers from the classes Serial and PureLayer; their names say which.
+  layers from the classes Serial and PureLayer; their names say which. A
+  residual (tl.Residual) is a Serial of a Branch and an Add.
   """
   kind = type(layer).__name__
   name = getattr(layer, 'name', None)
-  return name if kind in ('Serial', 'PureLayer') and isinstance(name, str) and name else kind
+  if kind not in ('Serial', 'PureLayer') or not isinstance(name, str) or not name:
+    return kind
+  if name == 'Serial' and [layer_kind(sublayer) for sublayer in layer.sublayers] == [
+      'Branch', 'Add']:
+    return 'Residual'
+  return name
 
 
 def tree_measures(built):

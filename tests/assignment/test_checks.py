@@ -167,9 +167,10 @@ def decoder_block_without_residuals(d_model, d_ff, n_heads, dropout, mode, ff_ac
 def test_decoder_block_without_residuals_fails(capsys):
   failed = checks.test_DecoderBlock(decoder_block_without_residuals)
   out = capsys.readouterr().out
-  # str, sublayer types and counts, in both cases; the output in each mode and with
-  # tl.FastGelu.
-  assert failed == 6 + 3 + 1
+  # str, the layers' kinds (Serial, not Residual), their sublayers' kinds and counts, in
+  # both cases; the output in each mode and with tl.FastGelu.
+  assert failed == 8 + 3 + 1
+  assert "expected: ['Residual', 'Residual']\n    got:      ['Serial', 'Serial']" in out
   assert "missing (line 2 of the expected tree, after '[Serial['): Branch_out2[ None Serial[" in out
   assert "output in eval mode, with the package's weights and random key" in out
 
@@ -472,8 +473,15 @@ def test_a_failed_array_is_shown_by_its_edges(capsys):
   off_by_one = lambda **inputs: summarizer.DotProductAttention(**inputs) + 1
   assert checks.test_DotProductAttention(off_by_one) == 5
   out = capsys.readouterr().out
-  # The course's small examples whole; the drawn (3, 6, 3) output cut to its edges.
+  # The course's small examples whole; arrays are shown once, then where they differ most.
   assert 'expected: [[1, 1, 1], [0, 1, 0]]\n    got:      [[2, 2, 2], [1, 2, 1]]' in out
+  assert out.count('expected: [[') == 1
+  assert out.count('largest difference at ') == 5
+  # The drawn (3, 6, 3) output, the first to fail, cut to its edges.
+  only_drawn = lambda **inputs: summarizer.DotProductAttention(**inputs) + (
+      1 if inputs['query'].ndim == 3 else 0)
+  assert checks.test_DotProductAttention(only_drawn) == 1
+  out = capsys.readouterr().out
   [expected] = [line for line in out.splitlines() if line.endswith('(shape (3, 6, 3))')
                 and 'expected:' in line]
   assert ', ..., ' in expected

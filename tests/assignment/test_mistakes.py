@@ -200,3 +200,12 @@ def test_a_block_built_wrong_is_not_called_a_block_too_few():
   one_block = '\n'.join(lines[:starts[-2]] + lines[end + 1:])
   assert mistakes.blocks_cause(one_block, tree).startswith(
       '1 decoder block(s) where n_layers asks for 2')
+
+
+def test_a_repeat_is_called_a_repeated_block_only_when_whole_blocks_repeat():
+  # Serial flattens each block's two residuals: [DecoderBlock(...)] * 2 repeats a pair.
+  assert mistakes.repeated_blocks_cause([0, 1, 2, 3, 4, 5, 4, 5, 6]).startswith(
+      'one block object repeated')
+  assert mistakes.repeated_blocks_cause([0, 1, 2, 1, 3]).startswith(
+      'one layer object is used twice')
+  assert mistakes.repeated_blocks_cause([0, 1, 2, 3]) is None
