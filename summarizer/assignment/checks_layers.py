@@ -104,18 +104,19 @@ def run_beside_package(layer, build_package, inputs):
               expected_output, probes.sublayer_identities(layer), str(layer), expected_tree)
 
 
-def _ran_expects(mode, why=None):
+def _ran_expects(mode, why=None, output=None):
   """What a run beside the package's must show: its weights, then its output.
 
   Args:
-    mode: The mode, as printed (None: the caller puts its own output measure).
+    mode: The mode, as printed.
     why: The measures' why (``mistakes.ran_model_why``, ...: it reads the
       ``_Ran``); None: none is looked for.
+    output: The output's measure, when not the run's in ``mode``.
   """
   return [
       Expect(measures.RAN_WEIGHT_COUNT.but(why=why), None, lambda ran: len(ran.shapes)),
       Expect(measures.RAN_WEIGHT_SHAPES.but(why=why), None, lambda ran: ran.shapes),
-      Expect(measures.RAN_OUTPUT.named(mode or '').but(why=why), None, ran_output),
+      Expect(output or measures.RAN_OUTPUT.named(mode).but(why=why), None, ran_output),
   ]
 
 
@@ -300,8 +301,8 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
   package's attention cache swapped in, see ``_swap_in_cache``) must give
   the package's eval-mode output on the whole sequence, same weights.
   """
-  expects = _ran_expects(None, mistakes.ran_model_why)
-  expects[2].measure = measures.DECODED_OUTPUT.but(why=mistakes.decoded_model_why)
+  expects = _ran_expects('predict', mistakes.ran_model_why,
+                         measures.DECODED_OUTPUT.but(why=mistakes.decoded_model_why))
 
   def call():
     model = TransformerLM(**probes.with_max_len(TransformerLM, arguments, 'predict'))
