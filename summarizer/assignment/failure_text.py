@@ -6,8 +6,8 @@ long lists to their ends, numbers to 6 significant digits), expected and got
 are followed by where they differ (the layers missing, extra or changed of a
 layer tree, the first weight of another shape, the first token or the
 largest number that differs), an exception by its message and the line of
-the learner's code that raised it. A failure like one printed above is
-printed as one line.
+the learner's code that raised it. A case's failures like those printed above
+are printed as one line, and arrays are shown once a check.
 """
 
 import dataclasses
