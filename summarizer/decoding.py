@@ -57,7 +57,8 @@ def greedy_decode(input_sentence, model, next_symbol=next_symbol,  # pylint: dis
     next_symbol: Function (tokens, model) -> next id.
     tokenize: Function text -> ids ending in EOS (default: the course's).
     detokenize: Function ids -> text (default: the course's).
-    verbose: Print the summary as it grows, as the course does.
+    verbose: Print each new piece of the summary as it comes, on one growing
+      text (the course reprints the whole summary at every step).
     max_length: Most summary tokens to generate (the course's loop has no
       bound; a model that never writes EOS would run forever).
 
@@ -65,15 +66,24 @@ def greedy_decode(input_sentence, model, next_symbol=next_symbol,  # pylint: dis
     The detokenised summary, ending in '<EOS>' when the model ended it.
   """
   cur_output_tokens = list(tokenize(input_sentence)) + [SEP]  # article, EOS, SEP
-  generated_output = []
+  generated_output, shown = [], ''
   for _ in range(max_length):
     cur_output = next_symbol(cur_output_tokens, model)
     cur_output_tokens.append(cur_output)
     generated_output.append(cur_output)
-    if verbose:
-      print(detokenize(generated_output))
+    if verbose:  # Only the new text (the course reprints the summary at every step).
+      text = detokenize(generated_output)
+      # A detokeniser that wraps may move a growing word to the next line: a line break
+      # and a space count as one. Where earlier text changed, the summary is shown anew.
+      if not text.replace('\n', ' ').startswith(shown.replace('\n', ' ')):
+        print()
+        shown = ''
+      print(text[len(shown):], end='', flush=True)
+      shown = text
     if cur_output == EOS:
       break
+  if verbose and generated_output:
+    print()  # The summary's last line ends.
   return detokenize(generated_output)
 
 

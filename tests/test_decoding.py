@@ -1,5 +1,7 @@
 """Greedy decoding as in the course, and the cached decoder that must match it."""
 
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -46,7 +48,23 @@ def test_greedy_decode_starts_after_sep_and_stops_at_eos(capsys):
                           verbose=True)
   assert summary == '5 6 1'
   assert calls == [[2, 3, 1, 0], [2, 3, 1, 0, 5], [2, 3, 1, 0, 5, 6]]
-  assert capsys.readouterr().out == '5\n5 6\n5 6 1\n'
+  assert capsys.readouterr().out == '5 6 1\n'  # Each new word once, as it comes.
+
+
+def test_verbose_decoding_prints_each_new_word_once(capsys):
+  # A detokenize that wraps (the course's, at 70 columns; here at 10) moves a growing
+  # word to the next line; a piece of a word (a subword) joins the word before it.
+  pieces = {5: 'Heavy', 6: ' rain', 7: 'fall', 1: '<EOS>'}
+  outputs = iter([5, 6, 7, 1])
+  summary = greedy_decode('ignored', model=None,
+                          next_symbol=lambda tokens, model: next(outputs),
+                          tokenize=lambda text: [2, 1],
+                          detokenize=lambda ids: textwrap.fill(''.join(pieces[i] for i in ids),
+                                                               width=10, break_long_words=False),
+                          verbose=True)
+  printed = capsys.readouterr().out
+  assert summary == 'Heavy\nrainfall<EOS>'
+  assert printed == 'Heavy rainfall<EOS>\n'
 
 
 def test_greedy_decode_has_a_length_guard():

@@ -19,8 +19,9 @@ Trax ``LayerError`` is unwrapped to its cause); the check itself never
 raises. A printed layer that differs from the course's is reported by the
 layers missing, extra or changed.
 
-Each failure is printed once, in a few lines: arrays cut to their edges,
-long lists to their ends, a failure like one above in one line. A mistake
+Each failure is printed once, in a few lines: arrays cut to their edges
+and shown once a check (later failures say where they differ most), long
+lists to their ends, a case's failures like those above in one line. A mistake
 the checks know is named on a ``why:`` line (softmax over the wrong axis,
 no scale, a wrong mask, one block repeated, a missing output layer, an
 off-by-one of decoding ...); the measures that name them are the grader's
@@ -59,8 +60,8 @@ from summarizer.assignment.checks_arrays import (test_compute_attention_heads_cl
                                                  test_DotProductAttention)
 from summarizer.assignment.checks_layers import (test_CausalAttention, test_DecoderBlock,
                                                  test_TransformerLM)
-from summarizer.assignment.checks_loop import (shipped_weights_fit, test_greedy_decode,
-                                               test_next_symbol, test_summary,
+from summarizer.assignment.checks_loop import (loss_remark, shipped_weights_fit,
+                                               test_greedy_decode, test_next_symbol, test_summary,
                                                test_trained_model, test_training_loop)
 from summarizer.assignment.runner import failed_cases
 

@@ -29,8 +29,8 @@ class _Ran:
     output: The learner's output with the package's weights (None when
       its weights do not fit them).
     expected_output: The package's output.
-    repeated: How many of the learner's layer's sublayers are one object
-      repeated (``[DecoderBlock(...)] * n_layers``).
+    repeated: The learner's layer's direct sublayers' objects, numbered
+      (``probes.sublayer_identities``: [DecoderBlock(...)] * n_layers repeats some).
     tree, expected_tree: The learner's layer and the package's, printed.
     model: The learner's layer, when a why: line reads more of it.
   """
@@ -38,7 +38,7 @@ class _Ran:
   expected_shapes: list
   output: Any
   expected_output: Any
-  repeated: int = 0
+  repeated: list = dataclasses.field(default_factory=list)
   tree: str = ''
   expected_tree: str = ''
   model: Any = None
@@ -101,27 +101,22 @@ def run_beside_package(layer, build_package, inputs):
       build_package, inputs)
   ran = probes.run_measures(layer, inputs, package_weights)
   return _Ran(_shapes(ran[probes.WEIGHT_SHAPES]), expected_shapes, ran.get(probes.OUTPUT),
-              expected_output, _repeated(layer), str(layer), expected_tree)
+              expected_output, probes.sublayer_identities(layer), str(layer), expected_tree)
 
 
-def _repeated(layer):
-  """How many of a layer's direct sublayers are an object seen before among them."""
-  identities = probes.sublayer_identities(layer)
-  return len(identities) - len(set(identities))
-
-
-def _ran_expects(mode, why=None):
+def _ran_expects(mode, why=None, output=None):
   """What a run beside the package's must show: its weights, then its output.
 
   Args:
     mode: The mode, as printed.
     why: The measures' why (``mistakes.ran_model_why``, ...: it reads the
       ``_Ran``); None: none is looked for.
+    output: The output's measure, when not the run's in ``mode``.
   """
   return [
       Expect(measures.RAN_WEIGHT_COUNT.but(why=why), None, lambda ran: len(ran.shapes)),
       Expect(measures.RAN_WEIGHT_SHAPES.but(why=why), None, lambda ran: ran.shapes),
-      Expect(measures.RAN_OUTPUT.named(mode).but(why=why), None, ran_output),
+      Expect(output or measures.RAN_OUTPUT.named(mode).but(why=why), None, ran_output),
   ]
 
 
@@ -206,7 +201,7 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
   """Checks ``DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)`` (UNQ_C6).
 
   Two sizes (``probes.DECODER_BLOCK_TREES``), beside the package's block: the
-  printed list of layers, that it holds two ``tl.Serial`` (the attention and
+  printed list of layers, that it holds two ``tl.Residual`` (the attention and
   feed-forward residuals) and what each is made of.
 
   Args:
@@ -223,7 +218,7 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
         Expect(measures.BLOCK_TREE, expected[probes.TREE], str),
         Expect(measures.BLOCK_LAYERS, len(expected[probes.PARTS]), len),
         Expect(measures.BLOCK_LAYER_TYPES, expected[probes.PARTS],
-               lambda block: [type(layer).__name__ for layer in block]),
+               lambda block: [probes.layer_kind(layer) for layer in block]),
         Expect(measures.THEIR_SUBLAYERS, parts,
                lambda block: [sublayer_names(layer) for layer in block]),
         Expect(measures.BLOCK_SUBLAYER_COUNTS, [len(names) for names in parts],
@@ -306,9 +301,8 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
   package's attention cache swapped in, see ``_swap_in_cache``) must give
   the package's eval-mode output on the whole sequence, same weights.
   """
-  expects = _ran_expects("predict, one token a call from an empty state (beside the package's "
-                         'eval-mode output)', mistakes.ran_model_why)
-  expects[2].measure = expects[2].measure.but(why=mistakes.decoded_model_why)
+  expects = _ran_expects('predict', mistakes.ran_model_why,
+                         measures.DECODED_OUTPUT.but(why=mistakes.decoded_model_why))
 
   def call():
     model = TransformerLM(**probes.with_max_len(TransformerLM, arguments, 'predict'))
@@ -336,7 +330,7 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
     expects[1].expected = expected_shapes
     expects[2].expected = np.asarray(expected_output)
     return _Ran(shapes, expected_shapes, output, expected_output,
-                _repeated(model), str(model), expected_tree, model)
+                probes.sublayer_identities(model), str(model), expected_tree, model)
 
   return Case(f"{probes.TRANSFORMER_LM}({probes.described(arguments)}, mode='predict') on ids "
               f'{ids.shape}, one token a call',

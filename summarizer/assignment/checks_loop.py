@@ -100,6 +100,46 @@ def _output_beside_package(loop, ids, expect):
   return ran_output(ran)
 
 
+def loss_remark(loop):
+  """Says so when a cross-entropy a loop logged cannot be right (Part 3); returns the remark.
+
+  A cross-entropy is never negative: the loss reads log-probabilities, which
+  are never above 0. A negative one means the model's outputs are not
+  log-probabilities (probabilities, from a last ``tl.Softmax``, give a loss
+  between -1 and 0); one that is NaN, that the numbers overflowed.
+
+  Args:
+    loop: The ``training.Loop`` after ``loop.run(...)``.
+
+  Returns:
+    str: the remark printed, or None when every logged loss can be right.
+  """
+  for mode in ('train', 'eval'):
+    try:
+      values = [float(value) for _, value in loop.history.get(mode, 'metrics/CrossEntropyLoss')]
+    except probes.CAUGHT:  # pylint: disable=broad-except
+      values = []  # Not a Trax loop, or nothing logged: nothing to say.
+    remark = _loss_remark(mode, values)
+    if remark:
+      print(remark)
+      return remark
+  return None
+
+
+def _loss_remark(mode, values):
+  """The remark on the losses a loop logged in one mode, or None."""
+  if any(np.isnan(value) for value in values):
+    return (f'Note: the {mode} CrossEntropyLoss is NaN: a number overflowed. Check that your '
+            'model ends with tl.LogSoftmax() and that your attention scales its scores.')
+  negative = [value for value in values if value < 0]
+  if negative:
+    return (f'Note: the {mode} CrossEntropyLoss is {negative[-1]:.8f}, below 0, which a '
+            "cross-entropy never is: your model's outputs are not log-probabilities (a last "
+            'tl.Softmax gives probabilities). End TransformerLM with tl.LogSoftmax(), as '
+            "Exercise 7's steps say.")
+  return None
+
+
 def _padded_length(length):
   """The smallest power of two strictly greater than ``length``."""
   padded = 1

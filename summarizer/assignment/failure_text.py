@@ -6,8 +6,8 @@ long lists to their ends, numbers to 6 significant digits), expected and got
 are followed by where they differ (the layers missing, extra or changed of a
 layer tree, the first weight of another shape, the first token or the
 largest number that differs), an exception by its message and the line of
-the learner's code that raised it. A failure like one printed above is
-printed as one line.
+the learner's code that raised it. A case's failures like those printed above
+are printed as one line, and arrays are shown once a check.
 """
 
 import dataclasses
@@ -49,23 +49,51 @@ class NotRun(Exception):
   """A measure that could not be taken because an earlier one failed (said in one line)."""
 
 
+# The lines of a failure that show its values, and the one that says where they differ most.
+_VALUES = ('    expected: ', '    got:      ')
+_LARGEST = '    largest difference at '
+
+
 class Printer:
   """Prints failures, each once: one like a failure above is its header only.
 
-  A ``why:`` line printed above is not printed again under another failure.
+  A ``why:`` line printed above is not printed again under another failure,
+  and arrays are shown once: after a failure that showed two arrays, a later
+  one says only where its arrays differ most.
   """
 
   def __init__(self):
     self.seen = set()
+    self.arrays_shown = False
+
+  def print_case(self, case_name, failures):
+    """Prints a case's failures; those like one above (and said by their header) in one line."""
+    prefix, again = f'Failed: {case_name}: ', []
+    for failure in failures:
+      if (self.printed_before(failure) and failure.again is None
+          and failure.header.startswith(prefix)):
+        again.append(failure.header[len(prefix):])
+      else:
+        self.print(failure)
+    if again:  # Measures' names may hold commas: '; ' parts them.
+      print(prefix + '; '.join(again) + SAME_AS_ABOVE)
+
+  def printed_before(self, failure):
+    key = failure.key or tuple(failure.details)
+    return bool(key) and key in self.seen
 
   def print(self, failure):
-    key = failure.key or tuple(failure.details)
-    if key and key in self.seen:
+    if self.printed_before(failure):
       print(failure.again or failure.header + SAME_AS_ABOVE)
       return
-    self.seen.add(key)
+    self.seen.add(failure.key or tuple(failure.details))
     print(failure.header)
-    for line in failure.details:
+    details = failure.details
+    if any(line.startswith(_LARGEST) for line in details):
+      if self.arrays_shown:  # Their edges were shown above: where they differ is enough.
+        details = [line for line in details if not line.startswith(_VALUES)]
+      self.arrays_shown = True
+    for line in details:
       if line.startswith('    why: '):
         if line in self.seen:
           continue
@@ -191,7 +219,7 @@ def largest_difference(got, expected):
   index = np.unravel_index(np.nanargmax(np.nan_to_num(difference, nan=np.inf)),
                            difference.shape)
   return (f'largest difference at {tuple(int(i) for i in index)}: expected '
-          f'{expected[index]:.6g}, got {got[index]:.6g}')
+          f'{rounded(float(expected[index]))!r}, got {rounded(float(got[index]))!r}')
 
 
 # An array of up to this many numbers is shown whole; a larger one by the
@@ -247,13 +275,28 @@ def _array_text(array):
   return f'{text} (shape {array.shape})'
 
 
+class _Large(float):
+  """A float printed as the course writes its mask values: -1e9, 1.50325e8."""
+
+  def __repr__(self):
+    mantissa, exponent = f'{self:.6g}'.split('e')
+    return f'{mantissa}e{int(exponent)}'
+
+
+# From this size on a number is printed with its exponent, as the course's -1e9: a float
+# mask's -1e9, or a score it scaled, never reads as an integer.
+_LARGE = 1e6
+
+
 def rounded(value):
-  """Numbers in nested lists to 6 significant digits, whole ones as ints."""
+  """Numbers in nested lists to 6 significant digits, whole ones as ints, large ones as 1e9."""
   if isinstance(value, (list, tuple)):
     return type(value)(rounded(item) for item in value)
   if isinstance(value, dict):
     return {key: rounded(item) for key, item in value.items()}
   if isinstance(value, float) and np.isfinite(value):
+    if abs(value) >= _LARGE:
+      return _Large(f'{value:.6g}')
     value = float(f'{value:.6g}')
     return int(value) if value.is_integer() else value
   return value

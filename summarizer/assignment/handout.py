@@ -170,8 +170,8 @@ STEPS = {
                               'SEP'),
         ('generated_output', 'the summary\'s ids so far, none yet'),
         (None, 'at most max_length times: the next id from next_symbol (with the '
-               'model), appended to both lists; print the detokenized summary so far '
-               'when verbose; stop after EOS'),
+               'model), appended to both lists; when verbose, print what it adds to '
+               'the detokenized summary; stop after EOS'),
         (None, 'return the detokenized summary'),
     ],
 }
@@ -472,7 +472,8 @@ _TRAINING_RUN = '''\
 # A few steps of your training_loop on your TransformerLM (seconds, not a trained model).
 loop = training_loop(TransformerLM, train_batch_stream, eval_batch_stream,
                      output_dir=tempfile.mkdtemp())
-loop.run(10)'''
+loop.run(10)
+_ = checks.loss_remark(loop)  # A word when the loss cannot be right (a negative cross-entropy)'''
 
 _PART_4 = """\
 # Part 4: a trained model

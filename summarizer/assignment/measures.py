@@ -138,11 +138,13 @@ SUBLAYER_TYPES = Measure('types of its sublayers', compare.equal)
 SUBLAYER_COUNT = Measure('number of sublayers', compare.equal)
 RAISED_AS_ASSERT = Measure("an error raised, as the course's assert raises one "
                            '(10 features do not split into 3 heads)', compare.equal)
-RAN_WEIGHT_COUNT = Measure('number of weight arrays (the package builds the same layers)',
-                           compare.equal)
+RAN_WEIGHT_COUNT = Measure('number of weight arrays', compare.equal)
 RAN_WEIGHT_SHAPES = Measure(probes.WEIGHT_SHAPES, compare.equal)
-RAN_OUTPUT = Measure("output in {} mode, with the same weights and random key as the package's "
-                     'layer', compare.allclose)
+RAN_OUTPUT = Measure("output in {} mode, with the package's weights and random key",
+                     compare.allclose)
+# The predict-mode model decoded one token a call: its outputs side by side.
+DECODED_OUTPUT = Measure("output decoded one token a call from an empty state, which must be "
+                         "the package's eval-mode output with the same weights", compare.allclose)
 BLOCK_LAYERS = Measure('number of layers', compare.equal)
 BLOCK_LAYER_TYPES = Measure('types of the layers', compare.equal)
 BLOCK_SUBLAYER_COUNTS = Measure('numbers of their sublayers', compare.equal)

@@ -93,18 +93,62 @@ def join_heads_cause(got, x, expected):
   return None
 
 
-def repeated_blocks_cause(repeated):
-  """Names one block repeated, given how many of a model's sublayers repeat an earlier one."""
-  if isinstance(repeated, int) and repeated > 0:
+def repeated_blocks_cause(identities):
+  """Names one block repeated, from the objects of a model's direct sublayers.
+
+  ``identities`` numbers them (``probes.sublayer_identities``). A block is
+  two residuals, numbered one after the other where they first
+  appear: only when the repeats come as such pairs is the repeat a block's.
+  """
+  if not isinstance(identities, list):
+    return None
+  repeats = [i for i, number in enumerate(identities) if number in identities[:i]]
+  if not repeats:
+    return None
+  pairs = [(i, i + 1) for i in repeats[::2]]
+  if repeats == [i for pair in pairs for i in pair] and all(
+      identities[j] == identities[i] + 1 for i, j in pairs):
     return ('one block object repeated ([DecoderBlock(...)] * n_layers): the blocks share '
             "one block's weights; build each block anew (a loop or a comprehension)")
-  return None
+  return ("one layer object is used twice among the model's layers: both places share its "
+          'weights; build each layer anew')
+
+
+def _top_level_parts(tree):
+  """The direct sublayers of a printed layer, each as its printed lines."""
+  parts = []
+  for line in tree.split('\n')[1:]:
+    if line.startswith('  ') and not line.startswith('   ') and line.strip() != ']':
+      parts.append([line])
+    elif parts and line.startswith('   '):
+      parts[-1].append(line)
+  return parts
+
+
+def _count_blocks(tree):
+  """How many decoder blocks a printed model holds, or None when they are not all whole.
+
+  A block is two residuals among the model's direct sublayers (Serial
+  flattens each block's list): one around the attention (its Branch_out3),
+  then one around the feed-forward.
+  """
+  residuals = ['Branch_out3' in ''.join(part) for part in _top_level_parts(tree)
+               if any('Branch_out2' in line for line in part)]
+  if residuals[0::2] != [True] * len(residuals[0::2]) or any(residuals[1::2]):
+    return None
+  if len(residuals) % 2:
+    return None
+  return len(residuals) // 2
 
 
 def blocks_cause(tree, expected_tree):
-  """Names a number of decoder blocks other than n_layers, from the printed models."""
-  blocks, expected = tree.count('Branch_out2') // 2, expected_tree.count('Branch_out2') // 2
-  if blocks != expected:
+  """Names a number of decoder blocks other than n_layers, from the printed models.
+
+  Only when every block is whole: a block built wrong (a residual missing)
+  is no block too few.
+  """
+  blocks, expected = _count_blocks(tree), _count_blocks(expected_tree)
+  if blocks is not None and expected is not None and blocks != expected:
     return (f'{blocks} decoder block(s) where n_layers asks for {expected}: '
             'build n_layers blocks, no more, no fewer')
   return None
@@ -137,14 +181,18 @@ def _top_level(tree):
 def missing_layer_cause(tree, expected_tree, causes):
   """The cause of a direct sublayer of the expected tree that ``tree`` lacks.
 
+  Only a kind of layer missing altogether: one of another size is there, and
+  no cause is named for it.
+
   Args:
     tree, expected_tree: The layers, printed.
     causes: A kind of layer ('Dense', 'LogSoftmax') -> why it is needed.
   """
   have = _top_level(tree)
+  kinds = {layer.split('_')[0] for layer in have}
   for layer in _top_level(expected_tree):
     kind = layer.split('_')[0]
-    if kind in causes and layer not in have:
+    if kind in causes and layer not in have and kind not in kinds:
       return causes[kind]
   return None
 
@@ -186,22 +234,39 @@ def read_cause(position, tokens, inputs):
 
 def padding_cause(tokens, inputs):
   """Names padding to a power of two not above the number of tokens, if so."""
-  if inputs and np.shape(inputs[0])[-1] <= len(tokens):
+  if not inputs:
+    return None
+  length = np.shape(inputs[0])[-1]
+  if length <= len(tokens) and length & (length - 1) == 0:
     return ('the tokens were padded to a power of two not above their number (4 to 4): pad '
             'to the smallest one strictly greater (4 to 8), so that position '
+            'len(cur_output_tokens) exists')
+  if length <= len(tokens):
+    return (f'the model was given {length} positions for {len(tokens)} tokens: pad to the '
+            'smallest power of two strictly greater than their number, so that position '
             'len(cur_output_tokens) exists')
   return None
 
 
 def decoding_cause(written, summary=None):
-  """Names an off-by-one of a decoding loop, from the stand-in's calls and the summary."""
-  if written and written[0][:1] != [SEP]:
+  """Names an off-by-one of a decoding loop, from the stand-in's calls and the summary.
+
+  Each cause is said only when the calls show it: ``written`` holds what each
+  call of next_symbol was given after the article's ids (ending with EOS).
+  """
+  first = written[0] if written else None
+  if first == []:  # The article's ids, then nothing.
     return ('decoding started without the separator: start from tokenize(sentence) + [0], '
             "the article's ids (ending with EOS) then SEP")
-  if any(EOS in tokens[1:] for tokens in written):
+  if first and first[-1:] == [SEP] and set(first[:-1]) == {EOS}:
+    return (f'{len(first) - 1} EOS (1) too many before the separator: tokenize(sentence) '
+            'already ends with EOS, so start from tokenize(sentence) + [0]')
+  started = [tokens for tokens in written if tokens[:1] == [SEP]]
+  if started and len(started) == len(written) and any(EOS in tokens[1:] for tokens in started):
     return ('it went on after EOS: stop as soon as next_symbol gives EOS (1), once it is '
             'appended')
-  if isinstance(summary, str) and not summary.endswith(probes.stand_in_detokenize([EOS])):
+  if (isinstance(summary, str) and first and first[:1] == [SEP]
+      and summary == probes.stand_in_detokenize(written[-1][1:])):
     return ('it stopped before appending EOS: append every token next_symbol gives, EOS '
             "(1) too, then stop; the summary ends with '<EOS>'")
   return None
@@ -238,7 +303,7 @@ def blocks_why(got, expected, case):
 
 def repeated_why(got, expected, case):
   del expected, case
-  return repeated_blocks_cause(len(got) - len(set(got)))
+  return repeated_blocks_cause(got)
 
 
 def shifted_why(got, expected, case):

@@ -275,14 +275,31 @@ def not_a_layer(built):
   return TypeError(f'it returned a {type(built).__name__}, not a layer')
 
 
+def layer_kind(layer):
+  """A layer's kind as the exercise's steps name it: Branch, Add or AttnHeads, not Serial.
+
+  Trax builds its combinators (tl.Branch, tl.Residual's Add) and tl.Fn
+  layers from the classes Serial and PureLayer; their names say which. A
+  residual (tl.Residual) is a Serial of a Branch and an Add.
+  """
+  kind = type(layer).__name__
+  name = getattr(layer, 'name', None)
+  if kind not in ('Serial', 'PureLayer') or not isinstance(name, str) or not name:
+    return kind
+  if name == 'Serial' and [layer_kind(sublayer) for sublayer in layer.sublayers] == [
+      'Branch', 'Add']:
+    return 'Residual'
+  return name
+
+
 def tree_measures(built):
-  """The printed tree, its type and its sublayers' types."""
+  """The printed tree, its type and its sublayers' kinds (``layer_kind``)."""
   layer = as_layer(built)
   parts = built if isinstance(built, list) else layer.sublayers
   return {TREE: str(built), TYPE: type(built).__name__,
-          PARTS: [type(part).__name__ for part in parts],
-          THEIR_SUBLAYERS: [[type(s).__name__ for s in getattr(part, 'sublayers', [])]
-                                       for part in parts]}
+          PARTS: [layer_kind(part) for part in parts],
+          THEIR_SUBLAYERS: [[layer_kind(s) for s in getattr(part, 'sublayers', [])]
+                            for part in parts]}
 
 
 def initial_weights(built, inputs):

@@ -107,9 +107,8 @@ def run_cases(cases, check, function=None, given=None):
       if fix:  # The case's own numbers would only mislead: the cause is earlier.
         printed = [Failure(failure.header, [], failure.again, failure.key)
                    for failure in printed]
-        printed[-1].details = [f'    why: {fix}']
-    for failure in printed:
-      printer.print(failure)
+        printed[0].details = [f'    why: {fix}']  # With the first: the others say 'above'.
+    printer.print_case(case.name, printed)
   print(f'{passed} Tests passed, {failed} Tests failed' if failed else judge.ALL_PASSED)
   _LAST_RUN.update(check=check, failed=failed, total=passed + failed)
   return failed
@@ -151,8 +150,8 @@ def _failures(case, error, output, failures):
   printed = []
   for expect, got, error_measuring in failures:
     what = expect.measure.name
-    if isinstance(error_measuring, NotRun):
-      printed.append(Failure(f'Failed: {name}: {what}: {error_measuring}'))
+    if isinstance(error_measuring, NotRun):  # Its reason below: one like it above is merged.
+      printed.append(Failure(f'Failed: {name}: {what}', [f'    {error_measuring}']))
     elif error_measuring is not None:
       printed.append(Failure(f'Failed: {name}: {what}: could not be read from '
                              f'what it returned ({describe(error_measuring)})'))
@@ -205,7 +204,8 @@ def shape_of(output):
 
 
 def sublayer_names(layer):
-  return [type(sublayer).__name__ for sublayer in layer.sublayers]
+  """The kinds of a layer's sublayers, as the exercise's steps name them (``probes.layer_kind``)."""
+  return [probes.layer_kind(sublayer) for sublayer in layer.sublayers]
 
 
 def count_weights(weights):

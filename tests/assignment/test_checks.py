@@ -151,8 +151,7 @@ def test_causal_attention_without_its_last_dense_fails(capsys):
   out = capsys.readouterr().out
   assert "missing (line 9 of the expected tree, after 'AttnOutput'): Dense_512" in out
   assert 'number of sublayers\n    expected: 4\n    got:      3' in out
-  assert ('number of weight arrays (the package builds the same layers)\n'
-          '    expected: 8\n    got:      6') in out
+  assert 'number of weight arrays\n    expected: 8\n    got:      6' in out
 
 
 def decoder_block_without_residuals(d_model, d_ff, n_heads, dropout, mode, ff_activation,
@@ -168,11 +167,12 @@ def decoder_block_without_residuals(d_model, d_ff, n_heads, dropout, mode, ff_ac
 def test_decoder_block_without_residuals_fails(capsys):
   failed = checks.test_DecoderBlock(decoder_block_without_residuals)
   out = capsys.readouterr().out
-  # str, sublayer types and counts, in both cases; the output in each mode and with
-  # tl.FastGelu.
-  assert failed == 6 + 3 + 1
+  # str, the layers' kinds (Serial, not Residual), their sublayers' kinds and counts, in
+  # both cases; the output in each mode and with tl.FastGelu.
+  assert failed == 8 + 3 + 1
+  assert "expected: ['Residual', 'Residual']\n    got:      ['Serial', 'Serial']" in out
   assert "missing (line 2 of the expected tree, after '[Serial['): Branch_out2[ None Serial[" in out
-  assert "output in eval mode, with the same weights and random key as the package's" in out
+  assert "output in eval mode, with the package's weights and random key" in out
 
 
 def transformer_without_log_softmax(**kwargs):
@@ -452,12 +452,14 @@ def test_a_failed_check_cell_prints_each_failure_once_and_its_error_only_sums_up
   out, error = run_check_cell('CausalAttention', causal_attention_without_output_dense, capsys)
   assert error == 'test_CausalAttention: 16 of 18 tests failed (each printed above)'
   headers = [line for line in out.splitlines() if line.startswith('Failed: ')]
-  assert len(headers) == len(set(headers)) == 16
+  assert len(headers) == len(set(headers)) == 11
+  # A case's failures like those above are said in one line, their names parted by '; '.
+  assert sum(header.count('; ') + 1 for header in headers) == 16
   assert out.count("missing (line 9 of the expected tree, after 'AttnOutput'): Dense_512") == 1
   # The second size's layer, and the runs in the modes after the first, fail alike:
-  # one line each.
-  assert out.count('(same as above)') == 2 + 2 * 2
-  assert len(out.splitlines()) <= 30  # 16 failures, 12 lines of details, the tally.
+  # one line a case.
+  assert out.count('(same as above)') == 1 + 2
+  assert len(out.splitlines()) <= 25  # 11 failures, 13 lines of details, the tally.
 
 
 def test_failed_cases_after_a_passing_check_says_so(capsys):
@@ -471,8 +473,15 @@ def test_a_failed_array_is_shown_by_its_edges(capsys):
   off_by_one = lambda **inputs: summarizer.DotProductAttention(**inputs) + 1
   assert checks.test_DotProductAttention(off_by_one) == 5
   out = capsys.readouterr().out
-  # The course's small examples whole; the drawn (3, 6, 3) output cut to its edges.
+  # The course's small examples whole; arrays are shown once, then where they differ most.
   assert 'expected: [[1, 1, 1], [0, 1, 0]]\n    got:      [[2, 2, 2], [1, 2, 1]]' in out
+  assert out.count('expected: [[') == 1
+  assert out.count('largest difference at ') == 5
+  # The drawn (3, 6, 3) output, the first to fail, cut to its edges.
+  only_drawn = lambda **inputs: summarizer.DotProductAttention(**inputs) + (
+      1 if inputs['query'].ndim == 3 else 0)
+  assert checks.test_DotProductAttention(only_drawn) == 1
+  out = capsys.readouterr().out
   [expected] = [line for line in out.splitlines() if line.endswith('(shape (3, 6, 3))')
                 and 'expected:' in line]
   assert ', ..., ' in expected
@@ -498,3 +507,57 @@ def test_a_long_list_is_shown_by_its_first_and_last_items():
   show = failure_text.show
   assert show(list(range(40))) == '[0, 1, 2, ..., 38, 39] (40 items)'
   assert show([(12, 12)] * 8) == repr([(12, 12)] * 8)
+
+
+def test_a_float_mask_value_is_shown_as_the_course_writes_it(capsys):
+  # The course's masks are floats, 0 and -1e9: multiplied into the output, they show so.
+  mask_times_values = lambda query, key, value, mask: jnp.matmul(mask, value)
+  assert checks.test_DotProductAttention(mask_times_values)
+  out = capsys.readouterr().out
+  assert 'got:      [[0, 0, 0], [0, -1e9, 0]]' in out
+  assert failure_text.show(np.array([[0, 0, 0], [0, -150325000, 0]], np.float32)) == (
+      '[[0, 0, 0], [0, -1.50325e8, 0]]')
+  assert '1000000000' not in out
+
+
+def test_layer_kinds_are_named_as_the_exercises_steps_name_them(capsys):
+  # The steps say tl.Branch; Trax builds it as a Serial named Branch.
+  assert checks.test_CausalAttention(causal_attention_without_output_dense)
+  out = capsys.readouterr().out
+  assert "expected: ['Branch', 'DotProductAttn', 'AttnOutput', 'Dense']" in out
+  assert "'Serial'" not in out
+
+
+def test_the_decoded_output_reads_as_a_sentence(capsys):
+  assert checks.test_TransformerLM(transformer_without_log_softmax)
+  headers = [line for line in capsys.readouterr().out.splitlines()
+             if line.startswith('Failed: ')]
+  decoded = [line for line in headers if 'one token a call:' in line]
+  assert decoded and all(' mode,' not in line and 'output) mode' not in line
+                         for line in decoded), decoded
+  assert any("output decoded one token a call from an empty state, which must be the "
+             "package's eval-mode output" in line for line in decoded), decoded
+
+
+class _LoggedLoop:
+  """A loop's history as Trax's Loop keeps it: (step, value) by mode and metric."""
+
+  def __init__(self, **losses):
+    self.history = trax.supervised.history.History()
+    for mode, values in losses.items():
+      for step, value in enumerate(values, 1):
+        self.history.append(mode, 'metrics/CrossEntropyLoss', step, value)
+
+
+def test_a_negative_cross_entropy_is_remarked_on(capsys):
+  remark = checks.loss_remark(_LoggedLoop(train=[-0.00003001], eval=[-0.0000296]))
+  assert capsys.readouterr().out == remark + '\n'
+  assert remark.startswith('Note: the train CrossEntropyLoss is -0.00003001, below 0')
+  assert "outputs are not log-probabilities" in remark and 'tl.LogSoftmax()' in remark
+  assert 'NaN' in checks.loss_remark(_LoggedLoop(train=[10.4, float('nan')]))
+
+
+def test_a_loss_that_can_be_right_gets_no_remark(capsys):
+  assert checks.loss_remark(_LoggedLoop(train=[10.41, 10.39], eval=[10.40])) is None
+  assert checks.loss_remark(object()) is None  # Not a loop: nothing to say, no error.
+  assert capsys.readouterr().out == ''

@@ -8,7 +8,7 @@ exercise at fault ("fix Exercise N (name) first")."""
 import pytest
 
 import learner_variants
-from summarizer.assignment import checks
+from summarizer.assignment import checks, mistakes
 
 # What a failed check may print at most: lines (one at least for each failed test, and
 # the checks of the layers count up to 19), and characters on a line below a header.
@@ -44,6 +44,7 @@ def test_the_checks_catch_mistakes_and_pass_correct_answers(variant):
   for name in variant.fails:
     printed = ran[name][1]
     assert len(headers(printed)) == len(set(headers(printed))), name
+    assert_said_once(printed)
     assert len(printed.splitlines()) <= MOST_LINES, (name, printed)
     assert max(len(line) for line in printed.splitlines()
                if not line.startswith('Failed: ')) <= WIDEST_DETAIL, (name, printed)
@@ -122,3 +123,89 @@ def test_exercise_1s_mistake_seen_from_exercise_5_is_one_line_a_case():
   assert printed.count('(same as above)') == 2
   assert 'expected:' not in printed  # The case's own numbers would only mislead.
   assert len(printed.splitlines()) == 3 + 1 + 1
+
+
+# The median of what a listed mistake's own check prints, at most (characters).
+MEDIAN_FAILURE = 1200
+
+
+def failure_blocks(printed):
+  """The failures a check printed, each its header and the lines below it."""
+  blocks = []
+  for line in printed.splitlines():
+    if line.startswith('Failed: ') or not blocks:
+      blocks.append([line])
+    else:
+      blocks[-1].append(line)
+  return blocks
+
+
+def assert_said_once(printed):
+  """No line twice within one failure, and no header with two remarks on what is above."""
+  for block in failure_blocks(printed):
+    assert len(block) == len(set(block)), block
+    assert block[0].count('above)') <= 1, block[0]
+
+
+@pytest.mark.slow
+def test_the_median_failure_is_short_and_says_each_line_once():
+  lengths = []
+  for variant in learner_variants.VARIANTS:
+    if variant.correct:
+      continue
+    _, printed = learner_variants.run_check(checks, variant.function,
+                                            learner_variants.namespace(variant))
+    assert_said_once(printed)
+    lengths.append(len(printed))
+  lengths.sort()
+  middle = len(lengths) // 2
+  median = (lengths[middle] + lengths[~middle]) / 2
+  assert median <= MEDIAN_FAILURE, lengths
+
+
+def test_an_extra_eos_before_the_separator_is_not_called_a_missing_separator():
+  # The separator is there, after one EOS too many: the calls show it.
+  source = learner_variants.textwrap.dedent('''
+      def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                        detokenize=detokenize, verbose=False, max_length=64):
+        cur_output_tokens = tokenize(input_sentence) + [EOS, 0]
+        generated_output = []
+        for _ in range(max_length):
+          cur_output = next_symbol(cur_output_tokens, model)
+          cur_output_tokens.append(cur_output)
+          generated_output.append(cur_output)
+          if cur_output == EOS:
+            break
+        return detokenize(generated_output)
+      ''')
+  names = learner_variants.course_namespace(greedy_decode=source)
+  failed, printed = learner_variants.run_check(checks, 'greedy_decode', names)
+  assert failed
+  assert 'without the separator' not in printed
+  assert ('why: 1 EOS (1) too many before the separator: tokenize(sentence) already ends '
+          'with EOS') in printed
+  assert_said_once(printed)
+
+
+def test_a_block_built_wrong_is_not_called_a_block_too_few():
+  tree = str(learner_variants.namespace()['TransformerLM'](
+      vocab_size=10, d_model=4, d_ff=8, n_layers=2, n_heads=2))
+  lines = tree.split('\n')
+  # The second block's feed-forward residual, cut out: three residuals, not four.
+  starts = [i for i, line in enumerate(lines)
+            if line.startswith('  Serial[') and 'Branch_out2' in lines[i + 1]]
+  end = next(i for i in range(starts[-1] + 1, len(lines)) if lines[i] == '  ]')
+  cut = '\n'.join(lines[:starts[-1]] + lines[end + 1:])
+  assert mistakes.blocks_cause(cut, tree) is None
+  one_block = '\n'.join(lines[:starts[-2]] + lines[end + 1:])
+  assert mistakes.blocks_cause(one_block, tree).startswith(
+      '1 decoder block(s) where n_layers asks for 2')
+
+
+def test_a_repeat_is_called_a_repeated_block_only_when_whole_blocks_repeat():
+  # Serial flattens each block's two residuals: [DecoderBlock(...)] * 2 repeats a pair.
+  assert mistakes.repeated_blocks_cause([0, 1, 2, 3, 4, 5, 4, 5, 6]).startswith(
+      'one block object repeated')
+  assert mistakes.repeated_blocks_cause([0, 1, 2, 1, 3]).startswith(
+      'one layer object is used twice')
+  assert mistakes.repeated_blocks_cause([0, 1, 2, 3]) is None
