@@ -7,7 +7,7 @@
   python -m summarizer.bench --only batch,beam   # batches; beam search vs greedy (10 min)
   python -m summarizer.bench --only first-model  # your own model in 10 minutes vs Lead-3
   python -m summarizer.bench --only first-model --shared-core  # ... on one busy core
-  python -m summarizer.bench --only grading      # a class of ten through nbgrader autograde
+  python -m summarizer.bench --only grading      # a class of ten, one at a time and side by side
 
 Each line compares two things measured in the same run and states its goal:
 
@@ -32,9 +32,11 @@ Each line compares two things measured in the same run and states its goal:
             (the default recipe), then its summaries of 100 test stories
             beside Lead-3's: ROUGE-1/2/L and names-and-numbers precision and
             recall, and whether they clear the bar (--minutes, --seed)
-  grading   `nbgrader autograde` on ten full-marks submissions in one run, as
-            notebooks/README.md runs a course: seconds a submission (the
-            package's results, computed once a run, included) vs at most 45
+  grading   `nbgrader autograde` on a class of full-marks submissions (--class-size,
+            10 by default), as notebooks/README.md runs a course: one at a
+            time, then side by side (a sandbox a core, the written config);
+            seconds a submission (the package's results, computed once a run,
+            included) vs at most 20 (a class of 30 in 10 minutes)
 """
 
 import argparse
@@ -63,10 +65,14 @@ def main(argv=None):
   p.add_argument('--shared-core', action='store_true',
                  help='first-model: train on one core beside a busy loop on the same core '
                       '(a slow or busy machine: about a third of a 2-core machine)')
+  p.add_argument('--class-size', type=int, default=10,
+                 help='grading: the submissions of the class, graded twice (default: 10)')
   p.add_argument('--json', action='store_true', help='print JSON only')
   args = p.parse_args(argv)
   if args.minutes <= 0:
     p.error(f'--minutes must be above 0, not {args.minutes:g}')
+  if args.class_size < 1:
+    p.error(f'--class-size must be at least 1, not {args.class_size}')
   sections = [s.strip() for s in args.only.split(',') if s.strip()]
   unknown = set(sections) - set(BENCH_SECTIONS)
   if unknown:
@@ -77,7 +83,7 @@ def main(argv=None):
     # Imported now, not at the top: --help and a bad flag answer at once.
     from summarizer.evaluation.benchmarks import run, table  # pylint: disable=g-import-not-at-top
     results = run(sections, 'course' if args.full else args.preset, args.model,
-                  args.minutes, args.seed, args.shared_core)
+                  args.minutes, args.seed, args.shared_core, args.class_size)
     if args.json:
       print(json.dumps(results, indent=2))
     else:

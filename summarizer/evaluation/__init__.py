@@ -5,7 +5,7 @@
   scorecard   a model's summaries scored beside the baselines (python -m summarizer.evaluate)
   benchmarks  our speed claims, measured side by side (python -m summarizer.bench)
   first_model the bench's first-model section: a learner's ten-minute model against Lead-3
-  class_grading the bench's grading section: nbgrader autograde on ten submissions, timed
+  class_grading the bench's grading section: a class through nbgrader autograde, one at a time and side by side
   verdict     a run's model against Lead-3 on validation stories, kept in its config.json
 """
 

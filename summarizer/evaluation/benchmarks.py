@@ -387,11 +387,12 @@ def _verdict(name, value):
 
 
 def run(sections=DEFAULT_BENCH_SECTIONS, preset='tiny', model_dir=None, minutes=10.0, seed=0,
-        shared_core=False):
+        shared_core=False, class_size=10):
   """Runs the chosen benchmarks; returns their results as a dict.
 
   ``minutes``, ``seed`` and ``shared_core`` are the first-model section's
-  training run's (``first_model.bench_first_model``).
+  training run's (``first_model.bench_first_model``); ``class_size`` the
+  grading section's submissions.
   """
   results = {}
   if 'import' in sections:
@@ -416,7 +417,7 @@ def run(sections=DEFAULT_BENCH_SECTIONS, preset='tiny', model_dir=None, minutes=
     results['first-model'] = first_model.bench_first_model(minutes, seed,
                                                            shared_core=shared_core)
   if 'grading' in sections:
-    results['grading'] = class_grading.bench_grading()
+    results['grading'] = class_grading.bench_grading(class_size)
   return results
 
 
