@@ -15,8 +15,8 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from summarizer.assignment import judge, measures, probes
-from summarizer.assignment.blame import Earlier
+from summarizer.assignment import judge, measures, probes, properties, tracing
+from summarizer.assignment.blame import Earlier, failing_own
 from summarizer.assignment.failure_text import SAME_AS_ABOVE, Failure, NotRun, Printer, describe
 
 
@@ -92,7 +92,10 @@ def run_cases(cases, check, function=None, given=None):
     given: Graded functions handed to the check beside it (name -> function),
       which the cases read from this dict when they run.
   """
-  printer, earlier = Printer(), None
+  extra = _properties(check, cases)
+  untraced = {id(case) for case, traced in extra if not traced}
+  cases = list(cases) + [case for case, _ in extra]
+  printer, earlier, located = Printer(), None, False
   passed = failed = 0
   for case in cases:
     error, output, failures = compare_case(case)
@@ -100,19 +103,56 @@ def run_cases(cases, check, function=None, given=None):
     failed += len(failures)
     if not failures:
       continue
-    printed = _failures(case, error, output, failures)
+    printed, fix = _failures(case, error, output, failures), None
     if function is not None:
-      earlier = earlier or Earlier(check, function, given or {}, _passes)
+      earlier = earlier or Earlier(check, function, given or {}, _passes, _own_check)
       fix = earlier.fix(case)
-      if fix:  # The case's own numbers would only mislead: the cause is earlier.
-        printed = [Failure(failure.header, [], failure.again, failure.key)
-                   for failure in printed]
-        printed[-1].details = [f'    why: {fix}']
+    if not fix and given:
+      fix = failing_own(given, _own_check)
+    if fix:  # The case's own numbers would only mislead: the cause is earlier.
+      printed = [Failure(failure.header, [], failure.again, failure.key)
+                 for failure in printed]
+      printed[-1].details = [f'    why: {fix}']
+    if not fix and not located and id(case) not in untraced:  # One where: line a check.
+      located = tracing.where(case.call, check)
+      printed[0].details += [f'    {located}'] if located else []
     for failure in printed:
       printer.print(failure)
   print(f'{passed} Tests passed, {failed} Tests failed' if failed else judge.ALL_PASSED)
   _LAST_RUN.update(check=check, failed=failed, total=passed + failed)
   return failed
+
+
+GRADED = probes.GRADED
+# Each exercise's check by its function's name (``checks.py`` fills it): blame asks whether an
+# earlier function fails its own.
+OWN_CHECKS = {}
+# A learner's function's own check, run once: (the function, its failures).
+_OWN_RESULTS = {}
+
+
+def _own_check(name, function):
+  """How many tests the learner's ``function`` of exercise ``name`` fails in its own check."""
+  if name not in OWN_CHECKS:
+    return 1
+  kept = _OWN_RESULTS.get(id(function))
+  if kept is None or kept[0] is not function:
+    saved = dict(_LAST_RUN)  # The check under way keeps its tally for failed_cases().
+    kept = _OWN_RESULTS[id(function)] = (function, OWN_CHECKS[name](function))
+    _LAST_RUN.update(saved)
+  return kept[1]
+
+
+def _properties(check, cases):
+  """(case, whether a where: line helps) of what every answer keeps (``properties.py``)."""
+  try:
+    learners = tracing.twin(cases[0].call, print)[1] if cases else None  # Any callable.
+  except probes.CAUGHT:  # pylint: disable=broad-except
+    learners = None
+  if learners is None:
+    return []
+  return [(Case(name, call, [Expect(*expect) for expect in expects]), traced)
+          for name, call, expects, traced in properties.cases(check, learners)]
 
 
 def compare_case(case):
