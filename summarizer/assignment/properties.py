@@ -154,4 +154,5 @@ def _learners_line(error):
   if frame is None:
     return 'your code'
   code = (frame.line or '').strip()
+  code = code if len(code) <= 60 else code[:60] + ' ...'
   return f'line {frame.lineno} of {frame.name}' + (f' ({code})' if code else '')
