@@ -257,6 +257,12 @@ def _layer_where(yours, theirs):
     return None
   got, wanted, parent = found
   built = _built_by(yours, got if got is not None else parent)
+  around = _built_by(yours, parent) if parent is not None else None
+  if got is not None and around is not None and built is not None and (
+      built[1] != yours.top.co_name == around[1]):
+    # Built by an earlier exercise's function: the line that put it here is the checked one's.
+    return (f'where: line {around[0]} of {around[1]} puts `{_named(got)}` here; the course has '
+            f'`{_named(wanted)}`')
   if built is None:
     return None
   line, function = built
