@@ -13,6 +13,7 @@ import io
 from summarizer import attention as _attention
 from summarizer import model as _model
 from summarizer.assignment.exercise_code import GRADED
+from summarizer.assignment.failure_text import learners_code
 
 
 # The package's functions of the exercises that build the model (1 to 7).
@@ -40,8 +41,8 @@ class Earlier:
   ``passes(case)`` (the runner's) tells whether a case passes.
   """
 
-  def __init__(self, check, function, given, passes):
-    self.given, self.passes = given, passes
+  def __init__(self, check, function, given, passes, own_check=None):
+    self.given, self.passes, self.own_check = given, passes, own_check
     reaching = [function, *given.values()]
     self.namespaces = _unique(getattr(each, '__globals__', None) for each in reaching)
     earlier = [name for name in GRADED[:GRADED.index(check)] if name in PACKAGE_FUNCTIONS]
@@ -66,8 +67,23 @@ class Earlier:
       return None
     self.last = needed
     name = self.names[needed - 1]
+    if not self._fails_its_own(name):
+      return None  # Never blame an exercise that passes its own check: the fault is here.
     return (f"with the package's {name} in place of yours this case passes: "
             f'fix Exercise {self.numbers[name]} ({name}) first')
+
+  def _fails_its_own(self, name):
+    """Whether the learner's ``name`` fails its own check (its cases and properties)."""
+    if self.own_check is None:
+      return True
+    learners = self.given.get(name)
+    for namespace in self.namespaces:
+      if not _learners(learners, name):
+        learners = namespace.get(name)
+    if not _learners(learners, name):
+      return True  # Bound only as a default argument: the case said it is at fault.
+    with contextlib.redirect_stdout(io.StringIO()):
+      return bool(self.own_check(name, learners))
 
   def _fewest(self, case, failing, passing):
     """The fewest earlier functions, in the course's order, replaced for the case to pass.
@@ -133,3 +149,23 @@ def _replaced_defaults(bound, names):
   if all(values[key] is bound[key] for key in keys):
     return None
   return values if isinstance(bound, dict) else tuple(values.values())
+
+
+def failing_own(given, own_check):
+  """'... fix Exercise N first' for the first of the learner's ``given`` functions that fails its own check.
+
+  For a check whose function takes the learner's others as arguments (Part
+  5's greedy_decode with next_symbol): none is swapped, but one that fails
+  its own check (its cases or a property) is named, and only such a one.
+  """
+  for name in GRADED:
+    function = given.get(name)
+    if callable(function) and getattr(function, '__code__', None) is not None and (
+        learners_code(function.__code__.co_filename)):
+      with contextlib.redirect_stdout(io.StringIO()):
+        failed = own_check(name, function)
+      if failed:
+        number = GRADED.index(name) + 1
+        return (f'your {name} fails its own check (Exercise {number}, above): fix Exercise '
+                f'{number} ({name}) first')
+  return None

@@ -27,7 +27,12 @@ no scale, a wrong mask, one block repeated, a missing output layer, an
 off-by-one of decoding ...); the measures that name them are the grader's
 too (``measures.py``). A case that fails only because of an earlier
 exercise (it passes with the package's function in place of the
-learner's) says which to fix first. ``failed_cases()``, which a check
+learner's) says which to fix first, and only when that exercise fails its
+own check. A failed case names, on a ``where:`` line, the learner's line
+where its values (or the layers it builds) first leave the package's
+(``tracing.py``); beside its cases each check holds what every answer
+keeps (``properties.py``: its inputs unchanged, jax.jit, ``max_length``
+tokens exactly, the package's dtype). ``failed_cases()``, which a check
 cell's ``assert`` shows, only sums up what the check printed.
 
 Beyond the course's cases, each check runs what the course only prints:
@@ -54,6 +59,8 @@ measure (``measures.py``) to the judge the grader uses too (``judge.py``);
 this module is their front.
 """
 
+from summarizer.assignment import cell_errors as _cell_errors
+from summarizer.assignment import runner as _runner
 from summarizer.assignment.checks_arrays import (test_compute_attention_heads_closure,
                                                  test_compute_attention_output_closure,
                                                  test_dot_product_self_attention,
@@ -65,4 +72,9 @@ from summarizer.assignment.checks_loop import (loss_remark, shipped_weights_fit,
                                                test_trained_model, test_training_loop)
 from summarizer.assignment.runner import failed_cases
 
+# Blame reads them: an earlier exercise is named at fault only when it fails its own check.
+_runner.OWN_CHECKS.update({name[len('test_'):]: check for name, check in dict(globals()).items()
+                          if name.startswith('test_') and name[len('test_'):] in _runner.GRADED})
+
 __all__ = sorted(name for name in dir() if not name.startswith('_'))  # What is imported above.
+_cell_errors.install()  # In a notebook: Trax's errors in the training and loading cells, short.

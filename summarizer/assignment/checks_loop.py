@@ -364,4 +364,5 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
     return ids
   return run_cases([Case('greedy_decode of the sample article with your next_symbol and model',
                          summarise, [Expect(measures.SUMMARY_TOKENS, expected, _ids)])],
-                    SUMMARY)
+                    SUMMARY, given={probes.NEXT_SYMBOL: next_symbol,
+                                    probes.GREEDY_DECODE: greedy_decode})

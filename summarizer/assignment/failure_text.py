@@ -108,6 +108,11 @@ _NOT_LEARNERS = tuple(sorted({os.path.realpath(path) + os.sep for path in (
     sysconfig.get_paths()['platlib'], PACKAGE_DIR)}))
 
 
+def learners_code(filename):
+  """Whether code from ``filename`` is the learner's (a notebook's cell, not a library's or ours)."""
+  return not (filename.startswith('<frozen ') or os.path.realpath(filename).startswith(_NOT_LEARNERS))
+
+
 def _learners_line(error):
   """' (in NAME, line N: CODE)': where the learner's code raised, or ''."""
   for frame in reversed(traceback.extract_tb(error.__traceback__)):

@@ -15,8 +15,8 @@ from typing import Any, Callable
 import jax
 import numpy as np
 
-from summarizer.assignment import judge, measures, probes
-from summarizer.assignment.blame import Earlier
+from summarizer.assignment import judge, measures, probes, properties, tracing
+from summarizer.assignment.blame import Earlier, failing_own
 from summarizer.assignment.failure_text import SAME_AS_ABOVE, Failure, NotRun, Printer, describe
 
 
@@ -92,26 +92,70 @@ def run_cases(cases, check, function=None, given=None):
     given: Graded functions handed to the check beside it (name -> function),
       which the cases read from this dict when they run.
   """
-  printer, earlier = Printer(), None
+  extra = _properties(check, cases)
+  untraced = {id(case) for case, traced in extra if not traced}
+  kept = {id(case) for case, _ in extra}  # Counted only when they fail: the course's tally stays.
+  kept_failed = 0  # How many of the failures are theirs.
+  printer, earlier, located = Printer(), None, False
   passed = failed = 0
-  for case in cases:
+  for case in [*cases, *(case for case, _ in extra)]:
+    if id(case) in kept and failed > kept_failed:
+      break  # Only for an answer that passes its cases: what they say comes first.
     error, output, failures = compare_case(case)
-    passed += len(case.expects) - len(failures)
+    passed += 0 if id(case) in kept else len(case.expects) - len(failures)
     failed += len(failures)
+    kept_failed += len(failures) if id(case) in kept else 0
     if not failures:
       continue
-    printed = _failures(case, error, output, failures)
+    printed, fix = _failures(case, error, output, failures), None
     if function is not None:
-      earlier = earlier or Earlier(check, function, given or {}, _passes)
+      earlier = earlier or Earlier(check, function, given or {}, _passes, _own_check)
       fix = earlier.fix(case)
-      if fix:  # The case's own numbers would only mislead: the cause is earlier.
-        printed = [Failure(failure.header, [], failure.again, failure.key)
-                   for failure in printed]
-        printed[0].details = [f'    why: {fix}']  # With the first: the others say 'above'.
+    if not fix and given:
+      fix = failing_own(given, _own_check)
+    if fix:  # The case's own numbers would only mislead: the cause is earlier.
+      printed = [Failure(failure.header, [], failure.again, failure.key)
+                 for failure in printed]
+      printed[0].details = [f'    why: {fix}']  # With the first: the others say 'above'.
+    if not fix and not located and id(case) not in untraced:  # One where: line a check.
+      located = tracing.where(case.call, check)
+      printed[0].details += [f'    {located}'] if located else []
     printer.print_case(case.name, printed)
   print(f'{passed} Tests passed, {failed} Tests failed' if failed else judge.ALL_PASSED)
   _LAST_RUN.update(check=check, failed=failed, total=passed + failed)
   return failed
+
+
+GRADED = probes.GRADED
+# Each exercise's check by its function's name (``checks.py`` fills it): blame asks whether an
+# earlier function fails its own.
+OWN_CHECKS = {}
+# A learner's function's own check, run once: (the function, its failures).
+_OWN_RESULTS = {}
+
+
+def _own_check(name, function):
+  """How many tests the learner's ``function`` of exercise ``name`` fails in its own check."""
+  if name not in OWN_CHECKS:
+    return 1
+  kept = _OWN_RESULTS.get(id(function))
+  if kept is None or kept[0] is not function:
+    saved = dict(_LAST_RUN)  # The check under way keeps its tally for failed_cases().
+    kept = _OWN_RESULTS[id(function)] = (function, OWN_CHECKS[name](function))
+    _LAST_RUN.update(saved)
+  return kept[1]
+
+
+def _properties(check, cases):
+  """(case, whether a where: line helps) of what every answer keeps (``properties.py``)."""
+  try:
+    learners = tracing.twin(cases[0].call, print)[1] if cases else None  # Any callable.
+  except probes.CAUGHT:  # pylint: disable=broad-except
+    learners = None
+  if learners is None:
+    return []
+  return [(Case(name, call, [Expect(*expect) for expect in expects]), traced)
+          for name, call, expects, traced in properties.cases(check, learners)]
 
 
 def compare_case(case):
