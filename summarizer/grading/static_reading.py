@@ -154,15 +154,45 @@ def watched_reasons(ran, functions=(*handout.GRADED, WHOLE)):
   reasons = {}
   for item, result in ran.items():
     name = WHOLE if item in WHOLE_RUNS else item
-    events = ((result or {}).get('status') or {}).get('events')
-    if name not in functions or name in reasons or not events or not isinstance(events, list):
+    events = [event for event in _events(result) if event.get('event') != BEYOND]
+    if name not in functions or name in reasons or not events:
       continue
-    event = events[0] if isinstance(events[0], dict) else {}
-    place = str(event.get('where', ''))
-    if place.startswith('<cell '):
-      label, _, line = place[len('<cell '):].partition('> ')
-      place = (label if label.startswith('cell ') else f"cell '{label}'") + f' {line}'
-    reasons[name] = (f"code run that is not a cell's ({str(event.get('what', 'unknown'))[:200]}"
-                     + (f', {place}' if place else '') + ', seen as it ran): '
+    reasons[name] = (f"code run that is not a cell's ({_seen(events[0])}, seen as it ran): "
                      + MANUAL.format('part' if name == WHOLE else 'function'))
+  for name, calls in beyond_calls(ran).items():
+    if name in ATTENTION and name in functions and name not in reasons:
+      reasons[name] = (f"a library's code where the exercise asks for the learner's own "
+                       f'({calls[0]}, seen as it ran): ' + MANUAL.format('function'))
   return reasons
+
+
+# The audit channel's event for a call a cell makes into a module beyond the
+# handout's imports (``worker.watch_calls``): named on the teacher's page.
+BEYOND = 'beyond'
+# Exercises 1 and 3, attention itself: a library's call there earns no automatic point.
+ATTENTION = (handout.GRADED[0], handout.GRADED[2])
+
+
+def beyond_calls(ran):
+  """A function's calls beyond the handout's imports, seen in its own run: name -> ['what, where']."""
+  calls = {}
+  for item, result in ran.items():
+    found = [_seen(event) for event in _events(result) if event.get('event') == BEYOND]
+    if found and item in handout.GRADED:
+      calls[item] = found
+  return calls
+
+
+def _events(result):
+  """The audit hook's events of a run (``worker.read_events``), each a dict."""
+  events = ((result or {}).get('status') or {}).get('events')
+  return [event for event in events if isinstance(event, dict)] if isinstance(events, list) else []
+
+
+def _seen(event):
+  """What an event did and where: 'keras.src.ops.nn.dot_product_attention, cell 'X' line 4'."""
+  place = str(event.get('where', ''))
+  if place.startswith('<cell '):
+    label, _, line = place[len('<cell '):].partition('> ')
+    place = (label if label.startswith('cell ') else f"cell '{label}'") + f' {line}'
+  return str(event.get('what', 'unknown'))[:200] + (f', {place}' if place else '')

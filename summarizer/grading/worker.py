@@ -83,6 +83,7 @@ import sys
 import threading
 import time
 import types
+from typing import NamedTuple
 
 import numpy as np
 
@@ -125,7 +126,8 @@ import probes  # pylint: disable=import-error,wrong-import-position
 WATCHED = frozenset({'exec', 'compile', 'code.__new__', 'object.__setattr__', 'marshal.load',
                      'marshal.loads', 'pickle.find_class', 'open', 'subprocess.Popen',
                      'os.system', 'os.exec', 'os.posix_spawn', 'os.spawn',
-                     'gc.get_objects', 'gc.get_referrers', 'gc.get_referents'})
+                     'gc.get_objects', 'gc.get_referrers', 'gc.get_referents',
+                     'sys.setprofile', 'sys.settrace'})
 # The grader's own code run from a string in the learner's namespace: trusted.
 GRADER_FILES = ('<grader setup>', '<package solution>')
 # Library functions a learner may call that build code from identifiers alone.
@@ -271,6 +273,205 @@ def where(frame):
   return 'no cell on the stack'
 
 
+# The event a learner's call into a library beyond the handout's imports writes
+# (``watch_calls``): named on the teacher's page, and Exercises 1 and 3 by hand.
+BEYOND = 'beyond'
+BEYOND_KEPT = 4  # Of those, the first few an item (the audit channel keeps 8 events).
+SURFACE = None  # ``handout_surface`` of the setup, set by ``preload`` before the forks.
+
+
+class Surface(NamedTuple):
+  """What the handout's own imports reach (``handout_surface``)."""
+  modules: frozenset   # Module names.
+  codes: frozenset     # Code objects of the functions reached, wrappers' included.
+  elsewhere: frozenset  # Code objects of the public API of those libraries the handout does not reach.
+
+
+def handout_surface(names):
+  """What the handout's own imports reach: the modules and code of every name its setup binds.
+
+  For each module the setup binds (``np``, ``jnp``, ``tl``, ``fastmath``,
+  ``trax``, ``training``, ``os``...), each public attribute's defining modules
+  (its ``__module__`` and its code's) and its code object, and for a class
+  every method's along its MRO; the types of the arrays those return
+  (NumPy's, jax's and its tracers') likewise. ``elsewhere`` holds the
+  functions the public modules of the same libraries export beyond that
+  (``jax.nn``, ``jax.experimental.pallas``): calling one is a call beyond
+  the handout, while the libraries' private machinery (``jax._src``'s API
+  boundary, which jax's compiled functions call back) is within.
+  """
+  found, values = set(), []
+  for value in list(names.values()):
+    stands_for = sys.modules.get(getattr(value, '__name__', None))
+    if isinstance(stands_for, types.ModuleType):  # Trax's ``jnp`` is an object standing for jax.numpy.
+      value = stands_for
+    if isinstance(value, types.ModuleType):
+      found.add(value.__name__)
+      values += [_attribute(value, attr) for attr in dir(value) if not attr.startswith('__')]
+    else:
+      values.append(value)
+  for module_name, type_name in (('numpy', 'ndarray'), ('jax', 'Array'),
+                                 ('jax._src.array', 'ArrayImpl'), ('jax._src.core', 'Tracer')):
+    values.append(getattr(sys.modules.get(module_name), type_name, None))
+  for value in values:
+    if isinstance(value, types.ModuleType):
+      found.add(value.__name__)
+    for each in (type.mro(value) if isinstance(value, type) else (value,)):
+      found.update(_defining_modules(each))
+      if isinstance(each, type):
+        for member in vars(each).values():
+          found.update(_defining_modules(getattr(member, '__func__', member)))
+  modules = frozenset(each for each in found if type(each) is str)
+  codes = frozenset(each for each in found if type(each) is types.CodeType)
+  return Surface(modules, codes, _public_elsewhere(modules, codes))
+
+
+def _public_elsewhere(modules, codes):
+  """The code of the functions that public modules of the handout's libraries export, beyond it."""
+  libraries = {module.partition('.')[0] for module in modules} - set(sys.stdlib_module_names)
+  elsewhere = set()
+  for name, module in list(sys.modules.items()):
+    if (name in modules or name.partition('.')[0] not in libraries
+        or not isinstance(module, types.ModuleType)
+        or any(part.startswith('_') for part in name.split('.'))):
+      continue
+    for value in list(vars(module).values()):
+      code = _exported_code(value, libraries)
+      if code is not None and code not in codes:
+        elsewhere.add(code)
+  return frozenset(elsewhere)
+
+
+def _exported_code(value, libraries):
+  """The code a public function runs (a jitted one's: its ``__wrapped__``), or None.
+
+  Only plain functions and the libraries' own wrappers are read: reading
+  another object (a lazy module of TensorFlow's or Keras's) can import.
+  """
+  if type(value) is types.FunctionType:
+    inner = value.__dict__.get('__wrapped__')
+    return (inner if type(inner) is types.FunctionType else value).__code__
+  if (isinstance(value, (type, types.ModuleType))
+      or str(type(value).__module__).partition('.')[0] not in libraries):
+    return None
+  try:
+    inner = getattr(value, '__wrapped__', None)
+  except Exception:  # pylint: disable=broad-except
+    return None
+  return inner.__code__ if type(inner) is types.FunctionType else None
+
+
+def _attribute(module, name):
+  """A module's attribute, or None where reading it fails (a deprecated name that raises)."""
+  try:
+    return getattr(module, name, None)
+  except Exception:  # pylint: disable=broad-except
+    return None
+
+
+def _defining_modules(value):
+  """Where a function or class is defined: its ``__module__``, its code and its code's module, unwrapped."""
+  found = []
+  for _ in range(4):  # functools.wraps chains, a few deep.
+    found += [getattr(value, '__module__', None), getattr(value, '__code__', None)]
+    code_globals = getattr(value, '__globals__', None)
+    if isinstance(code_globals, dict):
+      found.append(code_globals.get('__name__'))
+    value = getattr(value, '__wrapped__', None)
+    if value is None:
+      break
+  return found
+
+
+def watch_calls(fd, surface):
+  """Writes to ``fd`` each call a learner's frame makes beyond the handout (``surface``), once.
+
+  A profile function (``sys.setprofile``; a learner's own, or a tracer,
+  is an audit event) sees the calls a cell's code makes itself: into a
+  Python function (its code, and its module: its globals') or a C one (its
+  ``__module__``, or its object's type's). Within: the learner's own
+  functions, the standard library, the package, what the handout reaches,
+  and the private machinery of its libraries (see ``handout_surface``).
+  """
+  seen, write, text = set(), os.write, repr
+  stdlib = frozenset(sys.stdlib_module_names)
+  libraries = frozenset(module.partition('.')[0] for module in surface.modules) - stdlib
+
+  def private(module):
+    return any(part.startswith('_') for part in module.split('.'))
+
+  def public_beyond(module, code):  # A handout library's public API the handout does not reach.
+    return (code in surface.elsewhere or module.partition('.')[0] in libraries
+            and module not in surface.modules and code not in surface.codes and not private(module))
+
+  def beyond(module, code):
+    top = module.partition('.')[0]
+    if top in stdlib or top in ('__main__', 'summarizer', 'probes') or code in surface.codes:
+      return False
+    if public_beyond(module, code):
+      return True
+    return top not in libraries and module not in surface.modules  # Another library.
+
+  def machinery(module, code):  # A handout library's private code, reached by no name.
+    return (type(module) is str and module.partition('.')[0] in libraries and private(module)
+            and code not in surface.codes and code not in surface.elsewhere)
+
+  def entered_from(frame):  # The frame a call came from, past the libraries' machinery.
+    caller = frame.f_back
+    while caller is not None and machinery(caller.f_globals.get('__name__'), caller.f_code):
+      caller = caller.f_back
+    return caller
+
+  def named_there(code, caller):  # The cell's line names it or its class (no callback of jax's).
+    line = linecache.getline(caller.f_code.co_filename, caller.f_lineno)
+    return any(part in line for part in code.co_qualname.split('.')
+               if part.isidentifier() and not part.startswith('__'))
+
+  def profile(frame, event, arg):
+    if event == 'call':
+      code, module = frame.f_code, frame.f_globals.get('__name__')
+      if type(module) is not str:
+        return
+      # A handout library's public function beyond the handout (``jax.nn``, Pallas), jitted
+      # ones too, entered through jax's machinery: the learner's when their line names it.
+      public = public_beyond(module, code)
+      caller = entered_from(frame) if public else frame.f_back
+      if (caller is None or not caller.f_code.co_filename.startswith('<cell ')
+          or public and not named_there(code, caller)):
+        return
+      place, name = caller, code.co_qualname
+    elif event == 'c_call' and frame.f_code.co_filename.startswith('<cell '):
+      module = getattr(arg, '__module__', None) or type(getattr(arg, '__self__', None)).__module__
+      code, name, place = None, getattr(arg, '__qualname__', '?'), frame
+    else:
+      return
+    if (type(module) is not str or (module, name) in seen or len(seen) >= BEYOND_KEPT
+        or not beyond(module, code)):
+      return
+    seen.add((module, name))
+    write(fd, (text({'event': BEYOND, 'what': f'{module}.{name}'[:300], 'where': where(place)})
+               + '\n').encode('utf-8', 'replace'))
+  sys.setprofile(sealed(profile))
+
+
+def origin_event(function, fd):
+  """Writes an event when the graded name holds no function of a cell (a library's, bound to it)."""
+  for _ in range(4):  # Through functools.wraps and partial.
+    inner = getattr(function, '__wrapped__', None) or getattr(function, 'func', None)
+    if inner is None or not callable(inner):
+      break
+    function = inner
+  code = getattr(function, '__code__', None)
+  if isinstance(code, types.CodeType) and code.co_filename.startswith('<cell '):
+    return
+  module = getattr(function, '__module__', None) or type(function).__module__
+  if isinstance(module, str) and (module == '__main__' or module.startswith('summarizer')):
+    return
+  name = getattr(function, '__qualname__', type(function).__qualname__)
+  os.write(fd, (repr({'event': BEYOND, 'what': f'{module}.{name}'[:300],
+                      'where': 'the graded name, bound to it'}) + '\n').encode('utf-8', 'replace'))
+
+
 def load_job(job_dir):
   with open(os.path.join(job_dir, 'job.json'), encoding='utf-8') as f:
     job = json.load(f)
@@ -376,8 +577,12 @@ def rebind_defaults(function, learners, names):
 WHOLE = {'whole': (4, 5), 'part 4': (4,), 'part 5': (5,)}
 
 
-def run_item(job, item, solutions, given):
-  """In the child: builds the namespace, probes; returns the results."""
+def run_item(job, item, solutions, given, events=None, surface=None):
+  """In the child: builds the namespace, probes; returns the results.
+
+  With ``events`` (the audit channel), a function's probe is watched for
+  calls beyond the handout's imports (``watch_calls``, ``origin_event``).
+  """
   errors = []
   names = namespace(job, item, solutions, errors)
   if item['probe'] in WHOLE:
@@ -387,7 +592,11 @@ def run_item(job, item, solutions, given):
     cases = []
     errors.append(f"{item['function']} is not defined by its cell")
   else:
+    if events is not None and surface is not None:
+      origin_event(names[item['function']], events)
+      watch_calls(events, surface)
     cases = probes.PROBES[item['probe']](names[item['function']], job['seed'], given, names)
+    sys.setprofile(None)
   return {'cases': cases, 'cell errors': errors}
 
 
@@ -457,7 +666,7 @@ def child(job, item, solutions, given, write_end, events):
     read_compiled(job.get('jax cache'))
     os.set_blocking(events, False)  # A full pipe refuses the event (the hook raises), never hangs.
     watch_what_runs(events, trusted_roots(sys.argv[1]))
-    data = encode_results(run_item(job, item, solutions, given))
+    data = encode_results(run_item(job, item, solutions, given, events, SURFACE))
     with os.fdopen(write_end, 'wb') as pipe:
       pipe.write(data)
   except BaseException:  # pylint: disable=broad-except
@@ -604,8 +813,11 @@ def preload(setup):
   sys.stdout.flush()
   channel, quiet = os.dup(1), os.open(os.devnull, os.O_WRONLY)
   os.dup2(quiet, 1)
+  global SURFACE  # pylint: disable=global-statement
+  names = {'__name__': '__main__'}
   try:
-    exec(setup, {'__name__': '__main__'})  # pylint: disable=exec-used
+    exec(setup, names)  # pylint: disable=exec-used
+    SURFACE = handout_surface(names)
   except (Exception, SystemExit):  # pylint: disable=broad-except
     pass
   finally:
