@@ -383,17 +383,15 @@ def _defining_modules(value):
   return found
 
 
-def watch_calls(fd, surface):
-  """Writes to ``fd`` each call a learner's frame makes beyond the handout (``surface``), once.
+def call_rules(surface):
+  """``watch_calls``'s rules over ``surface``: (public_beyond, beyond, entered_from, named_there).
 
-  A profile function (``sys.setprofile``; a learner's own, or a tracer,
-  is an audit event) sees the calls a cell's code makes itself: into a
-  Python function (its code, and its module: its globals') or a C one (its
-  ``__module__``, or its object's type's). Within: the learner's own
-  functions, the standard library, the package, what the handout reaches,
-  and the private machinery of its libraries (see ``handout_surface``).
+  ``public_beyond(module, code)``: a handout library's public API the handout
+  does not reach; ``beyond(module, code)``: outside the handout (that, or
+  another library); ``entered_from(frame)``: the frame a call came from,
+  past the libraries' private machinery; ``named_there(code, caller)``: the
+  caller's line names the function or its class (no callback of jax's).
   """
-  seen, write, text = set(), os.write, repr
   stdlib = frozenset(sys.stdlib_module_names)
   libraries = frozenset(module.partition('.')[0] for module in surface.modules) - stdlib
 
@@ -426,6 +424,22 @@ def watch_calls(fd, surface):
     line = linecache.getline(caller.f_code.co_filename, caller.f_lineno)
     return any(part in line for part in code.co_qualname.split('.')
                if part.isidentifier() and not part.startswith('__'))
+
+  return public_beyond, beyond, entered_from, named_there
+
+
+def watch_calls(fd, surface):
+  """Writes to ``fd`` each call a learner's frame makes beyond the handout (``surface``), once.
+
+  A profile function (``sys.setprofile``; a learner's own, or a tracer,
+  is an audit event) sees the calls a cell's code makes itself: into a
+  Python function (its code, and its module: its globals') or a C one (its
+  ``__module__``, or its object's type's). Within: the learner's own
+  functions, the standard library, the package, what the handout reaches,
+  and the private machinery of its libraries (see ``handout_surface``).
+  """
+  seen, write, text = set(), os.write, repr
+  public_beyond, beyond, entered_from, named_there = call_rules(surface)
 
   def profile(frame, event, arg):
     if event == 'call':

@@ -459,7 +459,8 @@ def test_a_failed_check_cell_prints_each_failure_once_and_its_error_only_sums_up
   # The second size's layer, and the runs in the modes after the first, fail alike:
   # one line a case.
   assert out.count('(same as above)') == 1 + 2
-  assert len(out.splitlines()) <= 25  # 11 failures, 13 lines of details, the tally.
+  assert out.count('    where: ') == 1  # One a check, at the first failure it can place.
+  assert len(out.splitlines()) <= 26  # 11 failures, 13 lines of details, the where:, the tally.
 
 
 def test_failed_cases_after_a_passing_check_says_so(capsys):
