@@ -233,7 +233,8 @@ def load_config(directory):
 # config.json's whole-number fields and the least each may be.
 _AT_LEAST = {'vocab_size': 1, 'd_model': 1, 'd_ff': 1, 'n_layers': 1, 'n_heads': 1,
              'max_len': 2, 'warmup_steps': 1, 'max_joint_length': 2,
-             'max_article_tokens': 0, 'trained_steps': 0, 'total_steps': 0, 'max_steps': 0}
+             'max_article_tokens': 0, 'trained_steps': 0, 'total_steps': 0, 'max_steps': 0,
+             'max_tokens': 1}
 # The calibration record's numbers (see summarizer.calibration).
 _CALIBRATION_NUMBERS = ('p50', 'max', 'threshold')
 # The scores of one system in a run's verdict (evaluation.verdict).
@@ -248,7 +249,8 @@ _SCHEMA = {
     **{name: int for name in ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'n_heads',
                               'max_len', 'warmup_steps', 'max_joint_length',
                               'max_article_tokens', 'repeat_steps')},
-    **{name: (int, type(None)) for name in ('trained_steps', 'total_steps', 'max_steps')},
+    **{name: (int, type(None)) for name in ('trained_steps', 'total_steps', 'max_steps',
+                                            'max_tokens')},
     **{name: float for name in ('dropout', 'learning_rate')},
     **{name: _NUMBER_OR_NULL for name in (
         'max_minutes', 'repeat_until_loss', 'adam_b2', 'article_loss_weight',
@@ -290,7 +292,8 @@ def check_values(values, path='config.json'):
     bad('preset', 'a string')
   for field, least in _AT_LEAST.items():
     if field in values and not (_is_int(values[field]) and values[field] >= least):
-      if field in ('trained_steps', 'total_steps', 'max_steps') and values[field] is None:
+      if values[field] is None and field in ('trained_steps', 'total_steps', 'max_steps',
+                                             'max_tokens'):
         continue
       bad(field, f'a whole number, at least {least}')
   if 'dropout' in values and not (_is_number(values['dropout']) and 0 <= values['dropout'] < 1):

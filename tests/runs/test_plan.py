@@ -35,7 +35,8 @@ def _run(preset='quick', repeat=None, max_steps=None, resuming=False, data='news
   return types.SimpleNamespace(
       config=types.SimpleNamespace(preset=preset), repeat=repeat, resuming=resuming,
       start_weights=None, split=SplitBatches(),
-      args=types.SimpleNamespace(max_steps=max_steps, output_dir='runs/mine', data=data,
+      args=types.SimpleNamespace(max_steps=max_steps, max_tokens=None, output_dir='runs/mine',
+                                 data=data,
                                  verdict_stories=100, calibration_articles=500))
 
 
