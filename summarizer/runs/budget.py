@@ -1,4 +1,4 @@
-"""A run's time budget: when training must stop, and a schedule that fits it.
+"""A run's time and token budgets: when training must stop, and a schedule that fits them.
 
 ``--max-minutes N`` bounds the whole command: start-up, compiling, training,
 evaluations, the final save, the learning curve, the verdict against Lead-3
@@ -9,7 +9,10 @@ at the first step past what is left, saves, and the run ends as any other.
 The verdict and the calibration always read all their stories and articles:
 where they take longer than kept for them, the run says by how much.
 
-The learning rate then follows the clock, not a step count: a linear
+``--max-tokens N`` bounds the training tokens instead (``TokenBudget``):
+training stops at the first step past N, whatever the machine's speed.
+
+The learning rate then follows the clock (or the tokens), not a step count: a linear
 warm-up over the preset's warm-up steps, then a linear decay that reaches
 zero when the training time is spent (or at ``--max-steps``, or when
 ``--max-tokens`` are read, whichever comes first). A schedule that ends with the budget is what a short run learns

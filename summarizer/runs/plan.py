@@ -357,10 +357,11 @@ def step_work(config, shape):
 
 
 def may_split(run, budget):
-  """Whether a run may split its batches by its speed: budgeted by time alone, its preset has
-  a recipe, no --max-steps.
+  """Whether a run may split its batches by its measured speed.
 
-  A run with ``--max-tokens`` splits or not whatever the machine (``split_from_start``).
+  It may where it is budgeted by time alone (no ``--max-steps``, no
+  ``--max-tokens``) and its preset has a recipe. A run with ``--max-tokens``
+  splits or not whatever the machine (``splits_by_tokens``).
   """
   return (budget is not None and run.config.preset in RECIPE_TOKENS_PER_SECOND
           and run.args.max_steps is None and run.args.max_tokens is None)

@@ -397,3 +397,16 @@ def test_a_plan_made_on_the_lessons_prices_the_stories_steps_as_theirs(clock):
   repeat.ended_at = 50
   story = next(batches)
   assert story[0].shape == (8, 256)
+
+
+def test_the_bar_of_a_run_budgeted_by_tokens_counts_its_tokens():
+  from summarizer.runs.report import Report  # pylint: disable=import-outside-toplevel
+  args = types.SimpleNamespace(eval_batches=1, progress=False, max_steps=None)
+  counter = {'tokens': 0}
+  tokens = run_budget.TokenBudget(1000, counter)
+  report = Report(args, counter, 0, tokens=tokens)
+  assert report.bar.total == 1000 and report.bar.unit == 'token'
+  for step, read in enumerate([300, 700, 1100], start=1):
+    counter['tokens'] = read
+    report.step(step, 1.0)
+    assert report.bar.n == min(read, 1000)
