@@ -12,12 +12,13 @@ where they take longer than kept for them, the run says by how much.
 ``--max-tokens N`` bounds the training tokens instead (``TokenBudget``):
 training stops at the first step past N, whatever the machine's speed.
 
-The learning rate then follows the clock (or the tokens), not a step count: a linear
-warm-up over the preset's warm-up steps, then a linear decay that reaches
-zero when the training time is spent (or at ``--max-steps``, or when
-``--max-tokens`` are read, whichever comes first). A schedule that ends with the budget is what a short run learns
-most from; the course's rsqrt decay never ends, so a run cut short stops at
-a learning rate still high.
+The learning rate then follows the clock (or the tokens), not a step count:
+a linear warm-up over the preset's warm-up steps, the peak held until the
+preset's last ``decay_share`` of the budget (1: no hold), then a linear decay
+that reaches zero when the training time is spent (or at ``--max-steps``, or
+when ``--max-tokens`` are read, whichever comes first). A schedule that ends
+with the budget is what a short run learns most from; the course's rsqrt
+decay never ends, so a run cut short stops at a learning rate still high.
 """
 
 import time
@@ -137,11 +138,14 @@ class BudgetSchedule:
     split: The run's ``prepare.SplitBatches``, whose steps on split batches
       take its ``peak_scale`` of the peak; None: the peak.
     tokens: The run's ``TokenBudget``, or None.
+    decay_share: The last share of the run over which the rate decays to
+      zero; before it, the peak holds (1: a decay over the whole run).
   """
 
   def __init__(self, peak, warmup_steps, budget=None, first_step=None, max_steps=None,
-               split=None, tokens=None):
+               split=None, tokens=None, decay_share=1.0):
     self.peak, self.split, self.tokens = peak, split, tokens
+    self.decay_share = decay_share
     self.warmup_steps = max(int(warmup_steps), 1)
     self.budget = budget
     self.first_step = first_step
@@ -161,4 +165,4 @@ class BudgetSchedule:
       self.first_step = step - 1
     warm = min((step - self.first_step) / self.warmup_steps, 1.0)
     peak = self.peak * (self.split.peak_scale if self.split is not None else 1.0)
-    return peak * max(warm, 0.0) * (1.0 - self.progress(step))
+    return peak * max(warm, 0.0) * min((1.0 - self.progress(step)) / self.decay_share, 1.0)

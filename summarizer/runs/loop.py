@@ -220,7 +220,10 @@ def _announce(run, loop):
         f'from step {loop.step} {" or ".join(until)}, '
         f'{trax.fastmath.local_device_count()} device(s), output in {args.output_dir}',
         flush=True)
-  print('config: ' + ', '.join(f'{k}={v}' for k, v in config.to_dict().items()), flush=True)
+  shown = config.to_dict()
+  if args.max_minutes is None and args.max_tokens is None:
+    del shown['decay_share']  # The course's schedule has no budget to decay over.
+  print('config: ' + ', '.join(f'{k}={v}' for k, v in shown.items()), flush=True)
 
 
 def _finish(run, loop, report, stopped_by, budget, started, judge=None, plan=None):

@@ -233,7 +233,7 @@ class RepeatPhase:
   def _lessons_then_stories(self, lessons):
     # One more than the steps: Trax's TrainTask takes the first batch as its sample.
     first = next(lessons)
-    self.lesson_shape = first[0].shape
+    self.lesson_shape = getattr(first[0], 'shape', None)  # None: not an array (a stand-in).
     yield first
     drawn = 0
     while self.ended_at is None and drawn < self.max_steps:  # A plan may lower max_steps.
@@ -260,7 +260,8 @@ def _schedule(run, budget, tokens=None):
   if budget is None and tokens is None:
     return trax.lr.warmup_and_rsqrt_decay(config.warmup_steps, config.learning_rate)
   return BudgetSchedule(config.learning_rate, config.warmup_steps, budget,
-                        max_steps=run.args.max_steps, split=run.split, tokens=tokens)
+                        max_steps=run.args.max_steps, split=run.split, tokens=tokens,
+                        decay_share=config.decay_share)
 
 
 def _counted(stream, counter):

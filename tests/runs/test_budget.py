@@ -205,3 +205,16 @@ def test_max_tokens_is_refused_below_one_lifts_the_step_default_and_picks_the_re
   assert (args.max_steps, args.max_tokens, args.preset) == (None, 2_500_000, 'quick')
   both = train_command.parse_args(['--max-tokens', '100', '--max-minutes', '3'])
   assert (both.max_tokens, both.max_minutes, both.max_steps) == (100, 3.0, None)
+
+
+def test_the_schedule_holds_its_peak_until_its_last_share_then_decays():
+  counter = {'tokens': 0}
+  tokens = run_budget.TokenBudget(1000, counter)
+  schedule = run_budget.BudgetSchedule(0.01, warmup_steps=1, tokens=tokens, decay_share=0.4)
+  schedule(1)
+  for read, rate in ((100, 0.01), (600, 0.01), (800, 0.005), (900, 0.0025), (1000, 0.0)):
+    counter['tokens'] = read
+    assert schedule(5) == pytest.approx(rate), read
+  # The quick preset's recipe holds it; the others decay over the whole budget.
+  from summarizer.config import PRESETS  # pylint: disable=import-outside-toplevel
+  assert PRESETS['quick'].decay_share == 0.4 and PRESETS['tiny'].decay_share == 1.0
