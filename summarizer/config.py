@@ -282,6 +282,16 @@ def _is_number(value):
           and math.isfinite(value))
 
 
+def _check_budget(values, bad):
+  """Checks a run's time budget and the share of it its learning rate decays over."""
+  if values.get('max_minutes') is not None and not (_is_number(values['max_minutes'])
+                                                     and values['max_minutes'] > 0):
+    bad('max_minutes', 'null or a number above 0')
+  share = values.get('decay_share')
+  if share is not None and not (_is_number(share) and 0 < share <= 1):
+    bad('decay_share', 'null or a number above 0 and at most 1')
+
+
 def check_values(values, path='config.json'):
   """Checks every value of a config.json that the package reads.
 
@@ -308,12 +318,7 @@ def check_values(values, path='config.json'):
   if 'learning_rate' in values and not (_is_number(values['learning_rate'])
                                         and values['learning_rate'] >= 0):
     bad('learning_rate', 'a number, 0 or more')
-  if values.get('max_minutes') is not None and not (_is_number(values['max_minutes'])
-                                                     and values['max_minutes'] > 0):
-    bad('max_minutes', 'null or a number above 0')
-  share = values.get('decay_share')
-  if share is not None and not (_is_number(share) and 0 < share <= 1):
-    bad('decay_share', 'null or a number above 0 and at most 1')
+  _check_budget(values, bad)
   if 'truncate' in values and not isinstance(values['truncate'], bool):
     bad('truncate', 'true or false')
   for field in ('boundaries', 'batch_sizes'):
