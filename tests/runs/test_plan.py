@@ -410,3 +410,28 @@ def test_the_bar_of_a_run_budgeted_by_tokens_counts_its_tokens():
     counter['tokens'] = read
     report.step(step, 1.0)
     assert report.bar.n == min(read, 1000)
+
+
+def test_a_time_budget_planned_on_the_lessons_prices_the_stories_steps_too(clock):
+  from summarizer.config import PRESETS  # pylint: disable=import-outside-toplevel
+  config = PRESETS['quick']
+  repeat = RepeatPhase(2000, until_loss=0.3)
+  batches = repeat.batches(_batches(16, 64, 40), _batches(8, 256, 210))
+  next(batches)
+  run = _run(repeat=repeat)
+  run.config = config
+  budget = run_budget.Budget(10, started=clock.now)
+  plan = run_plan.Plan(run, budget, first_step=0)
+  clock.now += 1.0
+  line, step = None, 0
+  while line is None:  # 20 lesson steps a second of 640 tokens: 12,800 tokens/s, whole batches.
+    clock.now += 0.05
+    step += 1
+    line = plan.measure(step, 640 * step)
+  assert not run.split.on
+  seconds = budget.seconds_left()
+  lessons = run_plan.LESSON_STEPS_SEEN[1] - step
+  cost = run_plan.step_work(config, (8, 256)) / run_plan.step_work(config, (16, 64))
+  steps = int(lessons + (seconds - lessons / 20) * 20 / cost)
+  assert f'about {steps:,} steps in the ' in line
+  assert steps < 0.6 * seconds * 20  # Not every step at the lessons' pace.
