@@ -1,6 +1,7 @@
 """Train the summarizer as the course does: TrainTask, EvalTask and Loop.
 
   python -m summarizer.train --max-minutes 10      # your own summarizer in ten minutes
+  python -m summarizer.train --max-tokens 2500000  # ... in 2.5 million tokens, on any machine
   python -m summarizer.train                       # tiny model on the news corpus
   python -m summarizer.train --preset course --data tfds:cnn_dailymail
   python -m summarizer.train --output-dir runs/tiny --resume --max-steps 4000
@@ -39,10 +40,15 @@ MAX_MINUTES = 60.0 * 24 * 31
 
 
 def _add_length_flags(p, defaults):
-  """How long a run trains: a step count, a time budget, or both."""
+  """How long a run trains: a step count, a time budget, a token budget, or several."""
   p.add_argument('--max-steps', type=int, default=None,
                  help=f'train to this step (default: {defaults.max_steps}, or no limit '
-                      'with --max-minutes; with both, whichever comes first)')
+                      'with --max-minutes or --max-tokens; with several, whichever comes '
+                      'first)')
+  p.add_argument('--max-tokens', type=int, default=None,
+                 help='end training after this many training tokens, lessons included '
+                      '(the same run on every machine); the learning rate decays to zero '
+                      'as they are read. With --resume: this many more tokens')
   p.add_argument('--max-minutes', type=finite_float, default=None,
                  help='end the whole command (compiling, training, evaluation, saving, '
                       'calibration) within this many minutes of wall time; the '
@@ -89,14 +95,16 @@ def _add_lesson_flags(p):
 def _resolve_preset(ns, defaults):
   """The preset a run uses and the lessons it takes from it, where no flag gave them.
 
-  No ``--preset``: a resumed run's own; a new run with ``--max-minutes``
-  (from random weights), ``quick``, the ten-minute recipe; else ``tiny``.
+  No ``--preset``: a resumed run's own; a new run with ``--max-minutes`` or
+  ``--max-tokens`` (from random weights), ``quick``, the ten-minute recipe;
+  else ``tiny``.
   A resumed run, or one started from a model, takes no lesson that shapes
   new weights (``NEW_RUN_LESSONS``) unless a flag asks for it (and is refused).
   """
   if ns.preset is None:
     saved = _saved_preset(ns.output_dir) if ns.resume else None
-    fresh_budget = ns.max_minutes is not None and not ns.resume and not ns.init_from
+    budgeted = ns.max_minutes is not None or ns.max_tokens is not None
+    fresh_budget = budgeted and not ns.resume and not ns.init_from
     ns.preset = saved or ('quick' if fresh_budget else defaults.preset)
   lessons = dict(PRESET_LESSONS.get(ns.preset, {}))
   if ns.resume or ns.init_from:
@@ -183,7 +191,7 @@ def parse_args(argv=None):
   p.add_argument('--no-progress', dest='progress', action='store_false')
   _add_ending_flags(p, defaults)
   ns = p.parse_args(argv)
-  if ns.max_steps is None and ns.max_minutes is None:
+  if ns.max_steps is None and ns.max_minutes is None and ns.max_tokens is None:
     ns.max_steps = defaults.max_steps
   _resolve_preset(ns, defaults)
   _check_numbers(p, ns)
@@ -196,7 +204,7 @@ def _check_numbers(p, ns):
     p.error('--calibration-articles must not be negative')
   if ns.verdict_stories < 0:
     p.error('--verdict-stories must not be negative')
-  for name in ('max_steps', 'eval_steps', 'save_steps', 'eval_batches'):
+  for name in ('max_steps', 'max_tokens', 'eval_steps', 'save_steps', 'eval_batches'):
     if getattr(ns, name) is not None and getattr(ns, name) < 1:
       p.error(f'--{name.replace("_", "-")} must be at least 1')
   for name in ('copy_fraction', 'extract_fraction', 'short_fraction', 'long_fraction'):

@@ -1,4 +1,4 @@
-"""A run's time budget: when training must stop, and a schedule that fits it.
+"""A run's time and token budgets: when training must stop, and a schedule that fits them.
 
 ``--max-minutes N`` bounds the whole command: start-up, compiling, training,
 evaluations, the final save, the learning curve, the verdict against Lead-3
@@ -9,12 +9,16 @@ at the first step past what is left, saves, and the run ends as any other.
 The verdict and the calibration always read all their stories and articles:
 where they take longer than kept for them, the run says by how much.
 
-The learning rate then follows the clock, not a step count: a linear
-warm-up over the preset's warm-up steps, then a linear decay that reaches
-zero when the training time is spent (or at ``--max-steps``, if that comes
-first). A schedule that ends with the budget is what a short run learns
-most from; the course's rsqrt decay never ends, so a run cut short stops at
-a learning rate still high.
+``--max-tokens N`` bounds the training tokens instead (``TokenBudget``):
+training stops at the first step past N, whatever the machine's speed.
+
+The learning rate then follows the clock (or the tokens), not a step count:
+a linear warm-up over the preset's warm-up steps, the peak held until the
+preset's last ``decay_share`` of the budget (1: no hold), then a linear decay
+that reaches zero when the training time is spent (or at ``--max-steps``, or
+when ``--max-tokens`` are read, whichever comes first). A schedule that ends
+with the budget is what a short run learns most from; the course's rsqrt
+decay never ends, so a run cut short stops at a learning rate still high.
 """
 
 import time
@@ -87,6 +91,37 @@ class Budget:
     return max((time.monotonic() if now is None else now) - self.end, 0.0)
 
 
+class TokenBudget:
+  """A run's budget of training tokens (``--max-tokens``), lessons included.
+
+  Tokens are counted as the training batches are drawn (``prepare.Run.counter``),
+  so a run of a given budget reads the same batches on every machine.
+
+  Args:
+    tokens: The tokens the run may read.
+    counter: The run's counter, whose ``'tokens'`` grows as batches are drawn.
+  """
+
+  def __init__(self, tokens, counter):
+    self.tokens, self.counter = int(tokens), counter
+
+  def read(self):
+    """The tokens read so far."""
+    return self.counter['tokens']
+
+  def left(self):
+    """The tokens the run may still read (0 once spent)."""
+    return max(self.tokens - self.read(), 0)
+
+  def spent(self):
+    """Whether training must stop now."""
+    return self.read() >= self.tokens
+
+  def fraction(self):
+    """How much of the budget has been read, from 0 to 1."""
+    return min(self.read() / max(self.tokens, 1), 1.0)
+
+
 class BudgetSchedule:
   """A learning-rate schedule that warms up, then decays to zero as the budget ends.
 
@@ -102,19 +137,25 @@ class BudgetSchedule:
       budget and ``max_steps`` comes first.
     split: The run's ``prepare.SplitBatches``, whose steps on split batches
       take its ``peak_scale`` of the peak; None: the peak.
+    tokens: The run's ``TokenBudget``, or None.
+    decay_share: The last share of the run over which the rate decays to
+      zero; before it, the peak holds (1: a decay over the whole run).
   """
 
   def __init__(self, peak, warmup_steps, budget=None, first_step=None, max_steps=None,
-               split=None):
-    self.peak, self.split = peak, split
+               split=None, tokens=None, decay_share=1.0):
+    self.peak, self.split, self.tokens = peak, split, tokens
+    self.decay_share = decay_share
     self.warmup_steps = max(int(warmup_steps), 1)
     self.budget = budget
     self.first_step = first_step
     self.max_steps = max_steps
 
   def progress(self, step):
-    """The share of the run done at ``step``, by the clock or the step count."""
+    """The share of the run done at ``step``, by the clock, the tokens or the step count."""
     done = self.budget.train_fraction() if self.budget is not None else 0.0
+    if self.tokens is not None:
+      done = max(done, self.tokens.fraction())
     if self.max_steps is not None and self.max_steps > self.first_step:
       done = max(done, (step - self.first_step) / (self.max_steps - self.first_step))
     return min(max(done, 0.0), 1.0)
@@ -124,4 +165,4 @@ class BudgetSchedule:
       self.first_step = step - 1
     warm = min((step - self.first_step) / self.warmup_steps, 1.0)
     peak = self.peak * (self.split.peak_scale if self.split is not None else 1.0)
-    return peak * max(warm, 0.0) * (1.0 - self.progress(step))
+    return peak * max(warm, 0.0) * min((1.0 - self.progress(step)) / self.decay_share, 1.0)

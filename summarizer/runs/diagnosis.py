@@ -39,6 +39,12 @@ def diagnose(run, step, plan, budget, verdict, ending_seconds):
                 DEFAULT_MORE_MINUTES)
   more = (f'python -m summarizer.train --output-dir {run.args.output_dir} --resume '
           f'--max-minutes {minutes}')
+  # A run budgeted by tokens alone learns the same on any machine: its speed is no
+  # cause, and more tokens, not minutes, go on from it (half its budget again).
+  tokens = getattr(run.args, 'max_tokens', None) if budget is None else None
+  if tokens is not None:
+    more = (f'python -m summarizer.train --output-dir {run.args.output_dir} --resume '
+            f'--max-tokens {_round_tokens(tokens / 2)}')
   lines = []
   repeat = run.repeat
   if repeat is not None and repeat.ended_at is None:
@@ -47,7 +53,7 @@ def diagnose(run, step, plan, budget, verdict, ending_seconds):
                  f'{repeat.recent_loss():.2f}{until}, so its model has read no story; more '
                  f'time goes to the stories: {more}')
   behind = undertrained.shortfalls(verdict) if verdict is not None else []
-  if plan is not None and plan.slow():
+  if plan is not None and plan.slow() and tokens is None:
     speed = plan.run_tokens_per_second or plan.tokens_per_second
     advice = (f'close other programs, or give the run more minutes: {more}'
               if verdict is None or behind else 'its model clears the bar all the same')
@@ -67,3 +73,10 @@ def diagnose(run, step, plan, budget, verdict, ending_seconds):
     lines.append(f'the model is below the bar ({"; ".join(behind)}): '
                  f'each of its summaries will warn so; train it longer: {more}')
   return [f'diagnosis: {line}' for line in lines]
+
+
+def _round_tokens(tokens):
+  """``tokens`` to two significant digits (1,250,000 -> 1200000), at least 1,000."""
+  tokens = max(int(tokens), 1000)
+  scale = 10 ** (len(str(tokens)) - 2)
+  return tokens // scale * scale

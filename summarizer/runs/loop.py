@@ -32,7 +32,7 @@ from summarizer.runs import locks
 from summarizer.runs import manifest
 from summarizer.runs import run_dir
 from summarizer.runs import saving
-from summarizer.runs.budget import Budget
+from summarizer.runs.budget import Budget, TokenBudget
 from summarizer.runs.hooked_loop import HookedLoop, quiet_loop_log
 from summarizer.runs.plan import EvalClock, Plan, split_from_start
 from summarizer.runs.prepare import prepare, tasks
@@ -56,7 +56,7 @@ def _steps(loop, run, report, stop, clock):
   saved = False
   try:
     if args.max_steps is None:
-      while True:  # Until the budget is spent (or a signal): BudgetSpent, Stopped.
+      while True:  # Until a budget is spent (or a signal): BudgetSpent, Stopped.
         loop.run(STEPS_PER_CALL)
     elif loop.step < args.max_steps:
       loop.run(args.max_steps - loop.step)
@@ -116,8 +116,9 @@ def train(args, started=None, judge=None):
 def _train_locked(args, budget, started, judge):
   run = prepare(args)
   args, config, out = run.args, run.config, run.args.output_dir
+  tokens = TokenBudget(args.max_tokens, run.counter) if args.max_tokens is not None else None
   split_from_start(run, budget)  # Before the tasks draw their first batch.
-  train_task, eval_task = tasks(run, budget)
+  train_task, eval_task = tasks(run, budget, tokens)
   clock = EvalClock(args.eval_steps, args.max_steps)
   with quiet_loop_log(os.path.join(out, 'train.log')) as log, stop_signals() as stop:
 
@@ -135,7 +136,7 @@ def _train_locked(args, budget, started, judge):
         raise Diverged(step)
       if stop['signal'] is not None:
         raise Stopped()
-      if budget is not None and budget.spent():
+      if (budget is not None and budget.spent()) or (tokens is not None and tokens.spent()):
         raise BudgetSpent()
 
     def on_eval():
@@ -161,9 +162,9 @@ def _train_locked(args, budget, started, judge):
       loop.update_weights_and_state(weights=_initial_weights(args, loop.model.weights))
     _announce(run, loop)
     _record(run, loop)
-    plan = Plan(run, budget, loop.step)
+    plan = Plan(run, budget, loop.step, tokens)
     report = Report(args, run.counter, loop.step, budget, preview_of(run),
-                    lessons=run.repeat is not None)
+                    lessons=run.repeat is not None, tokens=tokens)
     try:
       stopped_by = _steps(loop, run, report, stop, clock)
     except Diverged as e:
@@ -212,12 +213,17 @@ def _announce(run, loop):
   until = [f'to {args.max_steps}'] if args.max_steps is not None else []
   if args.max_minutes is not None:
     until.append(f'for {args.max_minutes:g} minutes')
+  if args.max_tokens is not None:
+    until.append(f'for {args.max_tokens:,} tokens')
   print(f'{"resuming" if run.resuming else "training"} {config.preset} '
         f'({n_weights / 1e6:.1f}M parameters) on {args.data} '
         f'from step {loop.step} {" or ".join(until)}, '
         f'{trax.fastmath.local_device_count()} device(s), output in {args.output_dir}',
         flush=True)
-  print('config: ' + ', '.join(f'{k}={v}' for k, v in config.to_dict().items()), flush=True)
+  shown = config.to_dict()
+  if args.max_minutes is None and args.max_tokens is None:
+    del shown['decay_share']  # The course's schedule has no budget to decay over.
+  print('config: ' + ', '.join(f'{k}={v}' for k, v in shown.items()), flush=True)
 
 
 def _finish(run, loop, report, stopped_by, budget, started, judge=None, plan=None):

@@ -87,6 +87,13 @@ SPLIT_SHARE = 0.5
 PROBE_SECONDS = 0.5
 PROBE_ROWS = 1024
 PROBE_RATE = 416
+# The steps the quick preset's repeat lessons took to end on their loss, new runs on the
+# news corpus: on whole batches about 900 (the phase's docstring: 800 to over 1,000), on
+# quarter batches 1,818 and 1,860 (2026-11-27, seeds 0). A plan made during the lessons
+# counts on them, at most the phase's most steps; a phase with no loss to end on, on those.
+LESSON_STEPS_SEEN = {1: 900, 4: 1850}
+# Story batches the plan reads ahead to learn what a story step holds and costs.
+STORY_SAMPLE = 8
 # The most of a budgeted run's steps the repeat lessons may take: on a slow
 # machine, a model that writes the stories' sentences beats one that never
 # read a story. Refitted at each evaluation to the run's speed so far.
@@ -132,8 +139,8 @@ class Plan:
     recipe_speed: The tokens a second the preset was tuned at, or None.
   """
 
-  def __init__(self, run, budget, first_step):
-    self.run, self.budget, self.first_step = run, budget, first_step
+  def __init__(self, run, budget, first_step, tokens=None):
+    self.run, self.budget, self.first_step, self.tokens = run, budget, first_step, tokens
     self.recipe_speed = RECIPE_TOKENS_PER_SECOND.get(run.config.preset)
     self.tokens_per_second = None
     self.run_tokens_per_second = None  # The whole run's, once it has ended.
@@ -144,6 +151,7 @@ class Plan:
     self._spans = []  # (seconds, steps, tokens) from one measured step's end to the next's.
     # The preset's most lesson steps: a plan may lower the phase's max_steps, never raise it above.
     self._lesson_steps = run.repeat.max_steps if run.repeat is not None else None
+    self._token_seconds = math.inf  # How long the token budget lasts, once planned.
     if run.split.on and run.repeat is not None:  # Split from the first step (split_from_start).
       self._lesson_steps *= run.split.per_batch
       run.repeat.max_steps = self._lesson_steps
@@ -185,20 +193,22 @@ class Plan:
 
   def _line(self, step, steps_per_second):
     args, repeat = self.run.args, self.run.repeat
-    if self.budget is not None:
-      seconds = max(self.budget.seconds_left(), 0.0)
-      steps = int(seconds * steps_per_second)
+    parts = ' of a quarter batch' if self.run.split.on else ''
+    if self.budget is not None or self.tokens is not None:
+      seconds, steps = self._steps_left(step, steps_per_second)
       if args.max_steps is not None:
         steps = min(steps, args.max_steps - step)
-      parts = ' of a quarter batch' if self.run.split.on else ''
-      room = f'about {steps:,} steps{parts} in the {_duration(seconds)} of training left'
+      room = (f'about {steps:,} steps{parts} in the {_duration(seconds)} of training left'
+              if self.tokens is None or seconds < self._token_seconds else
+              f'about {steps:,} steps{parts} ({_duration(seconds)}) to '
+              f'{self.tokens.tokens:,} tokens')
     else:
       steps = args.max_steps - step
       room = f'about {_duration(steps / max(steps_per_second, 1e-9))} to step {args.max_steps:,}'
     phases = 'the stories'
     if repeat is not None and repeat.ended_at is None:
       share = ''
-      if self.budget is not None and self._fit_lessons(step, steps):
+      if (self.budget is not None or self.tokens is not None) and self._fit_lessons(step, steps):
         share = f': {MAX_LESSON_SHARE:.0%} of the steps this machine makes in the budget'
       until = (f'until their loss is below {repeat.until_loss:g} '
                if repeat.until_loss is not None else '')
@@ -209,6 +219,58 @@ class Plan:
     split = (' (at this speed a step costs what its rows do, and more, smaller steps learn '
              'more)' if self.run.split.on else '')
     return f'plan: {phases}; this machine: {speed}, {room}{split}{self._short_of_bar()}'
+
+  def _steps_left(self, step, steps_per_second):
+    """(seconds, steps) of training left by the budgets, the lessons' steps priced as theirs.
+
+    Measured on the repeat lessons, the pace says nothing of the stories'
+    steps: a story step holds about 2.5 times a lesson step's tokens and
+    costs about 2.3 times its time (their shapes' ``step_work``). Counting
+    every step at the lessons' pace promised twice the steps a run made.
+    """
+    tokens_per_step = self.tokens_per_second / max(steps_per_second, 1e-9)
+    lessons = self._lesson_steps_left(step)
+    story = self._story_step() if lessons else None
+    if story is None:  # Measured on the stories themselves (or no sample of them).
+      lessons, story = 0, (tokens_per_step, 1.0)
+    story_tokens, cost = story
+    lesson_seconds = lessons / max(steps_per_second, 1e-9)
+    seconds = self.budget.seconds_left() if self.budget is not None else math.inf
+    # The seconds the token budget lasts at these paces.
+    token_seconds = math.inf
+    if self.tokens is not None:
+      left = self.tokens.left()
+      lesson_tokens = min(lessons * tokens_per_step, left)
+      token_seconds = (lesson_tokens / tokens_per_step + (left - lesson_tokens) / story_tokens
+                       * cost) / max(steps_per_second, 1e-9)
+    self._token_seconds = token_seconds
+    seconds = max(min(seconds, token_seconds), 0.0)
+    if seconds <= lesson_seconds:
+      return seconds, int(seconds * steps_per_second)
+    return seconds, int(lessons + (seconds - lesson_seconds) * steps_per_second / cost)
+
+  def _lesson_steps_left(self, step):
+    """The repeat lessons' steps a plan counts on from ``step`` (0 once they are over)."""
+    repeat = self.run.repeat
+    if repeat is None or repeat.ended_at is not None:
+      return 0
+    most = repeat.max_steps
+    if repeat.until_loss is not None:
+      most = min(most, LESSON_STEPS_SEEN.get(self.run.split.per_batch, most))
+    return max(most - (step - self.first_step), 0)
+
+  def _story_step(self):
+    """(tokens, cost) of a story step, its cost in lesson steps; None without a sample."""
+    repeat = self.run.repeat
+    sample = repeat.story_batches(STORY_SAMPLE) if repeat.lesson_shape is not None else []
+    if not sample:
+      return None
+    ways = self.run.split.per_batch
+    config = self.run.config
+    tokens = np.mean([np.count_nonzero(batch[0]) for batch in sample]) / ways
+    work = np.mean([step_work(config, batch[0].shape) for batch in sample])
+    lesson_work = step_work(config, repeat.lesson_shape)
+    return tokens, work / lesson_work
 
   def _short_of_bar(self):
     """'; at this speed ...' where the budget reads far fewer tokens than the bar took, else ''."""
@@ -282,10 +344,37 @@ class Plan:
             and speed < SLOW_SHARE * self.recipe_speed)
 
 
+def step_work(config, shape):
+  """The arithmetic of a training step on a batch of ``shape`` (rows, length), in any unit.
+
+  Per position, the layers' matrix products and the output layer; per pair
+  of positions, the attention. A step of quarter batches does a quarter of it.
+  """
+  rows, length = shape
+  per_position = (config.n_layers * (4 * config.d_model ** 2 + 2 * config.d_model * config.d_ff)
+                  + config.d_model * config.vocab_size)
+  return rows * length * (per_position + 2 * config.n_layers * config.d_model * length)
+
+
 def may_split(run, budget):
-  """Whether a run may split its batches: budgeted, its preset has a recipe, no --max-steps."""
+  """Whether a run may split its batches by its measured speed.
+
+  It may where it is budgeted by time alone (no ``--max-steps``, no
+  ``--max-tokens``) and its preset has a recipe. A run with ``--max-tokens``
+  splits or not whatever the machine (``splits_by_tokens``).
+  """
   return (budget is not None and run.config.preset in RECIPE_TOKENS_PER_SECOND
-          and run.args.max_steps is None)
+          and run.args.max_steps is None and run.args.max_tokens is None)
+
+
+def splits_by_tokens(run):
+  """Whether a run splits its batches from the first step for its token budget, on any machine.
+
+  A run of a preset with a recipe, budgeted by tokens and not by steps: its
+  budget learns most from small steps (``SPLIT_SHARE``), wherever it runs.
+  """
+  return (run.args.max_tokens is not None and run.args.max_steps is None
+          and run.config.preset in RECIPE_TOKENS_PER_SECOND)
 
 
 def split_from_start(run, budget, probe=None):
@@ -301,6 +390,9 @@ def split_from_start(run, budget, probe=None):
   Returns:
     The tokens a second the probe guesses for the run, or None where it may not split.
   """
+  if splits_by_tokens(run):
+    run.split.on = True
+    return None
   if not may_split(run, budget):
     return None
   rate = probe_speed() if probe is None else probe

@@ -144,14 +144,14 @@ def prepare(args):
              directory)
 
 
-def tasks(run, budget=None):
+def tasks(run, budget=None, tokens=None):
   """Returns the course's TrainTask and EvalTask for a prepared run.
 
   Training may weigh the article too and mixes in the lessons; evaluation
   weighs the summary only, as the course does, so eval losses compare
-  across runs. A run with a time budget (``summarizer.runs.budget``) has a
-  learning rate that decays to zero as the budget ends; any other, the
-  course's warm-up and rsqrt decay.
+  across runs. A run with a time budget or a token budget (``tokens``, a
+  ``summarizer.runs.budget.TokenBudget``) has a learning rate that decays to
+  zero as the budget ends; any other, the course's warm-up and rsqrt decay.
   """
   args, config = run.args, run.config
 
@@ -178,7 +178,7 @@ def tasks(run, budget=None):
       loss_layer=tl.CrossEntropyLoss(),
       optimizer=trax.optimizers.Adam(config.learning_rate, b2=config.adam_b2,
                                      clip_grad_norm=config.clip_grad_norm),
-      lr_schedule=_schedule(run, budget),
+      lr_schedule=_schedule(run, budget, tokens),
       n_steps_per_checkpoint=args.save_steps)
   eval_task = training.EvalTask(
       labeled_data=stream('validation'),
@@ -206,6 +206,8 @@ class RepeatPhase:
     self.ended_at, self.loss, self.learned = None, None, False
     self._losses = collections.deque(maxlen=window)
     self._steps = 0
+    self.lesson_shape = None  # The (rows, length) of the lessons' first batch.
+    self._stories, self._peeked = None, []
 
   def feed(self, step, loss):
     """Takes a step's loss (the train loop's hook); ends the phase when it is time."""
@@ -224,25 +226,42 @@ class RepeatPhase:
     return float(np.mean(self._losses)) if self._losses else None
 
   def batches(self, lessons, stories):
-    """Yields repeat lessons while the phase lasts (at most its steps), then the stories."""
+    """Returns the batches: repeat lessons while the phase lasts (at most its steps), then the stories."""
+    self._stories = stories
+    return self._lessons_then_stories(lessons)
+
+  def _lessons_then_stories(self, lessons):
     # One more than the steps: Trax's TrainTask takes the first batch as its sample.
-    yield next(lessons)
+    first = next(lessons)
+    self.lesson_shape = getattr(first[0], 'shape', None)  # None: not an array (a stand-in).
+    yield first
     drawn = 0
     while self.ended_at is None and drawn < self.max_steps:  # A plan may lower max_steps.
       drawn += 1
       yield next(lessons)
     if self.ended_at is None:  # Drawn without a loop feeding the losses.
       self.ended_at = self.max_steps
-    yield from stories
+    yield from self._peeked
+    self._peeked = []
+    yield from self._stories
+
+  def story_batches(self, n):
+    """The stories' first ``n`` batches, read ahead (they are trained on as they come), or []."""
+    if self._stories is None:
+      return []
+    while len(self._peeked) < n:
+      self._peeked.append(next(self._stories))
+    return self._peeked[:n]
 
 
-def _schedule(run, budget):
-  """The run's learning-rate schedule: fitted to its budget, or the course's."""
+def _schedule(run, budget, tokens=None):
+  """The run's learning-rate schedule: fitted to its budgets, or the course's."""
   config = run.config
-  if budget is None:
+  if budget is None and tokens is None:
     return trax.lr.warmup_and_rsqrt_decay(config.warmup_steps, config.learning_rate)
   return BudgetSchedule(config.learning_rate, config.warmup_steps, budget,
-                        max_steps=run.args.max_steps, split=run.split)
+                        max_steps=run.args.max_steps, split=run.split, tokens=tokens,
+                        decay_share=config.decay_share)
 
 
 def _counted(stream, counter):

@@ -31,9 +31,13 @@ class Report:
     lessons: Whether the run begins with repeat lessons: its lines then say
       which phase they are in, and the train loss of the lessons is never
       averaged with the stories'.
+    tokens: The run's ``TokenBudget`` (``--max-tokens``), or None. With one
+      and no ``budget``, the bar counts the tokens read; with both, it counts
+      seconds and shows the tokens read beside them.
   """
 
-  def __init__(self, args, counter, first_step, budget=None, preview=None, lessons=False):
+  def __init__(self, args, counter, first_step, budget=None, preview=None, lessons=False,
+               tokens=None):
     self.counter = counter
     self._lessons = lessons
     self._phase_start = 0  # Index in train_losses of the current phase's first step.
@@ -42,9 +46,12 @@ class Report:
     self.train_losses = []
     self.started = time.time()
     self._last_line = None
-    self._budget = budget
+    self._budget, self._tokens = budget, tokens
     self.first_step_at = None  # time.monotonic() at the end of the first step.
-    if budget is None:
+    if budget is None and tokens is not None:
+      self.bar = progress.bar(total=tokens.tokens, unit='token',
+                              desc='training', disable=not args.progress)
+    elif budget is None:
       self.bar = progress.bar(total=args.max_steps, initial=first_step, unit='step',
                               desc='training', disable=not args.progress)
     else:
@@ -60,6 +67,12 @@ class Report:
     self.train_losses.append((step, loss))
     elapsed = max(time.time() - self.started, 1e-9)
     shown = dict(batch_loss=f'{loss:.3f}', tok_s=f'{self.counter["tokens"] / elapsed:.0f}')
+    if self._tokens is not None and self._budget is None:
+      self.bar.set_postfix(step=step, **shown)
+      self.bar.update(min(self._tokens.read(), self._tokens.tokens) - self.bar.n)
+      return
+    if self._tokens is not None:
+      shown['tokens'] = f'{self._tokens.read() / 1e6:.2f}M/{self._tokens.tokens / 1e6:.2f}M'
     if self._budget is None:
       self.bar.set_postfix(**shown)
       self.bar.update(1)

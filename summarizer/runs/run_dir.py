@@ -405,7 +405,7 @@ def save_run_config(run, steps):
                 long_fraction=args.long_fraction, extract_fraction=args.extract_fraction,
                 tied_init=args.tied_init, embedding_scale=args.embedding_scale,
                 repeat_steps=args.repeat_steps, repeat_until_loss=args.repeat_until_loss,
-                max_minutes=args.max_minutes)
+                max_minutes=args.max_minutes, max_tokens=args.max_tokens)
   this_run = dict(levers, init_from=args.init_from, steps=steps)
   if run.split.on:
     this_run['split_batches'] = True

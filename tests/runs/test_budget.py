@@ -154,3 +154,67 @@ def test_a_machine_the_probe_finds_slow_trains_on_split_batches_from_the_first_s
   whole = run_loop.train(micro_args(tmp_path / 'steps', max_steps=4, max_minutes=0.5,
                                     eval_steps=1000, save_steps=1000))
   assert probed == [1] and not whole['split_batches']
+
+
+def test_the_schedule_decays_to_zero_as_the_tokens_are_read():
+  counter = {'tokens': 0}
+  tokens = run_budget.TokenBudget(1000, counter)
+  schedule = run_budget.BudgetSchedule(0.01, warmup_steps=2, tokens=tokens)
+  assert schedule(1) == pytest.approx(0.005)  # Warming up, nothing read.
+  counter['tokens'] = 250
+  assert schedule(3) == pytest.approx(0.0075) and not tokens.spent()
+  counter['tokens'] = 1000
+  assert schedule(9) == 0.0 and tokens.spent() and tokens.left() == 0
+  # With a step limit too, whichever ends first: half the steps, a tenth of the tokens.
+  counter['tokens'] = 100
+  both = run_budget.BudgetSchedule(1.0, warmup_steps=1, first_step=0, max_steps=20,
+                                   tokens=tokens)
+  assert both(10) == pytest.approx(0.5)
+
+
+@pytest.mark.slow
+def test_a_run_ends_after_its_tokens_and_resumes_for_as_many_more(tmp_path):
+  out = tmp_path / 'run'
+  first = run_loop.train(micro_args(out, max_steps=None, max_tokens=2000, eval_steps=1000,
+                                    save_steps=1000))
+  assert first['step'] > 1 and not first['interrupted']
+  values = json.loads((out / 'config.json').read_text())
+  assert values['max_tokens'] == 2000 and values['max_steps'] is None
+  assert values['lineage'][-1]['max_tokens'] == 2000
+  # It stopped at the first step that read its tokens: the step before had not.
+  read = first['tokens_per_second'] * first['seconds']
+  assert read >= 2000 * 0.98
+  resumed = run_loop.train(micro_args(out, resume=True, max_steps=None, max_tokens=2000,
+                                      eval_steps=1000, save_steps=1000))
+  assert resumed['step'] - first['step'] == pytest.approx(first['step'], abs=first['step'] // 2 + 1)
+  # A time budget that ends first ends the run before its tokens.
+  short = run_loop.train(micro_args(tmp_path / 'short', max_steps=None, max_tokens=10**9,
+                                    max_minutes=1.0, eval_steps=1000, save_steps=1000))
+  assert short['wall_seconds'] <= 75 and not short['interrupted']
+
+
+def test_max_tokens_is_refused_below_one_lifts_the_step_default_and_picks_the_recipe(
+    tmp_path, capsys):
+  for bad in ('0', '-5', 'x'):
+    with pytest.raises(SystemExit) as exited:
+      train_command.main(['--output-dir', str(tmp_path / 'run'), '--max-tokens', bad])
+    assert exited.value.code == 2
+    assert '--max-tokens' in capsys.readouterr().err
+  assert not (tmp_path / 'run').exists()
+  args = train_command.parse_args(['--max-tokens', '2500000'])
+  assert (args.max_steps, args.max_tokens, args.preset) == (None, 2_500_000, 'quick')
+  both = train_command.parse_args(['--max-tokens', '100', '--max-minutes', '3'])
+  assert (both.max_tokens, both.max_minutes, both.max_steps) == (100, 3.0, None)
+
+
+def test_the_schedule_holds_its_peak_until_its_last_share_then_decays():
+  counter = {'tokens': 0}
+  tokens = run_budget.TokenBudget(1000, counter)
+  schedule = run_budget.BudgetSchedule(0.01, warmup_steps=1, tokens=tokens, decay_share=0.4)
+  schedule(1)
+  for read, rate in ((100, 0.01), (600, 0.01), (800, 0.005), (900, 0.0025), (1000, 0.0)):
+    counter['tokens'] = read
+    assert schedule(5) == pytest.approx(rate), read
+  # The quick preset's recipe holds it; the others decay over the whole budget.
+  from summarizer.config import PRESETS  # pylint: disable=import-outside-toplevel
+  assert PRESETS['quick'].decay_share == 0.4 and PRESETS['tiny'].decay_share == 1.0

@@ -35,7 +35,8 @@ def _run(preset='quick', repeat=None, max_steps=None, resuming=False, data='news
   return types.SimpleNamespace(
       config=types.SimpleNamespace(preset=preset), repeat=repeat, resuming=resuming,
       start_weights=None, split=SplitBatches(),
-      args=types.SimpleNamespace(max_steps=max_steps, output_dir='runs/mine', data=data,
+      args=types.SimpleNamespace(max_steps=max_steps, max_tokens=None, output_dir='runs/mine',
+                                 data=data,
                                  verdict_stories=100, calibration_articles=500))
 
 
@@ -245,6 +246,15 @@ def test_the_end_of_a_run_says_what_went_wrong_in_plain_words(clock):
       'diagnosis: this machine trained at 3,119 tokens/s, against the 16,000 the recipe was '
       'tuned at: it is busy (other programs use its cores) or slow, so its minutes taught '
       'less; its model clears the bar all the same']
+  # A run budgeted by tokens alone learns as much on a slow machine: it is sent for more
+  # tokens, and its speed is no cause.
+  by_tokens = _run(repeat=repeat)
+  by_tokens.args.max_tokens = 2_500_000
+  below = dict(verdict, model=dict(good['model'], entity_precision=0.7))
+  assert diagnosis.diagnose(by_tokens, 7000, plan, None, below, 9.0) == [
+      'diagnosis: the model is below the bar (70% of the names and numbers it writes are in '
+      'the article): each of its summaries will warn so; train it longer: python -m '
+      'summarizer.train --output-dir runs/mine --resume --max-tokens 1200000']
 
 
 def test_the_train_loss_of_the_stories_is_not_averaged_with_the_lessons():
@@ -344,3 +354,84 @@ def test_split_batches_part_each_batch_and_keep_its_rows_at_a_lower_peak():
                                   batches[1][k])
   assert split.per_batch == ways
   assert schedule(2) == pytest.approx(0.005 * SplitBatches.PEAK_SCALE * 0.98)
+
+
+def _batches(rows, length, tokens_per_row):
+  """Batches of ``rows`` rows ``length`` long, each with ``tokens_per_row`` tokens, forever."""
+  inputs = np.zeros((rows, length), np.int32)
+  inputs[:, :tokens_per_row] = 5
+  while True:
+    yield inputs, inputs, np.ones_like(inputs, np.float32)
+
+
+def test_a_plan_made_on_the_lessons_prices_the_stories_steps_as_theirs(clock):
+  # The lessons: 16 rows of 64 positions, 40 tokens each; the stories: 8 rows of 256, 210
+  # tokens each. Measured on the lessons, a plan that counted every step at their pace
+  # promised about twice the steps the run made.
+  from summarizer.config import PRESETS
+  config = PRESETS['quick']
+  repeat = RepeatPhase(2000, until_loss=0.3)
+  batches = repeat.batches(_batches(16, 64, 40), _batches(8, 256, 210))
+  next(batches)  # Trax's sample batch: the lessons' shape.
+  run = _run(repeat=repeat)
+  run.config = config
+  counter = {'tokens': 0}
+  tokens = run_budget.TokenBudget(2_000_000, counter)
+  plan = run_plan.Plan(run, None, first_step=0, tokens=tokens)
+  line, step = None, 0
+  while line is None:  # 8 lesson steps a second, 640 tokens each.
+    clock.now += 0.125
+    step += 1
+    counter['tokens'] = 640 * step
+    line = plan.measure(step, counter['tokens'])
+  assert plan.tokens_per_second == pytest.approx(5120)
+  lesson_steps = run_plan.LESSON_STEPS_SEEN[1] - step
+  story_steps = (2_000_000 - 640 * step - 640 * lesson_steps) / (8 * 210)
+  cost = run_plan.step_work(config, (8, 256)) / run_plan.step_work(config, (16, 64))
+  assert 1.5 < cost < 3  # A story step costs more than a lesson step, less than its tokens.
+  seconds = lesson_steps / 8 + story_steps * cost / 8
+  assert f'about {int(lesson_steps + story_steps):,} steps' in line
+  assert f'({run_plan._duration(seconds)}) to 2,000,000 tokens' in line
+  assert int(lesson_steps + story_steps) < 0.6 * (2_000_000 - 640 * step) / 640
+  # The stories read ahead are trained on, first, once the lessons end.
+  repeat.ended_at = 50
+  story = next(batches)
+  assert story[0].shape == (8, 256)
+
+
+def test_the_bar_of_a_run_budgeted_by_tokens_counts_its_tokens():
+  from summarizer.runs.report import Report  # pylint: disable=import-outside-toplevel
+  args = types.SimpleNamespace(eval_batches=1, progress=False, max_steps=None)
+  counter = {'tokens': 0}
+  tokens = run_budget.TokenBudget(1000, counter)
+  report = Report(args, counter, 0, tokens=tokens)
+  assert report.bar.total == 1000 and report.bar.unit == 'token'
+  for step, read in enumerate([300, 700, 1100], start=1):
+    counter['tokens'] = read
+    report.step(step, 1.0)
+    assert report.bar.n == min(read, 1000)
+
+
+def test_a_time_budget_planned_on_the_lessons_prices_the_stories_steps_too(clock):
+  from summarizer.config import PRESETS  # pylint: disable=import-outside-toplevel
+  config = PRESETS['quick']
+  repeat = RepeatPhase(2000, until_loss=0.3)
+  batches = repeat.batches(_batches(16, 64, 40), _batches(8, 256, 210))
+  next(batches)
+  run = _run(repeat=repeat)
+  run.config = config
+  budget = run_budget.Budget(10, started=clock.now)
+  plan = run_plan.Plan(run, budget, first_step=0)
+  clock.now += 1.0
+  line, step = None, 0
+  while line is None:  # 20 lesson steps a second of 640 tokens: 12,800 tokens/s, whole batches.
+    clock.now += 0.05
+    step += 1
+    line = plan.measure(step, 640 * step)
+  assert not run.split.on
+  seconds = budget.seconds_left()
+  lessons = run_plan.LESSON_STEPS_SEEN[1] - step
+  cost = run_plan.step_work(config, (8, 256)) / run_plan.step_work(config, (16, 64))
+  steps = int(lessons + (seconds - lessons / 20) * 20 / cost)
+  assert f'about {steps:,} steps in the ' in line
+  assert steps < 0.6 * seconds * 20  # Not every step at the lessons' pace.
