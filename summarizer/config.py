@@ -94,8 +94,8 @@ class Config:
                                 # 1 / (1 - adam_b2) steps.
   clip_grad_norm: float = None  # Scale each step's whole gradient down to at
                                 # most this norm (None: no clipping, Trax's default).
-  decay_share: float = 1.0      # A budgeted run's learning rate holds its peak, then
-                                # decays to zero over this last share of the budget.
+  decay_share: float = 1.0      # A token-budgeted run's learning rate holds its peak,
+                                # then decays to zero over this last share of the budget.
 
   def model_kwargs(self):
     """Returns the keyword arguments of ``TransformerLM`` for this config."""
@@ -148,8 +148,8 @@ PRESETS = {
     # two cores would gain few steps from it). Adam remembers its squared
     # gradients for about 20 steps, not 1,000, and a step's gradient norm is
     # clipped at 1: when the repeat lessons give way to the stories, its step
-    # sizes follow the new gradients at once. A budgeted run holds the peak
-    # for the first 60% of its budget and decays over the last 40%: in 2.5
+    # sizes follow the new gradients at once. A token-budgeted run holds the
+    # peak for the first 60% of its budget and decays over the last 40%: in 2.5
     # million tokens, a decay over the whole budget left the model below the
     # bar on the validation stories (entity P/R 0.78/0.31), this one above it
     # (0.91/0.43; data/model/README.md, what was tried).

@@ -13,8 +13,8 @@ where they take longer than kept for them, the run says by how much.
 training stops at the first step past N, whatever the machine's speed.
 
 The learning rate then follows the clock (or the tokens), not a step count:
-a linear warm-up over the preset's warm-up steps, the peak held until the
-preset's last ``decay_share`` of the budget (1: no hold), then a linear decay
+a linear warm-up over the preset's warm-up steps, with a token budget the
+peak held until the preset's last ``decay_share`` of it, then a linear decay
 that reaches zero when the training time is spent (or at ``--max-steps``, or
 when ``--max-tokens`` are read, whichever comes first). A schedule that ends
 with the budget is what a short run learns most from; the course's rsqrt

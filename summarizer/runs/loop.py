@@ -221,8 +221,8 @@ def _announce(run, loop):
         f'{trax.fastmath.local_device_count()} device(s), output in {args.output_dir}',
         flush=True)
   shown = config.to_dict()
-  if args.max_minutes is None and args.max_tokens is None:
-    del shown['decay_share']  # The course's schedule has no budget to decay over.
+  if args.max_tokens is None:
+    del shown['decay_share']  # Only a token budget holds its peak (see prepare._schedule).
   print('config: ' + ', '.join(f'{k}={v}' for k, v in shown.items()), flush=True)
 
 
