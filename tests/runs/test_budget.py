@@ -218,3 +218,16 @@ def test_the_schedule_holds_its_peak_until_its_last_share_then_decays():
   # The quick preset's recipe holds it; the others decay over the whole budget.
   from summarizer.config import PRESETS  # pylint: disable=import-outside-toplevel
   assert PRESETS['quick'].decay_share == 0.4 and PRESETS['tiny'].decay_share == 1.0
+
+
+def test_only_a_token_budget_holds_the_quick_recipes_peak():
+  # The ten-minute figures were measured with a decay over the whole clock budget.
+  import types  # pylint: disable=import-outside-toplevel
+  from summarizer.config import PRESETS  # pylint: disable=import-outside-toplevel
+  from summarizer.runs import prepare  # pylint: disable=import-outside-toplevel
+  run = types.SimpleNamespace(config=PRESETS['quick'], args=types.SimpleNamespace(max_steps=None),
+                              split=None)
+  clock = run_budget.Budget(10, started=0.0)
+  assert prepare._schedule(run, clock).decay_share == 1.0  # pylint: disable=protected-access
+  tokens = run_budget.TokenBudget(1000, {'tokens': 0})
+  assert prepare._schedule(run, clock, tokens).decay_share == 0.4  # pylint: disable=protected-access
