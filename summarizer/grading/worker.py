@@ -282,9 +282,11 @@ SURFACE = None  # ``handout_surface`` of the setup, set by ``preload`` before th
 
 class Surface(NamedTuple):
   """What the handout's own imports reach (``handout_surface``)."""
-  modules: frozenset   # Module names.
-  codes: frozenset     # Code objects of the functions reached, wrappers' included.
-  elsewhere: frozenset  # Code objects of the public API of those libraries the handout does not reach.
+  modules: frozenset  # Module names.
+  codes: frozenset    # Code objects of the functions reached, wrappers' included.
+  loaded: frozenset   # The modules the setup's imports loaded, reached or not.
+  libraries: frozenset  # The handout's libraries: its imports' packages, and those whose
+                        # private modules its functions are made of (jaxlib's).
 
 
 def handout_surface(names):
@@ -294,19 +296,20 @@ def handout_surface(names):
   ``trax``, ``training``, ``os``...), each public attribute's defining modules
   (its ``__module__`` and its code's) and its code object, and for a class
   every method's along its MRO; the types of the arrays those return
-  (NumPy's, jax's and its tracers') likewise. ``elsewhere`` holds the
-  functions the public modules of the same libraries export beyond that
-  (``jax.nn``, ``jax.experimental.pallas``): calling one is a call beyond
-  the handout, while the libraries' private machinery (``jax._src``'s API
-  boundary, which jax's compiled functions call back) is within.
+  (NumPy's, jax's and its tracers') likewise. A public module of those
+  libraries that the setup's imports did not even load (Pallas's kernels,
+  ``jax.experimental``'s) is beyond the handout, as is any other library
+  (Keras, flax, TensorFlow); the libraries' private machinery (``jax._src``'s
+  API boundary, which jax's compiled functions call back) is within.
   """
-  found, values = set(), []
+  found, values, bound = set(), [], set()
   for value in list(names.values()):
     stands_for = sys.modules.get(getattr(value, '__name__', None))
     if isinstance(stands_for, types.ModuleType):  # Trax's ``jnp`` is an object standing for jax.numpy.
       value = stands_for
     if isinstance(value, types.ModuleType):
       found.add(value.__name__)
+      bound.add(value.__name__)
       values += [_attribute(value, attr) for attr in dir(value) if not attr.startswith('__')]
     else:
       values.append(value)
@@ -323,42 +326,11 @@ def handout_surface(names):
           found.update(_defining_modules(getattr(member, '__func__', member)))
   modules = frozenset(each for each in found if type(each) is str)
   codes = frozenset(each for each in found if type(each) is types.CodeType)
-  return Surface(modules, codes, _public_elsewhere(modules, codes))
-
-
-def _public_elsewhere(modules, codes):
-  """The code of the functions that public modules of the handout's libraries export, beyond it."""
-  libraries = {module.partition('.')[0] for module in modules} - set(sys.stdlib_module_names)
-  elsewhere = set()
-  for name, module in list(sys.modules.items()):
-    if (name in modules or name.partition('.')[0] not in libraries
-        or not isinstance(module, types.ModuleType)
-        or any(part.startswith('_') for part in name.split('.'))):
-      continue
-    for value in list(vars(module).values()):
-      code = _exported_code(value, libraries)
-      if code is not None and code not in codes:
-        elsewhere.add(code)
-  return frozenset(elsewhere)
-
-
-def _exported_code(value, libraries):
-  """The code a public function runs (a jitted one's: its ``__wrapped__``), or None.
-
-  Only plain functions and the libraries' own wrappers are read: reading
-  another object (a lazy module of TensorFlow's or Keras's) can import.
-  """
-  if type(value) is types.FunctionType:
-    inner = value.__dict__.get('__wrapped__')
-    return (inner if type(inner) is types.FunctionType else value).__code__
-  if (isinstance(value, (type, types.ModuleType))
-      or str(type(value).__module__).partition('.')[0] not in libraries):
-    return None
-  try:
-    inner = getattr(value, '__wrapped__', None)
-  except Exception:  # pylint: disable=broad-except
-    return None
-  return inner.__code__ if type(inner) is types.FunctionType else None
+  stdlib = set(sys.stdlib_module_names)
+  libraries = {module.partition('.')[0] for module in bound}
+  libraries |= {module.partition('.')[0] for module in modules
+                if any(part.startswith('_') for part in module.split('.')[1:])}
+  return Surface(modules, codes, frozenset(sys.modules), frozenset(libraries - stdlib))
 
 
 def _attribute(module, name):
@@ -386,21 +358,20 @@ def _defining_modules(value):
 def call_rules(surface):
   """``watch_calls``'s rules over ``surface``: (public_beyond, beyond, entered_from, named_there).
 
-  ``public_beyond(module, code)``: a handout library's public API the handout
-  does not reach; ``beyond(module, code)``: outside the handout (that, or
+  ``public_beyond(module, code)``: a handout library's public module its
+  setup never loaded; ``beyond(module, code)``: outside the handout (that, or
   another library); ``entered_from(frame)``: the frame a call came from,
   past the libraries' private machinery; ``named_there(code, caller)``: the
   caller's line names the function or its class (no callback of jax's).
   """
-  stdlib = frozenset(sys.stdlib_module_names)
-  libraries = frozenset(module.partition('.')[0] for module in surface.modules) - stdlib
+  stdlib, libraries = frozenset(sys.stdlib_module_names), surface.libraries
 
   def private(module):
     return any(part.startswith('_') for part in module.split('.'))
 
-  def public_beyond(module, code):  # A handout library's public API the handout does not reach.
-    return (code in surface.elsewhere or module.partition('.')[0] in libraries
-            and module not in surface.modules and code not in surface.codes and not private(module))
+  def public_beyond(module, code):  # A handout library's public module its setup never loaded.
+    return (module.partition('.')[0] in libraries and module not in surface.loaded
+            and code not in surface.codes and not private(module))
 
   def beyond(module, code):
     top = module.partition('.')[0]
@@ -412,7 +383,7 @@ def call_rules(surface):
 
   def machinery(module, code):  # A handout library's private code, reached by no name.
     return (type(module) is str and module.partition('.')[0] in libraries and private(module)
-            and code not in surface.codes and code not in surface.elsewhere)
+            and code not in surface.codes)
 
   def entered_from(frame):  # The frame a call came from, past the libraries' machinery.
     caller = frame.f_back
@@ -438,14 +409,17 @@ def watch_calls(fd, surface):
   functions, the standard library, the package, what the handout reaches,
   and the private machinery of its libraries (see ``handout_surface``).
   """
-  seen, write, text = set(), os.write, repr
+  seen, in_c, write, text = set(), set(), os.write, repr  # in_c: the cells' frames in a C call.
   public_beyond, beyond, entered_from, named_there = call_rules(surface)
 
   def profile(frame, event, arg):
+    if event in ('c_return', 'c_exception'):
+      in_c.discard(id(frame))
+      return
     if event == 'call':
       code, module = frame.f_code, frame.f_globals.get('__name__')
-      if type(module) is not str:
-        return
+      if type(module) is not str or id(frame.f_back) in in_c:
+        return  # A callback of a C function the cell called (``os.fork``'s hooks, ``atexit``).
       # A handout library's public function beyond the handout (``jax.nn``, Pallas), jitted
       # ones too, entered through jax's machinery: the learner's when their line names it.
       public = public_beyond(module, code)
@@ -455,6 +429,7 @@ def watch_calls(fd, surface):
         return
       place, name = caller, code.co_qualname
     elif event == 'c_call' and frame.f_code.co_filename.startswith('<cell '):
+      in_c.add(id(frame))
       module = getattr(arg, '__module__', None) or type(getattr(arg, '__self__', None)).__module__
       code, name, place = None, getattr(arg, '__qualname__', '?'), frame
     else:
