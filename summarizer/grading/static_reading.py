@@ -167,7 +167,7 @@ def watched_reasons(ran, functions=(*handout.GRADED, WHOLE)):
 
 
 # The audit channel's event for a call a cell makes into a module beyond the
-# handout's imports (``worker.watch_calls``): named on the teacher's page.
+# handout's imports (``worker.call_check``): named on the teacher's page.
 BEYOND = 'beyond'
 # Exercises 1 and 3, attention itself: a library's call there earns no automatic point.
 ATTENTION = (handout.GRADED[0], handout.GRADED[2])

@@ -69,6 +69,7 @@ The grader sends a function whose run had any event to a teacher, named.
 import ast
 import builtins
 import ctypes
+import functools
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -83,6 +84,7 @@ import sys
 import threading
 import time
 import types
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -274,7 +276,7 @@ def where(frame):
 
 
 # The event a learner's call into a library beyond the handout's imports writes
-# (``watch_calls``): named on the teacher's page, and Exercises 1 and 3 by hand.
+# (``call_check``): named on the teacher's page, and Exercises 1 and 3 by hand.
 BEYOND = 'beyond'
 BEYOND_KEPT = 4  # Of those, the first few an item (the audit channel keeps 8 events).
 SURFACE = None  # ``handout_surface`` of the setup, set by ``preload`` before the forks.
@@ -356,91 +358,133 @@ def _defining_modules(value):
 
 
 def call_rules(surface):
-  """``watch_calls``'s rules over ``surface``: (public_beyond, beyond, entered_from, named_there).
+  """``call_check``'s rule over ``surface``: ``beyond(module, code)``, a call outside the handout.
 
-  ``public_beyond(module, code)``: a handout library's public module its
-  setup never loaded; ``beyond(module, code)``: outside the handout (that, or
-  another library); ``entered_from(frame)``: the frame a call came from,
-  past the libraries' private machinery; ``named_there(code, caller)``: the
-  caller's line names the function or its class (no callback of jax's).
+  Outside: another library than the handout's, or a public module of one of
+  its libraries that its setup never loaded (Pallas's kernels); within: the
+  standard library, the package, the learner's own code, what the handout's
+  names reach, and its libraries' private machinery.
   """
   stdlib, libraries = frozenset(sys.stdlib_module_names), surface.libraries
 
   def private(module):
     return any(part.startswith('_') for part in module.split('.'))
 
-  def public_beyond(module, code):  # A handout library's public module its setup never loaded.
-    return (module.partition('.')[0] in libraries and module not in surface.loaded
-            and code not in surface.codes and not private(module))
-
   def beyond(module, code):
     top = module.partition('.')[0]
     if top in stdlib or top in ('__main__', 'summarizer', 'probes') or code in surface.codes:
       return False
-    if public_beyond(module, code):
-      return True
-    return top not in libraries and module not in surface.modules  # Another library.
+    if top in libraries:  # A handout library's public module its setup never loaded.
+      return module not in surface.loaded and not private(module)
+    return module not in surface.modules  # Another library.
 
-  def machinery(module, code):  # A handout library's private code, reached by no name.
-    return (type(module) is str and module.partition('.')[0] in libraries and private(module)
-            and code not in surface.codes)
-
-  def entered_from(frame):  # The frame a call came from, past the libraries' machinery.
-    caller = frame.f_back
-    while caller is not None and machinery(caller.f_globals.get('__name__'), caller.f_code):
-      caller = caller.f_back
-    return caller
-
-  def named_there(code, caller):  # The cell's line names it or its class (no callback of jax's).
-    line = linecache.getline(caller.f_code.co_filename, caller.f_lineno)
-    return any(part in line for part in code.co_qualname.split('.')
-               if part.isidentifier() and not part.startswith('__'))
-
-  return public_beyond, beyond, entered_from, named_there
+  return beyond
 
 
-def watch_calls(fd, surface):
-  """Writes to ``fd`` each call a learner's frame makes beyond the handout (``surface``), once.
+# Each call a cell's code makes goes through the grader's check first: ``f(x)``
+# runs as ``check(f)(x)``, the check a constant of the cell's compiled code
+# (``checked_code``), not a name a cell could rebind. The compiler sees this
+# string in its place; it is drawn afresh each sandbox.
+CALL_MARK = f'\x00graded call {os.urandom(8).hex()}'
+_TYPE_MODULE = type.__dict__['__module__'].__get__  # A class's own, whatever its metaclass says.
+_TYPE_NAME = type.__dict__['__qualname__'].__get__
 
-  A profile function (``sys.setprofile``; a learner's own, or a tracer,
-  is an audit event) sees the calls a cell's code makes itself: into a
-  Python function (its code, and its module: its globals') or a C one (its
-  ``__module__``, or its object's type's). Within: the learner's own
-  functions, the standard library, the package, what the handout reaches,
-  and the private machinery of its libraries (see ``handout_surface``).
+
+class ThroughCheck(ast.NodeTransformer):
+  """Routes every call of a cell's code, decorators' included, through ``CALL_MARK``."""
+
+  @staticmethod
+  def checked(node):
+    mark = ast.copy_location(ast.Constant(CALL_MARK), node)
+    return ast.copy_location(ast.Call(mark, [node], []), node)
+
+  def visit_Call(self, node):  # pylint: disable=invalid-name
+    self.generic_visit(node)
+    node.func = self.checked(node.func)
+    return node
+
+  def _decorated(self, node):
+    self.generic_visit(node)
+    node.decorator_list = [self.checked(each) for each in node.decorator_list]
+    return node
+
+  visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = _decorated
+
+
+def checked_code(code, check):
+  """``code`` and the code objects it holds, ``check`` in the place of ``CALL_MARK``."""
+  return code.replace(co_consts=tuple(
+      check if type(value) is str and value == CALL_MARK
+      else checked_code(value, check) if type(value) is types.CodeType else value
+      for value in code.co_consts))
+
+
+def called(callee, libraries):
+  """What calling ``callee`` runs, read without running any of the learner's code.
+
+  Returns (module, code or None, name): a function's own module and code, a C
+  function's module (its object's type's for a method), a class's module (its
+  ``__init__`` runs), an object's type's (its ``__call__``); through bound
+  methods, ``functools.partial`` and a library's wrappers (jax's ``jit``).
   """
-  seen, in_c, write, text = set(), set(), os.write, repr  # in_c: the cells' frames in a C call.
-  public_beyond, beyond, entered_from, named_there = call_rules(surface)
-
-  def profile(frame, event, arg):
-    if event in ('c_return', 'c_exception'):
-      in_c.discard(id(frame))
-      return
-    if event == 'call':
-      code, module = frame.f_code, frame.f_globals.get('__name__')
-      if type(module) is not str or id(frame.f_back) in in_c:
-        return  # A callback of a C function the cell called (``os.fork``'s hooks, ``atexit``).
-      # A handout library's public function beyond the handout (``jax.nn``, Pallas), jitted
-      # ones too, entered through jax's machinery: the learner's when their line names it.
-      public = public_beyond(module, code)
-      caller = entered_from(frame) if public else frame.f_back
-      if (caller is None or not caller.f_code.co_filename.startswith('<cell ')
-          or public and not named_there(code, caller)):
-        return
-      place, name = caller, code.co_qualname
-    elif event == 'c_call' and frame.f_code.co_filename.startswith('<cell '):
-      in_c.add(id(frame))
-      module = getattr(arg, '__module__', None) or type(getattr(arg, '__self__', None)).__module__
-      code, name, place = None, getattr(arg, '__qualname__', '?'), frame
+  for _ in range(6):
+    kind = type(callee)
+    if kind is types.FunctionType:
+      return callee.__globals__.get('__name__'), callee.__code__, callee.__qualname__
+    if kind is types.MethodType:
+      callee = callee.__func__
+    elif kind is types.BuiltinFunctionType:
+      owner = callee.__self__
+      module = callee.__module__
+      if module is None and type(owner) is types.ModuleType:
+        module = owner.__name__
+      elif module is None:
+        module = _TYPE_MODULE(type(owner))
+      return module, None, callee.__qualname__
+    elif issubclass(kind, type):
+      return _TYPE_MODULE(callee), None, _TYPE_NAME(callee) + '.__init__'
+    elif kind is functools.partial:
+      callee = callee.func
     else:
-      return
-    if (type(module) is not str or (module, name) in seen or len(seen) >= BEYOND_KEPT
-        or not beyond(module, code)):
-      return
-    seen.add((module, name))
-    write(fd, (text({'event': BEYOND, 'what': f'{module}.{name}'[:300], 'where': where(place)})
-               + '\n').encode('utf-8', 'replace'))
-  sys.setprofile(sealed(profile))
+      module, inner = _TYPE_MODULE(kind), None
+      if type(module) is str and module.partition('.')[0] in libraries:
+        inner = getattr(callee, '__wrapped__', None)  # A library's own type: no learner code.
+      if inner is None:
+        return module, None, _TYPE_NAME(kind) + '.__call__'
+      callee = inner
+  return None, None, '?'
+
+
+def beyond_event(what, place):
+  """The audit channel's line for a call beyond the handout."""
+  return (repr({'event': BEYOND, 'what': what[:300], 'where': place}) + '\n').encode(
+      'utf-8', 'replace')
+
+
+def call_check(fd, surface, probe_file):
+  """The check every call of a cell goes through: returns the callee, and writes the first few beyond the handout to ``fd``.
+
+  A call counts while a probe runs it (a frame of ``probe_file`` below the
+  cell's): what the cells run as the notebook is rebuilt (a helper cell's
+  plot) does not. What is outside is ``call_rules``'s; each (module, name)
+  is written once, and ``BEYOND_KEPT`` of them at most.
+  """
+  seen, write, getframe, libraries = set(), os.write, sys._getframe, surface.libraries  # pylint: disable=protected-access
+  beyond = call_rules(surface)
+
+  def check(callee):
+    if len(seen) < BEYOND_KEPT:
+      caller = getframe(1)
+      below = caller.f_back
+      while below is not None and below.f_code.co_filename != probe_file:
+        below = below.f_back
+      if below is not None:
+        module, code, name = called(callee, libraries)
+        if type(module) is str and (module, name) not in seen and beyond(module, code):
+          seen.add((module, name))
+          write(fd, beyond_event(f'{module}.{name}', where(caller)))
+    return callee
+  return sealed(check, called, beyond_event)
 
 
 def origin_event(function, fd):
@@ -457,8 +501,7 @@ def origin_event(function, fd):
   if isinstance(module, str) and (module == '__main__' or module.startswith('summarizer')):
     return
   name = getattr(function, '__qualname__', type(function).__qualname__)
-  os.write(fd, (repr({'event': BEYOND, 'what': f'{module}.{name}'[:300],
-                      'where': 'the graded name, bound to it'}) + '\n').encode('utf-8', 'replace'))
+  os.write(fd, beyond_event(f'{module}.{name}', 'the graded name, bound to it'))
 
 
 def load_job(job_dir):
@@ -479,12 +522,13 @@ def _too_long(signum, frame):
   raise TookTooLong()
 
 
-def run_cell(source, label, names, errors, seconds=None):
+def run_cell(source, label, names, errors, seconds=None, check=None):
   """Runs a cell statement by statement, as far as each goes; errors are recorded.
 
   With ``seconds``, each statement is stopped after that many seconds of
   wall-clock time (a scratch cell's loop costs the other functions a few
-  seconds, not their whole limit).
+  seconds, not their whole limit). With ``check`` (``call_check``), every
+  call of the cell's code goes through it.
   """
   filename = f'<cell {label}>'
   linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
@@ -498,7 +542,7 @@ def run_cell(source, label, names, errors, seconds=None):
       signal.signal(signal.SIGALRM, _too_long)
       signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-      exec(compile(ast.Module([statement], []), filename, 'exec'), names)  # pylint: disable=exec-used
+      exec(compiled(statement, filename, check), names)  # pylint: disable=exec-used
     except TookTooLong:
       errors.append(f'{label}: line {statement.lineno} ran past {seconds} s and was stopped '
                     '(while grading another function)')
@@ -509,7 +553,17 @@ def run_cell(source, label, names, errors, seconds=None):
         signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def namespace(job, item, solutions, errors):
+def compiled(statement, filename, check=None):
+  """A cell's statement compiled; with ``check``, each of its calls made through it."""
+  if check is None:
+    return compile(ast.Module([statement], []), filename, 'exec')
+  module = ast.Module([ThroughCheck().visit(statement)], [])
+  with warnings.catch_warnings():
+    warnings.simplefilter('ignore', SyntaxWarning)  # "'str' object is not callable": the mark.
+    return checked_code(compile(module, filename, 'exec'), check)
+
+
+def namespace(job, item, solutions, errors, check=None):
   """The names an item's function sees, as a kernel running the notebook would have them.
 
   The trusted setup, the stand-ins of Part 1's helpers, then the learner's
@@ -530,7 +584,7 @@ def namespace(job, item, solutions, errors):
   last = len(cells) - 1 - ids[::-1].index(own) if own and own in ids else len(cells) - 1
   for cell in cells[:last + 1]:
     run_cell(cell['source'], cell['label'], names, errors,
-             None if own and cell['grade_id'] == own else job['other cells seconds'])
+             None if own and cell['grade_id'] == own else job['other cells seconds'], check)
   learners = {name: names.get(name) for name in item['package']}
   _run_package(item['package'], solutions, names)
   rebind_defaults(names.get(item.get('function')), learners, names)
@@ -570,10 +624,12 @@ def run_item(job, item, solutions, given, events=None, surface=None):
   """In the child: builds the namespace, probes; returns the results.
 
   With ``events`` (the audit channel), a function's probe is watched for
-  calls beyond the handout's imports (``watch_calls``, ``origin_event``).
+  calls beyond the handout's imports (``call_check``, ``origin_event``).
   """
-  errors = []
-  names = namespace(job, item, solutions, errors)
+  errors, check = [], None
+  if events is not None and surface is not None and item['probe'] not in WHOLE:
+    check = call_check(events, surface, probes.__file__)
+  names = namespace(job, item, solutions, errors, check)
   if item['probe'] in WHOLE:
     cases = probes.probe_whole(names, given, job['model_size'], job['model_file'],
                                WHOLE[item['probe']])
@@ -581,11 +637,9 @@ def run_item(job, item, solutions, given, events=None, surface=None):
     cases = []
     errors.append(f"{item['function']} is not defined by its cell")
   else:
-    if events is not None and surface is not None:
+    if check is not None:
       origin_event(names[item['function']], events)
-      watch_calls(events, surface)
     cases = probes.PROBES[item['probe']](names[item['function']], job['seed'], given, names)
-    sys.setprofile(None)
   return {'cases': cases, 'cell errors': errors}
 
 
