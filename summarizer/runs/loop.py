@@ -118,8 +118,8 @@ def _train_locked(args, budget, started, judge):
   args, config, out = run.args, run.config, run.directory.path
   tokens = TokenBudget(args.max_tokens, run.counter) if args.max_tokens is not None else None
   split_from_start(run, budget)  # Before the tasks draw their first batch.
-  clock = EvalClock(args.eval_steps, args.max_steps)
   train_task, eval_task = tasks(run, budget, tokens)
+  clock = EvalClock(args.eval_steps, args.max_steps)
   with quiet_loop_log(os.path.join(out, 'train.log')) as log, stop_signals() as stop:
 
     def on_step(step, loss):
