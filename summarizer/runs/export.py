@@ -113,8 +113,9 @@ def _write_export(run_dir, model_dir, calibration_articles):
   if CALIBRATION_KEY not in extra:  # A run stopped early was not calibrated.
     limit = calibration_articles or calibration.CALIBRATION_ARTICLES
     exported = LoadedModel(model_directory.read(model_dir))
-    calibration.save_calibration(model_dir, calibration.calibrate(
-        exported, values.get('data', 'news'), limit=limit))
+    extra[CALIBRATION_KEY] = calibration.calibrate(exported, values.get('data', 'news'),
+                                                   limit=limit)
+    save_config(config, model_dir, **extra)
   manifest.write(model_dir, EXPORT_FILES, manifest.EXPORT_MANIFEST)
   os.chmod(model_dir, 0o755 & ~files.umask())
 

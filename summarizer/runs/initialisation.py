@@ -12,6 +12,21 @@ import numpy as np
 from summarizer.inference.layout import EMBEDDING_LAYER, OUTPUT_LAYER
 
 
+def reshaped(weights, tied_init=False, embedding_scale=1.0):
+  """Returns a new run's random weights with the initialisation levers applied.
+
+  Args:
+    weights: The weights of a ``TransformerLM`` (one entry a layer).
+    tied_init: ``--tied-init``: the output projection starts as the embedding's transpose.
+    embedding_scale: ``--embedding-scale``: the embedding starts this many times larger.
+  """
+  if tied_init:  # Before the scaling: the projection keeps Trax's scale.
+    weights = tied_output(weights)
+  if embedding_scale != 1.0:
+    weights = scaled_embedding(weights, embedding_scale)
+  return weights
+
+
 def scaled_embedding(weights, scale):
   """Returns a TransformerLM's weights with the embedding multiplied by ``scale``.
 

@@ -17,7 +17,7 @@ import jax
 import numpy as np
 
 from summarizer._trax import trax
-from summarizer.config import VERDICT_KEY, update_config
+from summarizer.config import CALIBRATION_KEY, VERDICT_KEY
 from summarizer.errors import SummarizerError
 from summarizer.inference import calibration
 from summarizer.inference import model_directory
@@ -52,14 +52,14 @@ def _steps(loop, run, report, stop, clock):
   Returns:
     The signal that stopped the run early, or None.
   """
-  args = run.args
+  max_steps = run.args.max_steps
   saved = False
   try:
-    if args.max_steps is None:
+    if max_steps is None:
       while True:  # Until a budget is spent (or a signal): BudgetSpent, Stopped.
         loop.run(STEPS_PER_CALL)
-    elif loop.step < args.max_steps:
-      loop.run(args.max_steps - loop.step)
+    elif loop.step < max_steps:
+      loop.run(max_steps - loop.step)
   except (Stopped, BudgetSpent) as e:
     loop.save_checkpoint(BASENAME)
     saved = True
@@ -67,15 +67,15 @@ def _steps(loop, run, report, stop, clock):
       loop.run_evals()  # The budget's last step is evaluated, as a last step is.
   finally:
     report.bar.close()
-  if not saved and stop['signal'] is None and loop.step % args.save_steps:
+  if not saved and stop['signal'] is None and loop.step % run.args.save_steps:
     loop.save_checkpoint(BASENAME)
   _record(run, loop)
   return stop['signal']
 
 
-def _record(run, loop):
-  """Writes the run's config.json with the step it has reached."""
-  run_dir.save_run_config(run, loop.step)
+def _record(run, loop, **ending):
+  """Writes the run's config.json with the step it has reached (and what its end adds)."""
+  run_dir.save_run_config(run, loop.step, **ending)
 
 
 def train(args, started=None, judge=None):
@@ -115,7 +115,7 @@ def train(args, started=None, judge=None):
 
 def _train_locked(args, budget, started, judge):
   run = prepare(args)
-  args, config, out = run.args, run.config, run.args.output_dir
+  args, config, out = run.args, run.config, run.directory.path
   tokens = TokenBudget(args.max_tokens, run.counter) if args.max_tokens is not None else None
   split_from_start(run, budget)  # Before the tasks draw their first batch.
   train_task, eval_task = tasks(run, budget, tokens)
@@ -130,7 +130,8 @@ def _train_locked(args, budget, started, judge):
       if run.repeat is not None and run.repeat.ended_at is None:
         run.repeat.feed(step, loss)
         if run.repeat.ended_at is not None:
-          report.note(_repeat_line(run.repeat), log)
+          ended = run.repeat.ended_line()
+          report.note(ended, log)
           report.new_phase()
       if not finite(loss):
         raise Diverged(step)
@@ -143,7 +144,7 @@ def _train_locked(args, budget, started, judge):
       clock.evaluated(loop.step)
       plan.update(loop.step, run.counter['tokens'])
       _record(run, loop)
-      report.evaluation(loop, log, _phase(run))
+      report.evaluation(loop, log, run.phase)
 
     def save(write, directory):
       # A finite loss can still come with an update to NaN: never save such weights.
@@ -159,12 +160,14 @@ def _train_locked(args, budget, started, judge):
     if run.start_weights is not None:
       loop.update_weights_and_state(weights=run.start_weights)
     elif not run.resuming and (args.tied_init or args.embedding_scale != 1.0):
-      loop.update_weights_and_state(weights=_initial_weights(args, loop.model.weights))
+      loop.update_weights_and_state(weights=initialisation.reshaped(
+          loop.model.weights, args.tied_init, args.embedding_scale))
     _announce(run, loop)
     _record(run, loop)
     plan = Plan(run, budget, loop.step, tokens)
-    report = Report(args, run.counter, loop.step, budget, preview_of(run),
-                    lessons=run.repeat is not None, tokens=tokens)
+    report = Report(run.counter, loop.step, budget, preview_of(run), lessons=run.repeat is not None,
+                    tokens=tokens, max_steps=args.max_steps, eval_batches=args.eval_batches,
+                    show_progress=args.progress)
     try:
       stopped_by = _steps(loop, run, report, stop, clock)
     except Diverged as e:
@@ -172,25 +175,9 @@ def _train_locked(args, budget, started, judge):
   return _finish(run, loop, report, stopped_by, budget, started, judge, plan)
 
 
-def _phase(run):
-  """'repeat lessons' while they last, 'stories' after them, None in a run without them."""
-  if run.repeat is None:
-    return None
-  return 'repeat lessons' if run.repeat.ended_at is None else 'stories'
-
-
-def _initial_weights(args, weights):
-  """A new run's random weights, with the initialisation levers applied."""
-  if args.tied_init:  # Before the scaling: the projection keeps Trax's scale.
-    weights = initialisation.tied_output(weights)
-  if args.embedding_scale != 1.0:
-    weights = initialisation.scaled_embedding(weights, args.embedding_scale)
-  return weights
-
-
 def _diverged_error(run, step):
   """The one line for a run stopped by a loss that turned NaN; records the kept step."""
-  out = run.args.output_dir
+  out = run.directory.path  # Its checkpoint as training left it, read anew.
   kept = model_directory.saved_step(out) if model_directory.has_checkpoint(out) else None
   if kept is not None:
     run_dir.save_run_config(run, kept)
@@ -218,7 +205,7 @@ def _announce(run, loop):
   print(f'{"resuming" if run.resuming else "training"} {config.preset} '
         f'({n_weights / 1e6:.1f}M parameters) on {args.data} '
         f'from step {loop.step} {" or ".join(until)}, '
-        f'{trax.fastmath.local_device_count()} device(s), output in {args.output_dir}',
+        f'{trax.fastmath.local_device_count()} device(s), output in {run.directory.path}',
         flush=True)
   shown = config.to_dict()
   if args.max_tokens is None:
@@ -228,27 +215,30 @@ def _announce(run, loop):
 
 def _finish(run, loop, report, stopped_by, budget, started, judge=None, plan=None):
   """Plots, judges, calibrates and exports a run that was not stopped; returns its summary."""
-  args, out = run.args, run.args.output_dir
+  args, out = run.args, run.directory.path
   eval_losses = loop.history.get('eval', 'metrics/CrossEntropyLoss')
   plot_losses(report.train_losses, eval_losses, os.path.join(out, 'loss.png'),
               lessons_ended=(run.repeat.ended_at or loop.step) if run.repeat is not None else None)
   manifest.record_run(out)
   judging = time.monotonic()
-  # The model as saved, read once for the verdict and the calibration.
+  # The model as saved, read once for the verdict and the calibration; what
+  # they find joins the run's record (config.json, written from memory).
   saved = (LoadedModel(model_directory.read(out))
            if stopped_by is None and (judge is not None or args.calibration_articles) else None)
-  verdict = None
+  verdict, ending = None, {}
   if judge is not None and stopped_by is None:
     verdict = judge(saved, args.data, args.data_dir, args.verdict_stories,
                     show_progress=args.progress)
     if verdict is not None:
-      update_config(out, **{VERDICT_KEY: verdict})
+      ending[VERDICT_KEY] = verdict
+      _record(run, loop, **ending)
       print(_verdict_line(verdict), flush=True)
   calibrating = time.monotonic()
   if args.calibration_articles and stopped_by is None:
-    calibration.save_calibration(out, calibration.calibrate(
+    ending[CALIBRATION_KEY] = calibration.calibrate(
         saved, args.data, 'validation', args.calibration_articles, args.data_dir,
-        show_progress=args.progress))
+        show_progress=args.progress)
+    _record(run, loop, **ending)
   ended = time.monotonic()
   seconds = time.time() - report.started
   accuracy = loop.history.get('eval', 'metrics/Accuracy')
@@ -283,13 +273,6 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None, plan=Non
     for line in diagnosis.diagnose(run, loop.step, plan, budget, verdict, ended - judging):
       print(line, flush=True)
   return summary
-
-
-def _repeat_line(phase):
-  """The line that says the repeat lessons are over, and why."""
-  why = (f'their loss {phase.loss:.3f} is below {phase.until_loss:g}: the model copies'
-         if phase.learned else f'their {phase.max_steps} steps are done (loss {phase.loss:.3f})')
-  return f'step {phase.ended_at}: repeat lessons over, {why}; on to the stories'
 
 
 def _verdict_line(verdict):

@@ -64,7 +64,7 @@ class SplitBatches:
     """The share of the peak learning rate the run's steps take now."""
     return self.PEAK_SCALE if self.on else 1.0
 
-  def batches(self, stream):
+  def parts(self, stream):
     """Yields the batches of ``stream``: whole, or each in ``WAYS`` (or two) parts of its rows."""
     for batch in stream:
       rows = len(batch[0])
@@ -106,6 +106,13 @@ class Run:
   repeat: object = None
   split: SplitBatches = dataclasses.field(default_factory=SplitBatches)
 
+  @property
+  def phase(self):
+    """'repeat lessons' while they last, 'stories' after them, None in a run without them."""
+    if self.repeat is None:
+      return None
+    return 'repeat lessons' if self.repeat.ended_at is None else 'stories'
+
 
 def prepare(args):
   """Checks the request and prepares config, vocabulary, weights and directory.
@@ -118,15 +125,17 @@ def prepare(args):
                           'combined with --resume')
   if args.resume and args.overwrite_output_dir:
     raise SummarizerError('--resume and --overwrite-output-dir exclude each other')
-  run_dir.refuse_init_from_output(args)
+  run_dir.refuse_init_from_output(args.init_from, args.output_dir)
   # Read before the output directory is prepared: --overwrite-output-dir
   # must not delete the weights a run was asked to start from.
-  start = run_dir.start_model(args)
+  start = run_dir.start_model(args.init_from, args.preset)
   directory = run_dir.RunDirectory.read(args.output_dir, resume=args.resume)
   vocab_src = run_dir.chosen_vocab(args, directory, start)
   config = run_dir.resolve_config(args, vocab_src)
   start_weights = run_dir.initial_weights(start, config) if start else None
-  resuming = run_dir.prepare_output_dir(args, config, directory)
+  resuming = run_dir.prepare_output_dir(directory, config, args.resume, args.overwrite_output_dir,
+                                        args.max_steps)
+  earlier_runs, longest_article = run_dir.earlier_runs(directory, resuming, start)
   # From now on the directory holds a run of ours, and the checkpoint it will write.
   manifest.record_run(directory.path, planned=manifest.CHECKPOINT_FILES)
   vocab_file = os.path.join(directory.path, VOCAB_NAME)
@@ -136,7 +145,6 @@ def prepare(args):
   elif not resuming:
     shutil.copyfile(vocab_src, vocab_file)
   manifest.record_run(directory.path)
-  earlier_runs, longest_article = run_dir.earlier_runs(directory, resuming, start)
   if resuming:  # A resumed run keeps the record of the weights it first started from.
     args = dataclasses.replace(args, init_from=directory.values.get('init_from'))
   return Run(args, config, vocab_file, text.vocab_fingerprint(vocab_file), resuming,
@@ -172,9 +180,9 @@ def tasks(run, budget=None, tokens=None):
     # A lesson's row is padded to 64 tokens where the shortest stories' is
     # to 256: twice the rows make a step of half the tokens, and less than half the cost.
     lessons = stream('train', repeat_lessons=True, rows=REPEAT_ROWS)
-    train_batches = run.repeat.batches(lessons, train_batches)
+    train_batches = run.repeat.lessons_then_stories(lessons, train_batches)
   train_task = training.TrainTask(
-      labeled_data=_counted(run.split.batches(train_batches), run.counter),
+      labeled_data=_counted(run.split.parts(train_batches), run.counter),
       loss_layer=tl.CrossEntropyLoss(),
       optimizer=trax.optimizers.Adam(config.learning_rate, b2=config.adam_b2,
                                      clip_grad_norm=config.clip_grad_norm),
@@ -221,16 +229,22 @@ class RepeatPhase:
     if self.learned or self._steps >= self.max_steps:
       self.ended_at, self.loss = step, mean
 
+  def ended_line(self):
+    """The line that says the repeat lessons are over, and why."""
+    why = (f'their loss {self.loss:.3f} is below {self.until_loss:g}: the model copies'
+           if self.learned else f'their {self.max_steps} steps are done (loss {self.loss:.3f})')
+    return f'step {self.ended_at}: repeat lessons over, {why}; on to the stories'
+
   def recent_loss(self):
     """The mean loss of the phase's last steps (None before its first)."""
     return float(np.mean(self._losses)) if self._losses else None
 
-  def batches(self, lessons, stories):
+  def lessons_then_stories(self, lessons, stories):
     """Returns the batches: repeat lessons while the phase lasts (at most its steps), then the stories."""
     self._stories = stories
-    return self._lessons_then_stories(lessons)
+    return self._drawn(lessons)
 
-  def _lessons_then_stories(self, lessons):
+  def _drawn(self, lessons):
     # One more than the steps: Trax's TrainTask takes the first batch as its sample.
     first = next(lessons)
     self.lesson_shape = getattr(first[0], 'shape', None)  # None: not an array (a stand-in).

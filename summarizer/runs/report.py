@@ -21,7 +21,6 @@ class Report:
   so that the two do not seem to disagree.
 
   Args:
-    args: The run's ``TrainArgs``.
     counter: The run's token counter (for tokens/s).
     first_step: The step the run starts from.
     budget: The run's ``Budget`` (``--max-minutes``), or None. With one, the
@@ -34,15 +33,18 @@ class Report:
     tokens: The run's ``TokenBudget`` (``--max-tokens``), or None. With one
       and no ``budget``, the bar counts the tokens read; with both, it counts
       seconds and shows the tokens read beside them.
+    max_steps: The step the run ends at (None: a budget ends it).
+    eval_batches: The validation batches each evaluation averages over.
+    show_progress: Whether the bar is shown.
   """
 
-  def __init__(self, args, counter, first_step, budget=None, preview=None, lessons=False,
-               tokens=None):
+  def __init__(self, counter, first_step, budget=None, preview=None, lessons=False,
+               tokens=None, max_steps=None, eval_batches=8, show_progress=True):
     self.counter = counter
     self._lessons = lessons
     self._phase_start = 0  # Index in train_losses of the current phase's first step.
     self._preview = preview
-    self.eval_batches = args.eval_batches
+    self.eval_batches = eval_batches
     self.train_losses = []
     self.started = time.time()
     self._last_line = None
@@ -50,14 +52,14 @@ class Report:
     self.first_step_at = None  # time.monotonic() at the end of the first step.
     if budget is None and tokens is not None:
       self.bar = progress.bar(total=tokens.tokens, unit='token',
-                              desc='training', disable=not args.progress)
+                              desc='training', disable=not show_progress)
     elif budget is None:
-      self.bar = progress.bar(total=args.max_steps, initial=first_step, unit='step',
-                              desc='training', disable=not args.progress)
+      self.bar = progress.bar(total=max_steps, initial=first_step, unit='step',
+                              desc='training', disable=not show_progress)
     else:
       self._seconds_shown = 0
       self.bar = progress.bar(total=max(int(budget.seconds_left()), 1), unit='second',
-                              desc='training', disable=not args.progress)
+                              desc='training', disable=not show_progress)
 
   def step(self, step, loss):
     """Records a step's loss and moves the bar."""

@@ -12,7 +12,9 @@ The output directory is read once, as the run finds it, into a
 its checkpoint and vocabulary, and for ``--resume`` its config.json and
 the step and shapes of its checkpoint. The checks, the vocabulary, the
 lineage and the run (``prepare.Run``) take that object, as inference takes
-a ``ModelDirectory``.
+a ``ModelDirectory``, and the few flags they need. The run's config.json is
+written whole from what the run holds (``save_run_config``), its verdict
+and calibration too: it is never read back.
 """
 
 import dataclasses
@@ -63,15 +65,16 @@ def resolve_config(args, vocab_file=None):
   return dataclasses.replace(config, **overrides)
 
 
-def start_model(args):
+def start_model(init_from, preset):
   """Reads the model directory a run starts from (``--init-from``); None for random weights.
 
-  The course's checkpoint (no config.json) is read with the preset's heads.
+  The course's checkpoint (no config.json) is read with the heads of the
+  run's ``preset`` (its name).
   """
-  if not args.init_from:
+  if not init_from:
     return None
-  n_heads = None if model_directory.has_config(args.init_from) else get_preset(args.preset).n_heads
-  return model_directory.read(args.init_from, n_heads=n_heads)
+  n_heads = None if model_directory.has_config(init_from) else get_preset(preset).n_heads
+  return model_directory.read(init_from, n_heads=n_heads)
 
 
 def chosen_vocab(args, directory=None, start=None):
@@ -250,7 +253,7 @@ def _resumed_part(directory):
               slot_shapes=slot_shapes)
 
 
-def prepare_output_dir(args, config, directory):
+def prepare_output_dir(directory, config, resume=False, overwrite=False, max_steps=None):
   """Checks the output directory against --resume / --overwrite-output-dir.
 
   Refuse first, touch nothing: a directory that holds anything but a run
@@ -259,45 +262,47 @@ def prepare_output_dir(args, config, directory):
   run of ours).
 
   Args:
-    args: A ``TrainArgs``.
+    directory: The ``RunDirectory`` of ``--output-dir``.
     config: The run's ``Config``.
-    directory: The ``RunDirectory`` of ``args.output_dir``.
+    resume: ``--resume``.
+    overwrite: ``--overwrite-output-dir``.
+    max_steps: ``--max-steps`` (None: none).
 
   Returns:
     True if a checkpoint is to be resumed.
   """
   if directory.recorded is None:
-    _refuse_what_is_not_ours(args, directory)
+    _refuse_what_is_not_ours(directory, resume, overwrite)
     return False
-  if args.resume:
-    return _check_resume(args, config, directory)
-  if args.overwrite_output_dir or not (directory.checkpoint or directory.staged):
-    _remove_earlier_run(args, directory)
+  if resume:
+    return _check_resume(directory, config, max_steps)
+  if overwrite or not (directory.checkpoint or directory.staged):
+    _remove_earlier_run(directory, overwrite)
   else:
     _refuse_if_not_empty(directory.path, directory.entries)
   return False
 
 
-def _refuse_what_is_not_ours(args, directory):
+def _refuse_what_is_not_ours(directory, resume, overwrite):
   """For a directory with no run of ours: refuses --resume, --overwrite-output-dir and any file.
 
   An empty directory (or one the command has just made) has nothing to
   overwrite: --overwrite-output-dir starts a new run in it.
   """
   out = directory.path
-  if args.resume and not directory.checkpoint:
+  if resume and not directory.checkpoint:
     raise SummarizerError(f'--resume: no checkpoint in {out}')
-  if args.resume:
+  if resume:
     raise SummarizerError(f'--resume: {out} holds no run of ours (no {manifest.RUN_MANIFEST}), '
                           'so its checkpoint is not continued and nothing in it is touched; '
                           f'start a new run from its weights with --init-from {out}')
-  if not args.overwrite_output_dir:
+  if not overwrite:
     _refuse_if_not_empty(out, directory.entries)
   elif directory.entries:
     manifest.remove_run(out)  # Refuses: no run of ours there.
 
 
-def _remove_earlier_run(args, directory):
+def _remove_earlier_run(directory, overwrite):
   """Removes what the run of ours in the directory wrote; anything else stays.
 
   With --overwrite-output-dir, whatever run it was; without it, only a run
@@ -306,13 +311,13 @@ def _remove_earlier_run(args, directory):
   to replace it. A new run then starts in what is left, if that is empty.
   """
   manifest.remove_run(directory.path, directory.recorded)
-  if not args.overwrite_output_dir:
+  if not overwrite:
     print(f'note: {directory.path} held a run that stopped before its first checkpoint; its '
           'files were removed', flush=True)
     _refuse_if_not_empty(directory.path, _entries(directory.path))
 
 
-def _check_resume(args, config, directory):
+def _check_resume(directory, config, max_steps):
   """Checks that the checkpoint in the output directory can be resumed; returns True."""
   out = directory.path
   if not directory.checkpoint:
@@ -322,9 +327,9 @@ def _check_resume(args, config, directory):
     raise SummarizerError(f'{out}: checkpoint does not match the requested '
                           'model: ' + differences)
   step = check_resumable(directory, config)
-  if args.max_steps is not None and step > args.max_steps:
+  if max_steps is not None and step > max_steps:
     raise SummarizerError(f'--resume: the checkpoint in {out} is at step {step}, past '
-                          f'--max-steps {args.max_steps}: nothing to train; pass a '
+                          f'--max-steps {max_steps}: nothing to train; pass a '
                           'larger --max-steps')
   return True
 
@@ -338,10 +343,10 @@ def _refuse_if_not_empty(out, entries):
                           "(it removes only an earlier run's files), or choose another")
 
 
-def refuse_init_from_output(args):
+def refuse_init_from_output(init_from, output_dir):
   """A directory is never both the model a run starts from and where it writes."""
-  if args.init_from and os.path.realpath(args.init_from) == os.path.realpath(args.output_dir):
-    raise SummarizerError(f'--init-from {args.init_from} is also the --output-dir: a run '
+  if init_from and os.path.realpath(init_from) == os.path.realpath(output_dir):
+    raise SummarizerError(f'--init-from {init_from} is also the --output-dir: a run '
                           'would overwrite the model it starts from; write to another '
                           'directory (and --export-to it afterwards if you like)')
 
@@ -388,14 +393,17 @@ def earlier_runs(directory, resuming, start=None):
   return list(runs), values.get('max_article_tokens', 0)
 
 
-def save_run_config(run, steps):
+def save_run_config(run, steps, **ending):
   """Writes the run's config.json: the preset, the data, the levers and the lineage.
+
+  Written whole from what the run holds each time, never read back.
 
   Args:
     run: The ``prepare.Run``: its args, config, earlier runs, vocabulary's
       fingerprint, the longest article it has read and whether its steps
       took split batches (``prepare.SplitBatches``).
     steps: The step it has reached.
+    **ending: What its end adds: the verdict against Lead-3, the calibration.
   """
   args, config = run.args, run.config
   levers = dict(data=args.data, learning_rate=config.learning_rate,
@@ -410,8 +418,9 @@ def save_run_config(run, steps):
   if run.split.on:
     this_run['split_batches'] = True
   lineage = list(run.earlier_runs) + [this_run]
-  save_config(config, args.output_dir, vocab_file=VOCAB_NAME,
+  save_config(config, run.directory.path, vocab_file=VOCAB_NAME,
               vocab_fingerprint=run.vocab_fingerprint, max_steps=args.max_steps,
               init_from=args.init_from, max_article_tokens=run.counter['longest_article'],
-              lineage=lineage, total_steps=sum(r.get('steps') or 0 for r in lineage), **levers)
-  manifest.record_run(args.output_dir)
+              lineage=lineage, total_steps=sum(r.get('steps') or 0 for r in lineage),
+              **levers, **ending)
+  manifest.record_run(run.directory.path)

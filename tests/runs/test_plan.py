@@ -259,8 +259,8 @@ def test_the_end_of_a_run_says_what_went_wrong_in_plain_words(clock):
 
 def test_the_train_loss_of_the_stories_is_not_averaged_with_the_lessons():
   from summarizer.runs.report import Report  # pylint: disable=import-outside-toplevel
-  args = types.SimpleNamespace(eval_batches=1, progress=False, max_steps=10)
-  report = Report(args, {'tokens': 0}, 0, lessons=True)
+  report = Report({'tokens': 0}, 0, lessons=True, max_steps=10, eval_batches=1,
+                  show_progress=False)
   for step, loss in enumerate([0.5, 0.3, 0.1], start=1):
     report.step(step, loss)
   assert report.mean_train_loss() == pytest.approx(0.3)
@@ -340,11 +340,11 @@ def test_split_batches_part_each_batch_and_keep_its_rows_at_a_lower_peak():
              tuple(np.arange(4 * ways + 2).reshape(2 * ways + 1, 2) for _ in range(3))]
   split = SplitBatches()
   schedule = run_budget.BudgetSchedule(0.005, 1, max_steps=100, split=split)
-  assert [b[0].shape for b in split.batches(iter(batches))] == [
+  assert [b[0].shape for b in split.parts(iter(batches))] == [
       (2 * ways, 2), (2 * ways + 2, 2), (2 * ways + 1, 2)]
   assert schedule(1) == pytest.approx(0.005 * 0.99)
   split.on = True
-  parts = list(split.batches(iter(batches)))
+  parts = list(split.parts(iter(batches)))
   # Rows by WAYS, or else by two, or whole (one long story).
   assert [b[0].shape for b in parts] == (
       [(2, 2)] * ways + [(ways + 1, 2)] * 2 + [(2 * ways + 1, 2)])
@@ -371,7 +371,7 @@ def test_a_plan_made_on_the_lessons_prices_the_stories_steps_as_theirs(clock):
   from summarizer.config import PRESETS
   config = PRESETS['quick']
   repeat = RepeatPhase(2000, until_loss=0.3)
-  batches = repeat.batches(_batches(16, 64, 40), _batches(8, 256, 210))
+  batches = repeat.lessons_then_stories(_batches(16, 64, 40), _batches(8, 256, 210))
   next(batches)  # Trax's sample batch: the lessons' shape.
   run = _run(repeat=repeat)
   run.config = config
@@ -401,10 +401,9 @@ def test_a_plan_made_on_the_lessons_prices_the_stories_steps_as_theirs(clock):
 
 def test_the_bar_of_a_run_budgeted_by_tokens_counts_its_tokens():
   from summarizer.runs.report import Report  # pylint: disable=import-outside-toplevel
-  args = types.SimpleNamespace(eval_batches=1, progress=False, max_steps=None)
   counter = {'tokens': 0}
   tokens = run_budget.TokenBudget(1000, counter)
-  report = Report(args, counter, 0, tokens=tokens)
+  report = Report(counter, 0, tokens=tokens, eval_batches=1, show_progress=False)
   assert report.bar.total == 1000 and report.bar.unit == 'token'
   for step, read in enumerate([300, 700, 1100], start=1):
     counter['tokens'] = read
@@ -416,7 +415,7 @@ def test_a_time_budget_planned_on_the_lessons_prices_the_stories_steps_too(clock
   from summarizer.config import PRESETS  # pylint: disable=import-outside-toplevel
   config = PRESETS['quick']
   repeat = RepeatPhase(2000, until_loss=0.3)
-  batches = repeat.batches(_batches(16, 64, 40), _batches(8, 256, 210))
+  batches = repeat.lessons_then_stories(_batches(16, 64, 40), _batches(8, 256, 210))
   next(batches)
   run = _run(repeat=repeat)
   run.config = config

@@ -65,7 +65,7 @@ def test_the_repeat_phase_ends_once_its_loss_is_low_or_its_steps_are_done():
   assert stubborn.ended_at == 5  # Its most steps, then the stories whatever the loss.
 
   phase = RepeatPhase(100, until_loss=0.5, window=2)
-  stream = phase.batches(iter(['lesson'] * 50), iter(['story'] * 5))
+  stream = phase.lessons_then_stories(iter(['lesson'] * 50), iter(['story'] * 5))
   drawn = [next(stream)]  # Trax's sample batch, before any step.
   for step, loss in enumerate([1.0, 0.4, 0.4], 1):
     drawn.append(next(stream))
