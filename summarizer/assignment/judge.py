@@ -16,8 +16,8 @@ from summarizer.assignment.failure_text import Failure
 ALL_PASSED = 'All tests passed'
 # A measure missing from a report: what came, as the failure prints it.
 NOT_MEASURED = '(not measured: the call did not get that far)'
-# Cases only a function that takes their argument is run through.
-OPTIONAL_CASES = (probes.QUIET_CASE,)
+# Cases only a function that takes their argument (verbose, max_length) is run through.
+OPTIONAL_CASES = (probes.QUIET_CASE, probes.max_length_case())
 
 
 def judge(case_name, measure, got, expected, case):

@@ -99,20 +99,30 @@ LOOP = (LOSS_LAYER, OPTIMIZER, OPTIMIZER_PARAMETERS, LEARNING_RATES, CHECKPOINT_
 _TREES = (LAYER_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS)
 _RUNS = (WEIGHT_SHAPES, WHICH_SUBLAYER, LAYER_OUTPUT)
 
+# What every answer keeps (``probes.property_cases``, ``properties.py``).
+INPUTS_AFTER = Measure(probes.INPUTS_AFTER, why=lambda got, expected, case: (
+    'it changed the list it was given: pad a copy (tokens + [0] * n), never the '
+    "caller's list, which greedy_decode goes on appending to"))
+UNDER_JIT = Measure(probes.UNDER_JIT, difference=lambda expected, got: [],
+                    why=lambda got, expected, case: got[len('no: '):])
+DTYPE = Measure(probes.DTYPE)
+WRITTEN = Measure(probes.WRITTEN)
+_JITTED = (UNDER_JIT, DTYPE)
+
 # What the grader judges of each probe's cases.
 _OF_PROBE = {
-    probes.probe_DotProductAttention: (ATTENTION_OUTPUT, OUTPUT_TYPE),
-    probes.probe_dot_product_self_attention: (SELF_ATTENTION_OUTPUT,),
-    probes.probe_compute_attention_heads_closure: (HEADS_OUTPUT,),
-    probes.probe_compute_attention_output_closure: (JOINED_OUTPUT,),
+    probes.probe_DotProductAttention: (ATTENTION_OUTPUT, OUTPUT_TYPE) + _JITTED,
+    probes.probe_dot_product_self_attention: (SELF_ATTENTION_OUTPUT,) + _JITTED,
+    probes.probe_compute_attention_heads_closure: (HEADS_OUTPUT,) + _JITTED,
+    probes.probe_compute_attention_output_closure: (JOINED_OUTPUT,) + _JITTED,
     probes.probe_CausalAttention: _TREES + _RUNS + (RAISED,),
     probes.probe_DecoderBlock: _TREES + _RUNS,
     probes.probe_TransformerLM: (MODEL_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS, WEIGHT_SHAPES,
                                  REPEATED_SUBLAYERS, LAYER_OUTPUT, SHAPES_OF_WEIGHTS,
                                  OUTPUT_SHAPE, SHIFTED, ENCODINGS),
     probes.probe_training_loop: LOOP + (LOSS_AT_WORK, OPTIMIZER_STEP) + _RUNS,
-    probes.probe_next_symbol: (NEXT_TOKEN, NEXT_TOKEN_TYPE, MODEL_INPUTS),
-    probes.probe_greedy_decode: (SUMMARY, CALLS, MODEL_GIVEN, PRINTED, TAKES_VERBOSE),
+    probes.probe_next_symbol: (NEXT_TOKEN, NEXT_TOKEN_TYPE, MODEL_INPUTS, INPUTS_AFTER),
+    probes.probe_greedy_decode: (SUMMARY, CALLS, MODEL_GIVEN, PRINTED, TAKES_VERBOSE, WRITTEN),
     probes.probe_whole: (SHIPPED_WEIGHT_SHAPES, LOG_PROBABILITIES, SUMMARY_IDS),
 }
 

@@ -20,6 +20,7 @@ import os
 import tempfile
 import traceback
 
+import jax
 import numpy as np
 
 from summarizer._trax import fastmath, jnp, tl, trax
@@ -89,6 +90,11 @@ PRINTED = 'what it prints, line by line'
 TAKES_VERBOSE = 'takes verbose'
 LOG_PROBABILITIES = 'log-probabilities'
 SUMMARY_IDS = "the summary's ids"
+# What every answer keeps (the properties, below).
+INPUTS_AFTER = 'the tokens it was given, after the call'
+UNDER_JIT = 'runs under jax.jit'
+DTYPE = 'dtype of the output'
+WRITTEN = 'tokens written when EOS never comes'
 
 # Cases the notebook's checks run too, by the same name.
 INDIVISIBLE_CASE = 'CausalAttention(d_feature=10, n_heads=3)'
@@ -774,8 +780,106 @@ def probe_whole(names, given, model_size, model_file, parts=(4, 5)):
   return cases
 
 
+# --------------------------------------------------------------------------
+# What every answer keeps, whatever its numbers: the grader's cases of them
+# here, the notebook's checks' in ``properties.py``, on the same calls.
+
+PROPERTY_TOKENS = (13, 483, 320, EOS, SEP)
+MAX_LENGTH = 3  # greedy_decode's max_length when EOS never comes.
+
+
+def tokens_case():
+  return f"{NEXT_SYMBOL} leaves the caller's {len(PROPERTY_TOKENS)} tokens as they were"
+
+
+def tokens_after(next_symbol):
+  """The caller's list after ``next_symbol(list, model)``: as it was, unless padded in place."""
+  given = list(PROPERTY_TOKENS)
+  try:
+    next_symbol(given, StandInModel())
+  except CAUGHT:  # pylint: disable=broad-except
+    pass  # The exercise's own cases say how it fails; this says only whether the list changed.
+  return given
+
+
+def max_length_case():
+  return f'{GREEDY_DECODE}(..., max_length={MAX_LENGTH}) when EOS never comes'
+
+
+def written_without_eos(greedy_decode):
+  """How many tokens ``greedy_decode(..., max_length=MAX_LENGTH)`` asks for when EOS never comes."""
+  written = []
+
+  def never_ends(cur_output_tokens, model=None, *args, **kwargs):
+    del model, args, kwargs
+    written.append(len(cur_output_tokens))
+    return 20
+  with contextlib.redirect_stdout(io.StringIO()):  # What it prints is feedback.
+    greedy_decode('Nothing happened.', ModelArgument(), next_symbol=never_ends,
+                  tokenize=stand_in_tokenize, detokenize=stand_in_detokenize,
+                  max_length=MAX_LENGTH)
+  return len(written)
+
+
+def jit_case(name, batch):
+  return f'{name} under jax.jit, a batch of {batch}'
+
+
+def jit_call(name, batch):
+  """(made, arguments by name): the exercise's function as ``made(function)(**arguments)`` on a batch."""
+  rng = np.random.default_rng(batch)
+  if name in (DOT_PRODUCT_ATTENTION, SELF_ATTENTION):
+    q, k, v = (jnp.array(rng.normal(size=(batch, 4, 6)).astype(np.float32)) for _ in range(3))
+    if name == SELF_ATTENTION:
+      return (lambda f: f), dict(q=q, k=k, v=v)
+    return (lambda f: f), dict(query=q, key=k, value=v,
+                               mask=jnp.array(np.tril(np.ones((1, 4, 4), bool))))
+  rows = batch if name == HEADS_CLOSURE else 2 * batch
+  x = jnp.array(rng.normal(size=(rows, 4, 6 if name == HEADS_CLOSURE else 3)).astype(np.float32))
+  return (lambda f: _positional(f(n_heads=2, d_head=3))), dict(x=x)
+
+
+def _positional(inner):
+  """A closure's inner function called by keyword, as the check calls it positionally."""
+  return lambda x: inner(x)
+
+
+def jit_measures(function, name, batch):
+  """Whether the function runs under jax.jit ('yes', or 'no: ' and what stopped it), and its dtype."""
+  made, arguments = jit_call(name, batch)
+  output = made(function)(**arguments)  # Raises where it fails without jit: its cases say how.
+  try:
+    jax.block_until_ready(jax.jit(made(function))(**arguments))
+    runs = 'yes'
+  except CAUGHT as error:  # pylint: disable=broad-except
+    runs = f'no: {describe(innermost(error))}'
+  return {UNDER_JIT: runs, DTYPE: str(getattr(output, 'dtype', type(output).__name__))}
+
+
+JIT_BATCHES = (1, 3)
+
+
+def property_cases(name, function):
+  """The grader's cases of what ``name``'s answer keeps, after its own cases."""
+  if name == NEXT_SYMBOL:
+    return [case(tokens_case(), lambda: {INPUTS_AFTER: tokens_after(function)})]
+  if name == GREEDY_DECODE:
+    if not accepts(function, 'max_length'):
+      return []
+    return [case(max_length_case(), lambda: {WRITTEN: written_without_eos(function)})]
+  if name in (DOT_PRODUCT_ATTENTION, HEADS_CLOSURE, SELF_ATTENTION, OUTPUT_CLOSURE):
+    return [case(jit_case(name, batch), jit_measures, function, name, batch)
+            for batch in JIT_BATCHES]
+  return []
+
+
 PROBES = dict(zip(GRADED, (
     probe_DotProductAttention, probe_compute_attention_heads_closure,
     probe_dot_product_self_attention, probe_compute_attention_output_closure,
     probe_CausalAttention, probe_DecoderBlock, probe_TransformerLM, probe_training_loop,
     probe_next_symbol, probe_greedy_decode)))
+
+
+def graded_cases(name, function, seed, given, env):
+  """What the grader measures of ``name``'s function: its probe's cases, then its properties'."""
+  return PROBES[name](function, seed, given, env) + property_cases(name, function)

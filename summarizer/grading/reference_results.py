@@ -86,8 +86,8 @@ def expected_results(seed, given, json_given):
   """name -> the package's cases (and 'whole' -> Parts 4 and 5)."""
   given = dict(given, **json_given)
   env = {probes.TRANSFORMER_LM: package(probes.TRANSFORMER_LM)}
-  expected = {name: probe(package(name), seed, given, env)
-              for name, probe in probes.PROBES.items()}
+  expected = {name: probes.graded_cases(name, package(name), seed, given, env)
+              for name in probes.PROBES}
   names = {name: package(name) for name in (probes.TRANSFORMER_LM, probes.GREEDY_DECODE,
                                                      probes.NEXT_SYMBOL)}
   expected['whole'] = probes.probe_whole(names, given, notebook_data.model_size(),

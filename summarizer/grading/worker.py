@@ -639,7 +639,8 @@ def run_item(job, item, solutions, given, events=None, surface=None):
   else:
     if check is not None:
       origin_event(names[item['function']], events)
-    cases = probes.PROBES[item['probe']](names[item['function']], job['seed'], given, names)
+    cases = probes.graded_cases(item['probe'], names[item['function']], job['seed'], given,
+                                names)
   return {'cases': cases, 'cell errors': errors}
 
 
