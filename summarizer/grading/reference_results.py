@@ -113,6 +113,9 @@ def compilation_cache(folder):
   for name, value in zip(CACHE_SETTINGS, (folder, 0.0, 0)):
     jax.config.update(name, value)
   cache.reset_cache()  # Set up anew at the next compile, in this folder.
+  # Programs this process compiled before (an earlier seed's, a test's) would be
+  # taken from memory and never written: each is compiled, or read, again.
+  jax.clear_caches()
   try:
     yield folder
   finally:
