@@ -103,12 +103,13 @@ def test_max_minutes_is_refused_out_of_range_and_lifts_the_step_default(tmp_path
   assert (both.max_minutes, both.max_steps) == (3.0, 50)
 
 
-def _slow_micro_run(out, monkeypatch, probe):
+def _slow_micro_run(out, monkeypatch, probe, minutes=0.5):
   """A budgeted micro run on a machine slower than its recipe; returns (summary, rows a step).
 
   Args:
     out: The run's output directory.
     probe: Stands in for ``plan.probe_speed`` (the machine's rate before the first step).
+    minutes: The run's budget, setting up included (the vocabulary, the first compile).
   """
   monkeypatch.setitem(run_plan.RECIPE_TOKENS_PER_SECOND, 'micro', 10**9)  # Any machine is slow.
   monkeypatch.setattr(run_plan, 'MEASURE_SECONDS', 0.0)
@@ -121,7 +122,7 @@ def _slow_micro_run(out, monkeypatch, probe):
       yield batch
 
   monkeypatch.setattr(run_prepare, '_counted', recording)
-  summary = run_loop.train(micro_args(out, max_steps=None, max_minutes=0.5, eval_steps=1000,
+  summary = run_loop.train(micro_args(out, max_steps=None, max_minutes=minutes, eval_steps=1000,
                                       save_steps=1000))
   return summary, rows
 
@@ -130,8 +131,10 @@ def _slow_micro_run(out, monkeypatch, probe):
 def test_a_slow_machine_trains_on_split_batches_and_records_it(tmp_path, monkeypatch):
   out = tmp_path / 'run'
   # The probe before the first step finds the recipe's machine: whole batches until measured.
+  # A minute: setting up takes most of half a minute on a busy 2-core machine, and the run
+  # must go well past the measured steps.
   summary, rows = _slow_micro_run(out, monkeypatch,
-                                  lambda: run_plan.PROBE_RATE * 10**9 / 16000)
+                                  lambda: run_plan.PROBE_RATE * 10**9 / 16000, minutes=1.0)
   # The micro preset's batches hold 2 stories: whole until the speed is measured, then halved.
   measured = run_plan.MEASURE_FROM_STEP + run_plan.MEASURE_STEPS
   assert summary['split_batches'] and summary['step'] > measured + 10
