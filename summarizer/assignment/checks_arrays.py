@@ -13,9 +13,9 @@ from summarizer import attention as _attention
 from summarizer._trax import jnp
 from summarizer.assignment import measures, probes
 from summarizer.assignment.compare import allclose
+from summarizer.assignment.judge import reading
 from summarizer.assignment.mistakes import attention_with, standard_softmax
-from summarizer.assignment.runner import (CHECK_SEED, Case, expect_kind, expect_output,
-                                          expect_shape, run_cases)
+from summarizer.assignment.runner import CHECK_SEED, as_array, run_cases, shape_of
 
 
 # The course's masks are 0 (may not attend) and -1e9 (may attend: any
@@ -86,19 +86,33 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
   for name, query, key, value, mask, expected in _DOT_PRODUCT_CASES:
     inputs = dict(query=jnp.array(query), key=jnp.array(key),
                   value=jnp.array(value), mask=jnp.array(mask))
-    output = expect_output(expected, measures.ATTENTION_OUTPUT.but(agree=_either_softmax(inputs)))
-    cases.append(Case(f'{probes.DOT_PRODUCT_ATTENTION}, {name}',
-                      functools.partial(DotProductAttention, **inputs),
-                      [output, expect_kind(jax.Array)], inputs=_by_probe_names(inputs)))
+    output = measures.ATTENTION_OUTPUT.but(agree=_either_softmax(inputs))
+    cases.append({'name': f'{probes.DOT_PRODUCT_ATTENTION}, {name}',
+                  'call': reading({output.name: as_array, measures.KIND.name: type},
+                                  functools.partial(DotProductAttention, **inputs)),
+                  'expected': {output: _array(expected), measures.KIND: jax.Array},
+                  'inputs': _by_probe_names(inputs)})
   # Beyond the course's cases: the grader's first, random queries, keys and
   # values under a causal mask, as the layers will call it.
   name, drawn, expected = _probe_case(probes.probe_DotProductAttention,
                                       _attention.DotProductAttention, 0)
   inputs = dict(query=drawn[probes.INPUT_Q], key=drawn[probes.INPUT_K],
                 value=drawn[probes.INPUT_V], mask=drawn[probes.INPUT_MASK])
-  cases.append(Case(name, functools.partial(DotProductAttention, **inputs),
-                    [expect_output(expected, measures.ATTENTION_OUTPUT)], inputs=drawn))
+  cases.append(_output_case(name, functools.partial(DotProductAttention, **inputs),
+                            measures.ATTENTION_OUTPUT, expected, drawn))
   return run_cases(cases, probes.DOT_PRODUCT_ATTENTION)
+
+
+def _array(expected):
+  return np.array(expected, np.float32)
+
+
+def _output_case(name, call, measure, expected, inputs, shape=None):
+  """A case of an array-valued call: its output (``measure``), after its shape if given."""
+  shaped = {measures.SHAPE: tuple(shape)} if shape is not None else {}
+  return {'name': name,
+          'call': reading({measures.SHAPE.name: shape_of, measure.name: as_array}, call),
+          'expected': {**shaped, measure: _array(expected)}, 'inputs': inputs}
 
 
 def _by_probe_names(inputs):
@@ -142,12 +156,11 @@ def test_compute_attention_heads_closure(compute_attention_heads_closure):
   cases = []
   for batch in (2, 3):
     x = jnp.array([_TWO_HEADS] * batch)  # (B, L, H * Dh)
-    cases.append(Case(
+    cases.append(_output_case(
         f'{probes.closure_call(probes.HEADS_CLOSURE, 2, 3)} on a batch of {batch}',
         lambda x=x: compute_attention_heads_closure(n_heads=2, d_head=3)(x),
-        [expect_shape((2 * batch, 2, 3)),
-         expect_output([_POSITIONS] * (2 * batch), measures.HEADS_OUTPUT)],
-        inputs={probes.INPUT_X: np.asarray(x)}))
+        measures.HEADS_OUTPUT, [_POSITIONS] * (2 * batch), {probes.INPUT_X: np.asarray(x)},
+        (2 * batch, 2, 3)))
   cases.append(_drawn_case(compute_attention_heads_closure,
                            probes.probe_compute_attention_heads_closure,
                            _attention.compute_attention_heads_closure, 'C2',
@@ -160,8 +173,8 @@ def _drawn_case(closure, probe, package_closure, exercise, measure):
   n_heads, d_head = probes.head_sizes(probes.rng_for(CHECK_SEED, exercise))[-1]
   name, inputs, expected = _probe_case(probe, package_closure, -1)
   x = inputs[probes.INPUT_X]
-  return Case(name, lambda: closure(n_heads=n_heads, d_head=d_head)(x),
-              [expect_output(expected, measure)], inputs={probes.INPUT_X: np.asarray(x)})
+  return _output_case(name, lambda: closure(n_heads=n_heads, d_head=d_head)(x), measure,
+                      expected, {probes.INPUT_X: np.asarray(x)})
 
 
 def test_compute_attention_output_closure(compute_attention_output_closure):
@@ -185,12 +198,11 @@ def test_compute_attention_output_closure(compute_attention_output_closure):
   }
   cases = []
   for (n_heads, d_head), expected in joined.items():
-    cases.append(Case(
+    cases.append(_output_case(
         probes.closure_call(probes.OUTPUT_CLOSURE, n_heads, d_head),
         lambda n_heads=n_heads, d_head=d_head: compute_attention_output_closure(
             n_heads=n_heads, d_head=d_head)(heads),
-        [expect_shape((3, 2, 6)), expect_output(expected, measures.JOINED_OUTPUT)],
-        inputs={probes.INPUT_X: np.asarray(heads)}))
+        measures.JOINED_OUTPUT, expected, {probes.INPUT_X: np.asarray(heads)}, (3, 2, 6)))
   cases.append(_drawn_case(compute_attention_output_closure,
                            probes.probe_compute_attention_output_closure,
                            _attention.compute_attention_output_closure, 'C4',
@@ -221,13 +233,14 @@ def test_dot_product_self_attention(dot_product_self_attention):
   cases = []
   for name, (q, k, v), expected in examples:
     q, k, v = jnp.array([q]), jnp.array([k]), jnp.array([v])
-    cases.append(Case(f'dot_product_self_attention, {name}',
-                      functools.partial(dot_product_self_attention, q=q, k=k, v=v),
-                      [expect_shape(np.shape(expected)),
-                       expect_output(expected, measures.SELF_ATTENTION_OUTPUT)],
-                      inputs={probes.INPUT_Q: q, probes.INPUT_K: k, probes.INPUT_V: v}))
+    cases.append(_output_case(f'dot_product_self_attention, {name}',
+                              functools.partial(dot_product_self_attention, q=q, k=k, v=v),
+                              measures.SELF_ATTENTION_OUTPUT, expected,
+                              {probes.INPUT_Q: q, probes.INPUT_K: k, probes.INPUT_V: v},
+                              np.shape(expected)))
   name, inputs, expected = _probe_case(probes.probe_dot_product_self_attention,
                                        _attention.dot_product_self_attention, 0)
-  cases.append(Case(name, functools.partial(dot_product_self_attention, *inputs.values()),
-                    [expect_output(expected, measures.SELF_ATTENTION_OUTPUT)], inputs=inputs))
+  cases.append(_output_case(name, functools.partial(dot_product_self_attention,
+                                                    *inputs.values()),
+                            measures.SELF_ATTENTION_OUTPUT, expected, inputs))
   return run_cases(cases, probes.SELF_ATTENTION, dot_product_self_attention)

@@ -16,7 +16,8 @@ from summarizer import model as _model
 from summarizer._trax import fastmath, tl, trax
 from summarizer.assignment import measures, mistakes, probes
 from summarizer.assignment.failure_text import NotRun
-from summarizer.assignment.runner import CHECK_SEED, Case, Expect, run_cases, sublayer_names
+from summarizer.assignment.judge import read_each, reading
+from summarizer.assignment.runner import CHECK_SEED, run_cases, sublayer_names
 
 
 @dataclasses.dataclass
@@ -104,20 +105,27 @@ def run_beside_package(layer, build_package, inputs):
               expected_output, probes.sublayer_identities(layer), str(layer), expected_tree)
 
 
-def _ran_expects(mode, why=None, output=None):
+def _ran_measures(mode, why=None, output=None):
   """What a run beside the package's must show: its weights, then its output.
 
   Args:
     mode: The mode, as printed.
     why: The measures' why (``mistakes.ran_model_why``, ...: it reads the
-      ``_Ran``); None: none is looked for.
+      ``_Ran``, as ``mistakes.RAN``); None: none is looked for.
     output: The output's measure, when not the run's in ``mode``.
   """
-  return [
-      Expect(measures.RAN_WEIGHT_COUNT.but(why=why), None, lambda ran: len(ran.shapes)),
-      Expect(measures.RAN_WEIGHT_SHAPES.but(why=why), None, lambda ran: ran.shapes),
-      Expect(output or measures.RAN_OUTPUT.named(mode).but(why=why), None, ran_output),
-  ]
+  return (measures.RAN_WEIGHT_COUNT.but(why=why), measures.RAN_WEIGHT_SHAPES.but(why=why),
+          output or measures.RAN_OUTPUT.named(mode).but(why=why))
+
+
+def _ran_read(ran, expected):
+  """The measures of a ``_Ran`` (and the run, for the why: lines); fills in the package's as expected."""
+  count, shapes, output = expected
+  expected.update({count: len(ran.expected_shapes), shapes: ran.expected_shapes,
+                   output: np.asarray(ran.expected_output)})
+  return read_each(ran, {count.name: lambda ran: len(ran.shapes),
+                         shapes.name: lambda ran: ran.shapes, output.name: ran_output,
+                         mistakes.RAN: lambda ran: ran})
 
 
 def ran_output(ran):
@@ -130,18 +138,14 @@ def _beside_package_case(name, build, build_package, inputs, mode, why=None):
   """A case that runs a layer beside the package's and compares them.
 
   The expected values come from the package's run, so the case computes
-  them when it runs; they are filled into its expectations then.
-  ``why`` is ``_ran_expects``'.
+  them when it runs; they are filled into its expected values then.
+  ``why`` is ``_ran_measures``'.
   """
-  expects = _ran_expects(mode, why)
+  expected = dict.fromkeys(_ran_measures(mode, why))
 
   def call():
-    ran = run_beside_package(build(), build_package, inputs)
-    expects[0].expected = len(ran.expected_shapes)
-    expects[1].expected = ran.expected_shapes
-    expects[2].expected = np.asarray(ran.expected_output)
-    return ran
-  return Case(name, call, expects)
+    return _ran_read(run_beside_package(build(), build_package, inputs), expected)
+  return {'name': name, 'call': call, 'expected': expected}
 
 
 def _package_tree(package_function, kwargs):
@@ -153,11 +157,13 @@ def _tree_case(name, function, package_function, kwargs, tree_measure):
   """A layer printed beside the package's (``tree_measure``), its type, its sublayers' types."""
   expected = _package_tree(package_function, kwargs)
   parts = expected[probes.PARTS]
-  return Case(name, functools.partial(function, **kwargs), [
-      Expect(tree_measure, expected[probes.TREE], str),
-      Expect(measures.LAYER_TYPE, expected[probes.TYPE], lambda layer: type(layer).__name__),
-      Expect(measures.SUBLAYER_TYPES, parts, sublayer_names),
-      Expect(measures.SUBLAYER_COUNT, len(parts), lambda layer: len(layer.sublayers))])
+  reads = {tree_measure.name: str, measures.LAYER_TYPE.name: lambda layer: type(layer).__name__,
+           measures.SUBLAYER_TYPES.name: sublayer_names,
+           measures.SUBLAYER_COUNT.name: lambda layer: len(layer.sublayers)}
+  return {'name': name, 'call': reading(reads, functools.partial(function, **kwargs)),
+          'expected': {tree_measure: expected[probes.TREE],
+                       measures.LAYER_TYPE: expected[probes.TYPE],
+                       measures.SUBLAYER_TYPES: parts, measures.SUBLAYER_COUNT: len(parts)}}
 
 
 def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
@@ -176,9 +182,10 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
   cases = [_tree_case(name, CausalAttention, _attention.CausalAttention, kwargs,
                       measures.CAUSAL_ATTENTION_TREE)
            for name, kwargs in probes.CAUSAL_ATTENTION_TREES]
-  cases.append(Case(
-      probes.INDIVISIBLE_CASE, functools.partial(probes.indivisible, CausalAttention),
-      [Expect(measures.RAISED_AS_ASSERT, True, lambda raised: raised[probes.RAISED] is not None)]))
+  raised = {measures.RAISED_AS_ASSERT.name: lambda raised: raised[probes.RAISED] is not None}
+  cases.append({'name': probes.INDIVISIBLE_CASE,
+                'call': reading(raised, functools.partial(probes.indivisible, CausalAttention)),
+                'expected': {measures.RAISED_AS_ASSERT: True}})
   cases += _probe_run_cases(probes.causal_attention_runs, CausalAttention,
                             _attention.CausalAttention, mistakes.ran_last_dense_why)
   return run_cases(cases, probes.CAUSAL_ATTENTION, CausalAttention)
@@ -188,13 +195,22 @@ def _probe_run_cases(runs, function, package_function, why=None):
   """The grader's runs of a layer (``runs``, a probe's run list) at ``CHECK_SEED``.
 
   Each runs ``function`` beside the package's, with the same arguments and
-  inputs. ``why`` is ``_ran_expects``'.
+  inputs. ``why`` is ``_ran_measures``'.
   """
   return [_beside_package_case(name, functools.partial(function, **options),
                                functools.partial(package_function, **package_options),
                                inputs, options['mode'], why)
           for (name, options, inputs), (_, package_options, _) in zip(
               runs(CHECK_SEED, function), runs(CHECK_SEED))]
+
+
+# What a block (a list of layers) is measured by, as the package's printed block.
+_BLOCK_READS = {
+    measures.BLOCK_TREE.name: str, measures.BLOCK_LAYERS.name: len,
+    measures.BLOCK_LAYER_TYPES.name: lambda block: [probes.layer_kind(layer) for layer in block],
+    measures.THEIR_SUBLAYERS.name: lambda block: [sublayer_names(layer) for layer in block],
+    measures.BLOCK_SUBLAYER_COUNTS.name: lambda block: [len(layer.sublayers) for layer in block],
+}
 
 
 def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
@@ -214,15 +230,13 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
   for name, kwargs in probes.DECODER_BLOCK_TREES:
     expected = _package_tree(_model.DecoderBlock, kwargs)
     parts = expected[probes.THEIR_SUBLAYERS]  # Each residual: Branch (a Serial), Add.
-    cases.append(Case(name, functools.partial(DecoderBlock, **kwargs), [
-        Expect(measures.BLOCK_TREE, expected[probes.TREE], str),
-        Expect(measures.BLOCK_LAYERS, len(expected[probes.PARTS]), len),
-        Expect(measures.BLOCK_LAYER_TYPES, expected[probes.PARTS],
-               lambda block: [probes.layer_kind(layer) for layer in block]),
-        Expect(measures.THEIR_SUBLAYERS, parts,
-               lambda block: [sublayer_names(layer) for layer in block]),
-        Expect(measures.BLOCK_SUBLAYER_COUNTS, [len(names) for names in parts],
-               lambda block: [len(layer.sublayers) for layer in block])]))
+    cases.append({'name': name,
+                  'call': reading(_BLOCK_READS, functools.partial(DecoderBlock, **kwargs)),
+                  'expected': {measures.BLOCK_TREE: expected[probes.TREE],
+                               measures.BLOCK_LAYERS: len(expected[probes.PARTS]),
+                               measures.BLOCK_LAYER_TYPES: expected[probes.PARTS],
+                               measures.THEIR_SUBLAYERS: parts,
+                               measures.BLOCK_SUBLAYER_COUNTS: [len(names) for names in parts]}})
   # Each mode with tl.Relu, then tl.FastGelu: ff_activation is used, not a Relu written in.
   cases += _probe_run_cases(probes.decoder_block_runs, DecoderBlock, _model.DecoderBlock)
   return run_cases(cases, probes.DECODER_BLOCK, DecoderBlock)
@@ -263,11 +277,13 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
   cases = [_tree_case(name, TransformerLM, _model.TransformerLM, kwargs,
                       measures.TRANSFORMER_TREE)
            for name, kwargs in probes.TRANSFORMER_TREES if kwargs['n_layers'] == 1]
-  cases.append(Case(
-      probes.EXERCISE_MODEL_CASE, functools.partial(probes.exercise_model_measures, TransformerLM),
-      [Expect(measures.WEIGHT_COUNT, exercise_weights(), _number_of_weights),
-       Expect(measures.OUTPUT_SHAPE, tuple(_package_exercise_model()[probes.OUTPUT_SHAPE]),
-              lambda traced: tuple(traced[probes.OUTPUT_SHAPE]))]))
+  traced = {measures.WEIGHT_COUNT.name: _number_of_weights,
+            measures.OUTPUT_SHAPE.name: lambda traced: tuple(traced[probes.OUTPUT_SHAPE])}
+  cases.append({'name': probes.EXERCISE_MODEL_CASE,
+                'call': reading(traced, functools.partial(probes.exercise_model_measures,
+                                                          TransformerLM)),
+                'expected': {measures.WEIGHT_COUNT: exercise_weights(), measures.OUTPUT_SHAPE:
+                             tuple(_package_exercise_model()[probes.OUTPUT_SHAPE])}})
   # Two blocks, each with weights of its own, in train and eval mode; then predict mode
   # on the eval run's model and ids.
   cases += _probe_run_cases(probes.transformer_runs, TransformerLM, _model.TransformerLM,
@@ -301,8 +317,8 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
   package's attention cache swapped in, see ``_swap_in_cache``) must give
   the package's eval-mode output on the whole sequence, same weights.
   """
-  expects = _ran_expects('predict', mistakes.ran_model_why,
-                         measures.DECODED_OUTPUT.but(why=mistakes.decoded_model_why))
+  expected = dict.fromkeys(_ran_measures('predict', mistakes.ran_model_why,
+                                        measures.DECODED_OUTPUT.but(why=mistakes.decoded_model_why)))
 
   def call():
     model = TransformerLM(**probes.with_max_len(TransformerLM, arguments, 'predict'))
@@ -326,12 +342,10 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
         step, state = model.pure_fn(shifted[:, position:position + 1], weights, state, rng)
         steps.append(np.asarray(step))
       output = np.concatenate(steps, axis=1)  # (B, L, V)
-    expects[0].expected = len(expected_shapes)
-    expects[1].expected = expected_shapes
-    expects[2].expected = np.asarray(expected_output)
-    return _Ran(shapes, expected_shapes, output, expected_output,
-                probes.sublayer_identities(model), str(model), expected_tree, model)
+    return _ran_read(_Ran(shapes, expected_shapes, output, expected_output,
+                          probes.sublayer_identities(model), str(model), expected_tree, model),
+                     expected)
 
-  return Case(f"{probes.TRANSFORMER_LM}({probes.described(arguments)}, mode='predict') on ids "
-              f'{ids.shape}, one token a call',
-              call, expects)
+  return {'name': f"{probes.TRANSFORMER_LM}({probes.described(arguments)}, mode='predict') on "
+                  f'ids {ids.shape}, one token a call',
+          'call': call, 'expected': expected}

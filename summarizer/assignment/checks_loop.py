@@ -18,11 +18,11 @@ from summarizer._trax import fastmath, tl, trax
 from summarizer.model import TransformerLM as _package_transformer_lm
 from summarizer.assignment import measures, notebook_data, probes
 from summarizer.assignment.exercise_code import SUMMARY, TRAINED_MODEL
+from summarizer.assignment.judge import reading
 from summarizer.assignment.mistakes import TOKENS, decoding_cause, padding_cause
 from summarizer.assignment.checks_layers import (exercise_weights, ran_output,
                                                  run_beside_package)
-from summarizer.assignment.runner import (Case, Expect, as_array, count_weights, expect_shape,
-                                          run_cases)
+from summarizer.assignment.runner import as_array, count_weights, run_cases, shape_of
 from summarizer.config import EOS, SEP
 
 
@@ -76,27 +76,31 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
   given = {probes.TRANSFORMER_LM: TransformerLM or _package_transformer_lm}  # Read as it runs.
   ids = next(probes.batches(2))[0]  # (1, 16)
   with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
-    output = Expect(measures.LOOP_MODEL_OUTPUT, None)
-    output.read = functools.partial(_output_beside_package, ids=ids, expect=output)
-    expected = _package_loop_measures()
-    expects = [_loop_expect(measure, expected[measure.name], home) for measure in measures.LOOP]
-    expects += [Expect(measures.LOOP_MODEL_WEIGHTS, exercise_weights(),
-                       lambda loop: count_weights(loop.model.weights)), output]
-    return run_cases([Case(
-        probes.LOOP_CASE, lambda: _built_loop(training_loop, given[probes.TRANSFORMER_LM], home),
-        expects)], probes.TRAINING_LOOP, training_loop, given)
+    package_loop = _package_loop_measures()
+    expected = {measure: package_loop[measure.name] for measure in measures.LOOP}
+    expected.update({measures.LOOP_MODEL_WEIGHTS: exercise_weights(),
+                     measures.LOOP_MODEL_OUTPUT: None})  # Set as it runs, beside the package's.
+    reads = {measure.name: functools.partial(_loop_measure, name=measure.name, home=home)
+             for measure in measures.LOOP}
+    reads.update({
+        measures.LOOP_MODEL_WEIGHTS.name: lambda loop: count_weights(loop.model.weights),
+        measures.LOOP_MODEL_OUTPUT.name: functools.partial(_output_beside_package, ids=ids,
+                                                           expected=expected)})
+    call = reading(reads, lambda: _built_loop(training_loop, given[probes.TRANSFORMER_LM], home))
+    return run_cases([{'name': probes.LOOP_CASE, 'call': call, 'expected': expected}],
+                     probes.TRAINING_LOOP, training_loop, given)
 
 
-def _loop_expect(measure, wanted, home):
+def _loop_measure(loop, name, home):
   """A measure of the loop (``probes.loop_measures``), judged as the grader judges it."""
-  return Expect(measure, wanted, lambda loop: probes.loop_measures(loop, home)[measure.name])
+  return probes.loop_measures(loop, home)[name]
 
 
-def _output_beside_package(loop, ids, expect):
+def _output_beside_package(loop, ids, expected):
   """The loop's model's output on ``ids``; sets the package's as expected."""
   ran = run_beside_package(loop.model, functools.partial(
       _package_transformer_lm, **probes.EXERCISE_MODEL, mode='train'), ids)
-  expect.expected = np.asarray(ran.expected_output)
+  expected[measures.LOOP_MODEL_OUTPUT] = np.asarray(ran.expected_output)
   return ran_output(ran)
 
 
@@ -176,11 +180,12 @@ def test_next_symbol(next_symbol, model=None):
   given = {}
   if callable(model) and not isinstance(model, tl.Layer):
     given[probes.TRANSFORMER_LM] = model  # Read as the case runs.
-    cases.append(Case(
-        "next_symbol on the course's 10 tokens with TransformerLM(mode='eval') "
-        'initialised with PRNGKey(1234)',
-        lambda: _course_next_symbol(next_symbol, given[probes.TRANSFORMER_LM]),
-        [Expect(measures.COURSE_NEXT_TOKEN, _COURSE_NEXT_TOKEN)]))
+    cases.append({
+        'name': "next_symbol on the course's 10 tokens with TransformerLM(mode='eval') "
+                'initialised with PRNGKey(1234)',
+        'call': reading({measures.COURSE_NEXT_TOKEN.name: lambda token: token},
+                        lambda: _course_next_symbol(next_symbol, given[probes.TRANSFORMER_LM])),
+        'expected': {measures.COURSE_NEXT_TOKEN: _COURSE_NEXT_TOKEN}})
   return run_cases(cases, probes.NEXT_SYMBOL, next_symbol, given)
 
 
@@ -188,16 +193,23 @@ def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
   """The probe's next_symbol with the stand-in model: what it feeds the model, where it reads."""
   padded = tokens + [0] * (_padded_length(len(tokens)) - len(tokens))
   kept = []
-  expects = [
-      Expect(measures.READ_TOKEN, probes.StandInModel.FIRST + len(tokens),
-             operator.itemgetter(probes.NEXT_TOKEN)),
-      Expect(measures.NEXT_TOKEN_TYPE, 'int', operator.itemgetter(probes.NEXT_TOKEN_TYPE)),
-      Expect(measures.PADDED_INPUTS, [[padded]], operator.itemgetter(probes.MODEL_INPUTS)),
-  ]
   plural = 's' if len(tokens) > 1 else ''
-  return Case(f'{probes.NEXT_SYMBOL} on {len(tokens)} token{plural}',
-              functools.partial(probes.next_symbol_measures, next_symbol, tokens, kept), expects,
-              lambda error: padding_cause(tokens, kept[0].inputs), {TOKENS: tokens})
+  return {'name': f'{probes.NEXT_SYMBOL} on {len(tokens)} token{plural}',
+          'call': reading(_STAND_IN_READS, functools.partial(
+              probes.next_symbol_measures, next_symbol, tokens, kept)),
+          'expected': {measures.READ_TOKEN: probes.StandInModel.FIRST + len(tokens),
+                       measures.NEXT_TOKEN_TYPE: 'int', measures.PADDED_INPUTS: [[padded]]},
+          'inputs': {TOKENS: tokens},
+          'cause': lambda error: padding_cause(tokens, kept[0].inputs)}
+
+
+# The stand-in case's measures, read from the probe's (which the why: lines read too).
+_STAND_IN_READS = {
+    measures.READ_TOKEN.name: operator.itemgetter(probes.NEXT_TOKEN),
+    measures.NEXT_TOKEN_TYPE.name: operator.itemgetter(probes.NEXT_TOKEN_TYPE),
+    measures.PADDED_INPUTS.name: operator.itemgetter(probes.MODEL_INPUTS),
+    probes.MODEL_INPUTS: operator.itemgetter(probes.MODEL_INPUTS),
+}
 
 
 # The course's case: its 10 tokens, and the token its randomly initialised
@@ -253,20 +265,18 @@ def _decode_case(greedy_decode, sentence, script, verbose):
   """The probe's greedy_decode with the stand-in next_symbol writing ``script``."""
   summary = script[:script.index(EOS) + 1]
   kept = []
-  expects = [
-      Expect(measures.DECODED_SUMMARY, probes.stand_in_detokenize(summary),
-             operator.itemgetter(probes.SUMMARY)),
-      Expect(measures.CALLS, [[SEP] + summary[:n] for n in range(len(summary))],
-             operator.itemgetter(probes.CALLS)),
-      Expect(measures.MODEL_GIVEN, [repr(probes.ModelArgument())],
-             operator.itemgetter(probes.MODEL_GIVEN))]
+  expected = {measures.DECODED_SUMMARY: probes.stand_in_detokenize(summary),
+              measures.CALLS: [[SEP] + summary[:n] for n in range(len(summary))],
+              measures.MODEL_GIVEN: [repr(probes.ModelArgument())]}
   name = (probes.decode_case(len(summary)) if verbose is not False
           else probes.QUIET_CASE)
   if verbose is False:  # What matters: the summary is returned all the same.
-    expects = expects[:1]
-  return Case(name, functools.partial(probes.decode_measures, greedy_decode, sentence, script,
-                                      verbose, kept), expects,
-              lambda error: decoding_cause(kept[0].calls))
+    expected = {measures.DECODED_SUMMARY: expected[measures.DECODED_SUMMARY]}
+  # The probe's measures are named as these are: its call's are judged as they come.
+  return {'name': name,
+          'call': functools.partial(probes.decode_measures, greedy_decode, sentence, script,
+                                    verbose, kept),
+          'expected': expected, 'cause': lambda error: decoding_cause(kept[0].calls)}
 
 
 def _article_ids():
@@ -321,10 +331,12 @@ def test_trained_model(model):
   ids = _article_ids()
   package_model = model_directory.read(notebook_data.MODEL_DIR).model('eval')
   expected = np.asarray(package_model(ids))
-  output = Expect(measures.TRAINED_LOG_PROBABILITIES, expected, as_array)
-  return run_cases([Case(f'your model on the sample article, ids {ids.shape}',
-                         functools.partial(model, ids),
-                         [expect_shape(expected.shape), output])], TRAINED_MODEL)
+  output = measures.TRAINED_LOG_PROBABILITIES
+  return run_cases([{
+      'name': f'your model on the sample article, ids {ids.shape}',
+      'call': reading({measures.SHAPE.name: shape_of, output.name: as_array},
+                      functools.partial(model, ids)),
+      'expected': {measures.SHAPE: tuple(expected.shape), output: expected}}], TRAINED_MODEL)
 
 
 def _ids(tokens):
@@ -362,7 +374,8 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
     print("The package's summary:")
     print(detokenize(expected))
     return ids
-  return run_cases([Case('greedy_decode of the sample article with your next_symbol and model',
-                         summarise, [Expect(measures.SUMMARY_TOKENS, expected, _ids)])],
-                    SUMMARY, given={probes.NEXT_SYMBOL: next_symbol,
-                                    probes.GREEDY_DECODE: greedy_decode})
+  return run_cases([{'name': 'greedy_decode of the sample article with your next_symbol and model',
+                     'call': reading({measures.SUMMARY_TOKENS.name: _ids}, summarise),
+                     'expected': {measures.SUMMARY_TOKENS: expected}}],
+                   SUMMARY, given={probes.NEXT_SYMBOL: next_symbol,
+                                   probes.GREEDY_DECODE: greedy_decode})

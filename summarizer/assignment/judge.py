@@ -1,16 +1,23 @@
-"""The one judge: a measure held against the package's, and the failure it prints.
+"""The one judge: a case's measures held against the package's, and the failures it prints.
 
-The in-notebook checks (``runner.py``) and the teacher's grader
-(``grading/grader.py``) both hand it a ``measures.Measure``, what came and
-what the package's function gave: it says nothing when they agree, else
-``Failed: case: measure``, expected, got, where they differ, and a ``why:``
-line when the measure recognises a mistake. ``judge_cases`` judges the cases
-of a sandbox's report, which name their measures (``measures.of``); a case's
-inputs are kept for the ``why:`` lines, never compared.
+A case, on both sides, is what the probes record (``probes.case``): its name,
+its measures by name and the error its call raised. The in-notebook checks
+(``runner.py``) and the teacher's grader (``grading/grader.py``) both hand
+``judge_case`` a recorded case, the ``measures.Measure``s it is judged by
+with their expected values, and what the ``why:`` lines read: it says
+nothing of a measure that agrees, else ``Failed: case: measure``, expected,
+got, where they differ, and a ``why:`` line when the measure recognises a
+mistake. ``judge_cases`` judges the cases of a sandbox's report, which name
+their measures (``measures.of``); a case's inputs are kept for the ``why:``
+lines, never compared. The notebook reads its measures from what the
+learner's function returned (``reading``); one that cannot be read is
+``Unread``.
 """
 
+import functools
+
 from summarizer.assignment import measures, probes
-from summarizer.assignment.failure_text import Failure
+from summarizer.assignment.failure_text import SAME_AS_ABOVE, Failure, NotRun, describe
 
 # What a check prints, and a grade says, when nothing failed.
 ALL_PASSED = 'All tests passed'
@@ -18,6 +25,92 @@ ALL_PASSED = 'All tests passed'
 NOT_MEASURED = '(not measured: the call did not get that far)'
 # Cases only a function that takes their argument (verbose, max_length) is run through.
 OPTIONAL_CASES = (probes.QUIET_CASE, probes.max_length_case())
+
+
+class Unread:
+  """A measure the notebook's call could not read from what the learner's function returned.
+
+  Attributes:
+    error: What reading it raised (a ``failure_text.NotRun`` says why in one line).
+  """
+
+  def __init__(self, error):
+    self.error = error
+
+
+def reading(reads, call):
+  """``call`` (of the learner's function) read by ``reads``: a call that returns its measures.
+
+  Args:
+    reads: {measure name: read(what ``call`` returned)}.
+    call: Calls the learner's function (a ``functools.partial`` or a lambda,
+      which ``tracing`` finds it in).
+  """
+  return functools.partial(_read_call, reads, call)
+
+
+def _read_call(reads, call):
+  return read_each(call(), reads)
+
+
+def learners_call(call):
+  """The call of the learner's function in a case's call (``reading``'s, else the call itself).
+
+  ``tracing`` follows it alone: what reads its output is none of the learner's lines.
+  """
+  if isinstance(call, functools.partial) and call.func is _read_call:
+    return call.args[1]
+  return call
+
+
+def read_each(output, reads):
+  """What a call returned, measured by name: {name: read(output)}; a read that raises, ``Unread``."""
+  measured = {}
+  for name, read in reads.items():
+    try:
+      measured[name] = read(output)
+    except probes.CAUGHT as error:  # pylint: disable=broad-except
+      measured[name] = Unread(error)
+  return measured
+
+
+def judge_case(recorded, expected, case, cause=None):
+  """The ``Failure``s of a recorded case ([] when it agrees), the notebook's and the grader's.
+
+  Args:
+    recorded: The case as the probes record it: {'name', 'measures', 'error'}.
+      Its error is the exception itself in the notebook, its text in a
+      sandbox's report.
+    expected: {``measures.Measure``: the value the package's function gave}.
+    case: What the measures' ``why`` reads (the case's inputs and measures).
+    cause: The cause the notebook's check recognises in the exception, or None.
+  """
+  name, error = recorded['name'], recorded.get('error')
+  if isinstance(error, BaseException):
+    return judge_raised(name, error, [measure.name for measure in expected], cause)
+  if error:
+    return [Failure(raised(name, str(error)[:600]))]
+  came = recorded.get('measures')
+  return judge_measures(name, expected, came if isinstance(came, dict) else {}, case)
+
+
+def judge_measures(case_name, expected, got, case):
+  """The ``Failure``s of one case, one for each measure that does not agree, in order.
+
+  Args:
+    case_name: The case, as printed.
+    expected: {``measures.Measure``: the value the package's function gave};
+      those not ``compared`` (a case's inputs) are skipped.
+    got: What the learner's function gave, by measure name (a measure missing:
+      ``NOT_MEASURED``).
+    case: What the measures' ``why`` reads (the case's inputs and measures).
+  """
+  failures = []
+  for measure, wanted in expected.items():
+    if measure.compared:
+      failure = judge(case_name, measure, got.get(measure.name, NOT_MEASURED), wanted, case)
+      failures += [failure] if failure else []
+  return failures
 
 
 def judge(case_name, measure, got, expected, case):
@@ -29,7 +122,7 @@ def judge(case_name, measure, got, expected, case):
     got, expected: What the learner's function gave, and the package's.
     case: What the measure's ``why`` reads (the case's inputs and measures).
   """
-  if agrees(measure, got, expected):
+  if not isinstance(got, Unread) and agrees(measure, got, expected):
     return None
   return failure(case_name, measure, got, expected, case)
 
@@ -44,10 +137,20 @@ def agrees(measure, got, expected):
 
 def failure(case_name, measure, got, expected, case):
   """A measure that does not agree, as printed: its name, expected, got, where they differ, why."""
+  if isinstance(got, Unread):
+    return _unread(case_name, measure, got.error)
   details = ['    ' + line for line in measure.difference(expected, got)]
   cause = why(measure, got, expected, case)
   return Failure(f'Failed: {case_name}: {measure.name}',
                  details + ([f'    why: {cause}'] if cause else []))
+
+
+def _unread(case_name, measure, error):
+  """A measure that could not be read: why, in one line (one like it above is merged)."""
+  if isinstance(error, NotRun):
+    return Failure(f'Failed: {case_name}: {measure.name}', [f'    {error}'])
+  return Failure(f'Failed: {case_name}: {measure.name}: could not be read from '
+                 f'what it returned ({describe(error)})')
 
 
 def why(measure, got, expected, case):
@@ -74,12 +177,10 @@ def judge_cases(name, got_cases, expected_cases):
       continue
     if got is None or got.get('not run'):
       lines.append(f"Failed: {expected['name']}: " + ((got or {}).get('not run') or 'not run'))
-    elif got.get('error'):
-      lines.append(raised(expected['name'], str(got['error'])[:600]))
     else:
-      came = got.get('measures')
-      lines += _judge_measures(judged, expected['name'], came if isinstance(came, dict) else {},
-                               expected['measures'])
+      wanted = {judged[name]: value for name, value in expected['measures'].items()}
+      for failure in judge_case(dict(got, name=expected['name']), wanted, expected['measures']):
+        lines += [failure.header, *failure.details]
   return lines
 
 
@@ -88,13 +189,20 @@ def raised(case_name, error):
   return f'Failed: {case_name}: it raised {error}'
 
 
-def _judge_measures(judged, case_name, got, expected):
-  lines = []
-  for name, wanted in expected.items():
-    measure = judged[name]
-    if not measure.compared:
-      continue
-    failure = judge(case_name, measure, got.get(name, NOT_MEASURED), wanted, expected)
-    if failure:
-      lines += [failure.header, *failure.details]
-  return lines
+
+def judge_raised(case_name, error, measured, cause=None):
+  """The ``Failure``s of a case whose call raised ``error`` (the exception), in the notebook.
+
+  The error is printed with the first of the ``measured`` names, with the
+  ``cause`` the check recognises in it; the others are said not compared (in
+  one line when they are several), so the failures printed and the tally agree.
+  """
+  described = describe(error)
+  first = Failure(raised(case_name, described), [f'    why: {cause}'] if cause else [],
+                  key=('raised', described),
+                  again=raised(case_name, type(probes.innermost(error)).__name__) + SAME_AS_ABOVE)
+  rest = list(measured[1:])
+  if len(rest) > 1:  # One line for them all: what they are matters little here.
+    rest = [f'{len(rest)} more tests']
+  return [first] + [Failure(f'Failed: {case_name}: {what}: not compared (the call raised, above)')
+                    for what in rest]

@@ -26,8 +26,8 @@ class Measure:
     agree: (got, expected) -> whether they agree.
     difference: (expected, got) -> the lines printed below the name.
     why: (got, expected, case) -> a line naming a mistake, or None; the
-      case is its inputs and measures by name (or a layer's run beside the
-      package's, ``checks_layers._Ran``).
+      case is its inputs and measures by name (a layer's run beside the
+      package's among them, ``mistakes.RAN``).
     compared: False for what is kept, never judged (a case's inputs, what
       a function prints).
   """

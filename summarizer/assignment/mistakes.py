@@ -274,8 +274,8 @@ def decoding_cause(written, summary=None):
 
 # --------------------------------------------------------------------------
 # The why: of a measure (``measures.py``): each reads what failed, what was
-# expected and the case (its inputs and measures by name, or the run of a layer
-# beside the package's), and names a mistake or returns None.
+# expected and the case (its inputs and measures by name, the run of a layer beside
+# the package's among them), and names a mistake or returns None.
 
 def attention_why(got, expected, case):
   del expected
@@ -344,21 +344,28 @@ def model_tree_why(got, expected, case):
   return missing_layer_cause(got, expected, MODEL_OUTPUT) or blocks_cause(got, expected)
 
 
-def ran_last_dense_why(got, expected, ran):
+# The notebook's runs of a layer beside the package's hand the run under this name beside
+# the measures (``checks_layers._Ran``).
+RAN = 'the run beside the package'
+
+
+def ran_last_dense_why(got, expected, case):
   """A CausalAttention run beside the package's: its last Dense missing."""
   del got, expected
+  ran = case[RAN]
   return missing_layer_cause(ran.tree, ran.expected_tree, LAST_DENSE)
 
 
-def ran_model_why(got, expected, ran):
+def ran_model_why(got, expected, case):
   """A TransformerLM run beside the package's: its blocks, its output layers."""
   del expected
-  return model_cause(got, ran)
+  return model_cause(got, case[RAN])
 
 
-def decoded_model_why(got, expected, ran):
+def decoded_model_why(got, expected, case):
   """A predict-mode TransformerLM decoded token by token: as a run, then its layers' mode."""
   del expected
+  ran = case[RAN]
   return model_cause(got, ran) or predict_mode_cause(probes.predict_mode_layers(ran.model))
 
 

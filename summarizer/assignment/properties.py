@@ -6,17 +6,17 @@
   package's dtype (NumPy on a traced array fails only once a layer runs it).
 - ``greedy_decode`` writes ``max_length`` tokens exactly when EOS never comes.
 
-``cases(check, function)`` gives them as ``(name, call, [(measure, expected,
-read)], traced)`` for the runner to make ``Case``s of (the runner imports this
-module, never the reverse); ``traced``: whether a ``where:`` line helps (not
-under jit, where the learner's values are tracers).
+``cases(check, function)`` gives them as ``(case, traced)``, each case in the
+runner's form (``runner.py``: its name, its call, which returns its measures
+by name, and their expected values; the runner imports this module, never
+the reverse); ``traced``: whether a ``where:`` line helps (not under jit,
+where the learner's values are tracers).
 """
-
-import operator
 
 import jax
 
 from summarizer.assignment import cell_errors, exercise_code, failure_text, probes
+from summarizer.assignment.judge import reading
 from summarizer.assignment.measures import DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
 
 _TRACED_TO_NUMPY = ('TracerArrayConversionError', 'ConcretizationTypeError',
@@ -24,10 +24,11 @@ _TRACED_TO_NUMPY = ('TracerArrayConversionError', 'ConcretizationTypeError',
 
 
 def cases(check, function):
-  """The properties of the learner's ``function`` of ``check``, as (name, call, expects)."""
+  """The properties of the learner's ``function`` of ``check``, as (case, traced)."""
   if check == probes.NEXT_SYMBOL:
-    return [(probes.tokens_case(), lambda: probes.tokens_after(function),
-             [(INPUTS_AFTER, list(probes.PROPERTY_TOKENS), list)], False)]
+    return [({'name': probes.tokens_case(),
+              'call': reading({INPUTS_AFTER.name: list}, lambda: probes.tokens_after(function)),
+              'expected': {INPUTS_AFTER: list(probes.PROPERTY_TOKENS)}}, False)]
   if check == probes.GREEDY_DECODE and probes.accepts(function, 'max_length'):
     return [_writes_max_length(function)]
   if check not in (probes.DOT_PRODUCT_ATTENTION, probes.HEADS_CLOSURE, probes.SELF_ATTENTION,
@@ -43,8 +44,9 @@ def _writes_max_length(greedy_decode):
       return probes.written_without_eos(greedy_decode)
     except probes.CAUGHT:  # pylint: disable=broad-except
       return probes.MAX_LENGTH  # It fails its own cases: they say how.
-  return (probes.max_length_case(), call,
-          [(WRITTEN, probes.MAX_LENGTH, lambda written: written)], True)
+  return ({'name': probes.max_length_case(),
+           'call': reading({WRITTEN.name: lambda written: written}, call),
+           'expected': {WRITTEN: probes.MAX_LENGTH}}, True)
 
 
 def _under_jit(check, function, batch):
@@ -59,9 +61,8 @@ def _under_jit(check, function, batch):
       # It fails without jit too: the exercise's own cases say how; this says nothing more.
       return {UNDER_JIT.name: 'yes', DTYPE.name: str(expected.dtype)}
     return {UNDER_JIT.name: _jit_runs(made(function), arrays), DTYPE.name: dtype}
-  return (probes.jit_case(check, batch), call,
-          [(UNDER_JIT, 'yes', operator.itemgetter(UNDER_JIT.name)),
-           (DTYPE, str(expected.dtype), operator.itemgetter(DTYPE.name))], False)
+  return ({'name': probes.jit_case(check, batch), 'call': call,
+           'expected': {UNDER_JIT: 'yes', DTYPE: str(expected.dtype)}}, False)
 
 
 def _dtype(output):

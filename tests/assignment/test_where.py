@@ -14,9 +14,7 @@ import jax
 import numpy as np
 
 import learner_variants
-from summarizer.assignment import blame, cell_errors, checks, runner, tracing
-from summarizer.assignment.runner import Case, Expect
-from summarizer.assignment import measures
+from summarizer.assignment import blame, cell_errors, checks, judge, measures, runner, tracing
 
 PADS_IN_PLACE = '''
 def next_symbol(cur_output_tokens, model):
@@ -126,14 +124,16 @@ def test_the_courses_answers_keep_every_property():
   for name in ('DotProductAttention', 'compute_attention_heads_closure',
                'dot_product_self_attention', 'compute_attention_output_closure',
                'next_symbol', 'greedy_decode'):
-    made = runner._properties(name, [Case('a case', lambda f=names[name]: f, [])])  # pylint: disable=protected-access
+    made = runner._properties(name, [{'name': 'a case', 'call': lambda f=names[name]: f,  # pylint: disable=protected-access
+                                      'expected': {}}])
     for case, _ in made:
-      error, _, failures = runner.compare_case(case)
-      assert error is None and not failures, (name, case.name)
+      recorded = runner.record(case)
+      assert recorded['error'] is None and not runner.judged(case, recorded), (name, case['name'])
 
 
 def test_a_function_that_is_not_the_learners_has_no_properties():
-  assert runner._properties('next_symbol', [Case('the package', print, [])]) == []  # pylint: disable=protected-access
+  assert runner._properties('next_symbol', [{'name': 'the package', 'call': print,  # pylint: disable=protected-access
+                                             'expected': {}}]) == []
 
 
 def test_the_where_line_never_breaks_a_check():
@@ -145,8 +145,10 @@ def test_the_where_line_never_breaks_a_check():
 
 def test_an_earlier_exercise_that_passes_its_own_check_is_never_blamed():
   names = learner_variants.course_namespace()
-  wrong = Case('a case that passes only with the package\'s functions', lambda: None,
-               [Expect(measures.OUTPUT_SHAPE, 'package', lambda output: 'learner')])
+  wrong = {'name': "a case that passes only with the package's functions",
+           'call': judge.reading({measures.OUTPUT_SHAPE.name: lambda output: 'learner'},
+                                 lambda: None),
+           'expected': {measures.OUTPUT_SHAPE: 'package'}}
   own_checks = {'passes': lambda name, function: 0, 'fails': lambda name, function: 2}
   said = {}
   for verdict, own in own_checks.items():
