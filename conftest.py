@@ -6,8 +6,11 @@
 
 import pytest
 
-# The grader's tests, which run the sandbox: one work unit, so two never grade at once.
-SANDBOX_TESTS = 'tests/grading/'
+# The grader's tests whose limits are seconds of the wall clock, or that grade a class on every
+# core: one work unit, so none of them shares the cores with another. The grader's other files
+# are a unit each, like any test file.
+TIMED_GRADINGS = ('tests/grading/test_limits.py', 'tests/grading/test_class_run.py',
+                  'tests/grading/test_nbgrader.py')
 
 
 def pytest_collection_modifyitems(items):
@@ -19,22 +22,30 @@ def pytest_collection_modifyitems(items):
 
 @pytest.hookimpl(optionalhook=True, tryfirst=True)
 def pytest_xdist_make_scheduler(config, log):
-  """Under ``--dist loadfile``, a file's tests go to one worker, and tests/grading/ to one.
+  """Under ``--dist loadfile``, a file's tests go to one worker, and TIMED_GRADINGS to one.
 
   A notebook's cells share one kernel and run in order, and a module's fixtures
-  (a grading run, a model's explanation) are made once, not once per worker;
-  the grader's files share one worker because each grading's limits are seconds
-  of the wall clock, which a second grading beside it would eat into.
+  (a grading run, a model's explanation) are made once, not once per worker.
+  The timed gradings share one worker: their limits are seconds of the wall
+  clock (or they grade on both cores), which a class graded beside them would
+  eat into; they go first, the longest unit, so no worker is left with it at
+  the end. The grader's other files grade one submission at a time, beside
+  whatever the other worker runs (a training, a notebook), like any test file.
   """
   if config.getvalue('dist') != 'loadfile':
     return None
   from xdist.scheduler import LoadFileScheduling  # pylint: disable=import-outside-toplevel
 
-  class SandboxTogether(LoadFileScheduling):
-    """LoadFileScheduling, with every file of SANDBOX_TESTS one unit of work."""
+  class TimedTogether(LoadFileScheduling):
+    """LoadFileScheduling, with the files of TIMED_GRADINGS one unit of work."""
 
     def _split_scope(self, nodeid):
       path = nodeid.split('::', 1)[0]
-      return SANDBOX_TESTS if path.startswith(SANDBOX_TESTS) else path
+      return TIMED_GRADINGS[0] if path in TIMED_GRADINGS else path
 
-  return SandboxTogether(config, log)
+    def _assign_work_unit(self, node):
+      if TIMED_GRADINGS[0] in self.workqueue:
+        self.workqueue.move_to_end(TIMED_GRADINGS[0], last=False)
+      super()._assign_work_unit(node)
+
+  return TimedTogether(config, log)
