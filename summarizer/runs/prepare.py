@@ -3,10 +3,10 @@
 ``prepared`` is the one step from the train command's flags to a run: it
 checks the export target, locks the directories and ``prepare``s the run,
 turning a ``TrainArgs`` into a ``Run`` (``run_dir`` decides what a run starts
-from); ``runs.loop.train`` trains that ``Run`` and hands nothing else
-down. ``tasks`` builds the course's TrainTask and EvalTask over
-the run's batches (``summarizer.corpus.batches``), counting tokens as they
-pass.
+from); ``runs.loop.train`` takes only that ``Run`` (the flags are one of its
+parts) and hands it, or plain values, down. ``tasks`` builds the course's
+TrainTask and EvalTask over the run's batches (``summarizer.corpus.batches``),
+counting tokens as they pass.
 """
 
 import collections
