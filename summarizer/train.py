@@ -245,9 +245,11 @@ def main(argv=None):
     check_source(args.data)  # A missing file refused before the output directory is made.
     # Imported now, not at the top: a bad flag is refused before jax loads.
     from summarizer.runs.loop import train  # pylint: disable=g-import-not-at-top
+    from summarizer.runs.prepare import prepared  # pylint: disable=g-import-not-at-top
     from summarizer.evaluation.verdict import judge  # pylint: disable=g-import-not-at-top
     try:
-      summary = train(args, started=STARTED, judge=judge)
+      with prepared(args, started=STARTED, judge=judge) as run:  # The flags resolved once.
+        summary = train(run)
     except OSError as e:  # A write that failed outside a checkpoint's save.
       where = e.filename or args.output_dir
       raise SummarizerError(f'{where}: cannot write ({e.strerror or e}); the last '

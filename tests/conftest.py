@@ -18,6 +18,8 @@ from summarizer.config import COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, Config, sav
 from summarizer.inference import model_directory
 from summarizer.model import TransformerLM
 from summarizer.runs import args as run_args
+from summarizer.runs import loop as run_loop
+from summarizer.runs import prepare as run_prepare
 
 COURSE_VOCAB = COURSE_VOCAB_FILE  # Shipped in data/, so course tests always run.
 
@@ -113,6 +115,12 @@ def micro_args(output_dir, **changes):
                             eval_batches=1, output_dir=str(output_dir), progress=False,
                             calibration_articles=3)
   return dataclasses.replace(base, **changes)
+
+
+def train_run(args, started=None, judge=None):
+  """Trains what ``args`` asks as the train command does: prepared once (locked), then trained."""
+  with run_prepare.prepared(args, started=started, judge=judge) as run:
+    return run_loop.train(run)
 
 
 # ------------------------------------------------------------- special files

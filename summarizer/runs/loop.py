@@ -28,14 +28,13 @@ from summarizer.model import TransformerLM
 from summarizer.runs import diagnosis
 from summarizer.runs import export
 from summarizer.runs import initialisation
-from summarizer.runs import locks
 from summarizer.runs import manifest
 from summarizer.runs import run_dir
 from summarizer.runs import saving
-from summarizer.runs.budget import Budget, TokenBudget
+from summarizer.runs.budget import TokenBudget
 from summarizer.runs.hooked_loop import HookedLoop, quiet_loop_log
 from summarizer.runs.plan import EvalClock, Plan, split_from_start
-from summarizer.runs.prepare import prepare, tasks
+from summarizer.runs.prepare import tasks
 from summarizer.runs.preview import preview_of
 from summarizer.runs.report import Report, plot_losses
 from summarizer.runs.stopping import BudgetSpent, Diverged, Stopped, finite, stop_signals
@@ -78,16 +77,13 @@ def _record(run, loop, **ending):
   run_dir.save_run_config(run, loop.step, **ending)
 
 
-def train(args, started=None, judge=None):
-  """Runs (or resumes) a training run; returns a summary dict.
+def train(run):
+  """Runs (or resumes) a prepared training run; returns a summary dict.
 
   Args:
-    args: A ``TrainArgs``.
-    started: ``time.monotonic()`` when the command started, from which
-      ``args.max_minutes`` counts (default: now).
-    judge: ``summarizer.evaluation.verdict.judge`` (the train command
-      passes it), run on the saved model after training unless
-      ``args.verdict_stories`` is 0; None: no verdict.
+    run: The ``prepare.Run``, as ``prepare.prepared`` yields it (its
+      directories locked): everything the run needs, resolved once from
+      the train command's flags.
 
   Returns:
     dict with 'step', 'train_loss', 'eval_loss', 'eval_accuracy', 'seconds',
@@ -96,30 +92,19 @@ def train(args, started=None, judge=None):
     and compiling), 'calibration_seconds', 'split_batches' (whether its steps
     took split batches: ``runs.plan.SPLIT_SHARE``), 'output_dir' (and
     'exported_to').
-
-  Raises:
-    SummarizerError: among others, when another process is using the output
-      directory or the export directory (``summarizer.runs.locks``).
   """
-  if args.export_to:  # Before its lock is made in it: a link is not followed.
-    export.check_export_target(args.export_to, args.output_dir)
-  started = time.monotonic() if started is None else started
-  judge = judge if args.verdict_stories else None
-  budget = (Budget(args.max_minutes, started,
-                   verdict_stories=args.verdict_stories if judge is not None else 0,
-                   calibration_articles=args.calibration_articles)
-            if args.max_minutes is not None else None)
-  with locks.locked(args.output_dir, args.export_to):
-    return _train_locked(args, budget, started, judge)
-
-
-def _train_locked(args, budget, started, judge):
-  run = prepare(args)
-  args, config, out = run.args, run.config, run.directory.path
+  args = run.args
   tokens = TokenBudget(args.max_tokens, run.counter) if args.max_tokens is not None else None
-  split_from_start(run, budget)  # Before the tasks draw their first batch.
-  train_task, eval_task = tasks(run, budget, tokens)
+  split_from_start(run, run.budget)  # Before the tasks draw their first batch.
+  train_task, eval_task = tasks(run, run.budget, tokens)
   clock = EvalClock(args.eval_steps, args.max_steps)
+  stopped_by, loop, report, plan = _trained(run, train_task, eval_task, tokens, clock)
+  return _finish(run, loop, report, stopped_by, plan)
+
+
+def _trained(run, train_task, eval_task, tokens, clock):
+  """Trains with the hooked Loop; returns the stopping signal (or None), loop, report and plan."""
+  args, config, out, budget = run.args, run.config, run.directory.path, run.budget
   with quiet_loop_log(os.path.join(out, 'train.log')) as log, stop_signals() as stop:
 
     def on_step(step, loss):
@@ -172,7 +157,7 @@ def _train_locked(args, budget, started, judge):
       stopped_by = _steps(loop, run, report, stop, clock)
     except Diverged as e:
       raise _diverged_error(run, e.step) from None
-  return _finish(run, loop, report, stopped_by, budget, started, judge, plan)
+  return stopped_by, loop, report, plan
 
 
 def _diverged_error(run, step):
@@ -213,9 +198,9 @@ def _announce(run, loop):
   print('config: ' + ', '.join(f'{k}={v}' for k, v in shown.items()), flush=True)
 
 
-def _finish(run, loop, report, stopped_by, budget, started, judge=None, plan=None):
+def _finish(run, loop, report, stopped_by, plan=None):
   """Plots, judges, calibrates and exports a run that was not stopped; returns its summary."""
-  args, out = run.args, run.directory.path
+  args, out, judge = run.args, run.directory.path, run.judge
   eval_losses = loop.history.get('eval', 'metrics/CrossEntropyLoss')
   plot_losses(report.train_losses, eval_losses, os.path.join(out, 'loss.png'),
               lessons_ended=(run.repeat.ended_at or loop.step) if run.repeat is not None else None)
@@ -251,9 +236,9 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None, plan=Non
       'tokens_per_second': round(run.counter['tokens'] / max(seconds, 1e-9)),
       'interrupted': stopped_by is not None,
       'stopped_by': stopped_by.name if stopped_by else None,
-      'wall_seconds': round(time.monotonic() - started, 1),
+      'wall_seconds': round(time.monotonic() - run.started, 1),
       # Where the time went: to the end of the first step (start-up, compiling).
-      'first_step_seconds': (round(report.first_step_at - started, 1)
+      'first_step_seconds': (round(report.first_step_at - run.started, 1)
                              if report.first_step_at else None),
       'verdict_seconds': round(calibrating - judging, 1),
       'calibration_seconds': round(ended - calibrating, 1),
@@ -270,7 +255,7 @@ def _finish(run, loop, report, stopped_by, budget, started, judge=None, plan=Non
   else:
     if plan is not None:
       plan.ended(run.counter['tokens'], seconds)
-    for line in diagnosis.diagnose(run, loop.step, plan, budget, verdict, ended - judging):
+    for line in diagnosis.diagnose(run, loop.step, plan, run.budget, verdict, ended - judging):
       print(line, flush=True)
   return summary
 

@@ -1,15 +1,20 @@
 """Preparing a run: config, vocabulary, start weights, output directory, tasks.
 
-``prepare`` turns a ``TrainArgs`` into a ``Run`` (``run_dir`` decides what a
-run starts from); ``tasks`` builds the course's TrainTask and EvalTask over
-the run's batches (``summarizer.corpus.batches``), counting tokens as they
-pass.
+``prepared`` is the one step from the train command's flags to a run: it
+checks the export target, locks the directories and ``prepare``s the run,
+turning a ``TrainArgs`` into a ``Run`` (``run_dir`` decides what a run starts
+from); ``runs.loop.train`` takes only that ``Run`` (the flags are one of its
+parts) and hands it, or plain values, down. ``tasks`` builds the course's
+TrainTask and EvalTask over the run's batches (``summarizer.corpus.batches``),
+counting tokens as they pass.
 """
 
 import collections
+import contextlib
 import dataclasses
 import os
 import shutil
+import time
 
 import numpy as np
 
@@ -19,10 +24,12 @@ from summarizer._trax import tl, training, trax
 from summarizer.config import EOS
 from summarizer.errors import SummarizerError
 from summarizer.inference.model_directory import VOCAB_NAME
+from summarizer.runs import export
+from summarizer.runs import locks
 from summarizer.runs import manifest
 from summarizer.runs import run_dir
 from summarizer.runs.args import TrainArgs
-from summarizer.runs.budget import BudgetSchedule
+from summarizer.runs.budget import Budget, BudgetSchedule
 
 
 # How many times a story batch's rows a batch of repeat lessons holds.
@@ -93,6 +100,11 @@ class Run:
     repeat: The run's ``RepeatPhase`` once ``tasks`` built it (a new run
       with ``--repeat-steps``), or None.
     split: The ``SplitBatches`` its training batches pass through.
+    started: ``time.monotonic()`` when the command started, from which
+      ``args.max_minutes`` counts.
+    budget: Its time budget (``runs.budget.Budget``), or None.
+    judge: What judges the saved model against Lead-3 at the end
+      (``summarizer.evaluation.verdict.judge``), or None: no verdict.
   """
   args: TrainArgs
   config: object
@@ -105,6 +117,9 @@ class Run:
   directory: run_dir.RunDirectory
   repeat: object = None
   split: SplitBatches = dataclasses.field(default_factory=SplitBatches)
+  started: float = None
+  budget: Budget = None
+  judge: object = None
 
   @property
   def phase(self):
@@ -114,11 +129,43 @@ class Run:
     return 'repeat lessons' if self.repeat.ended_at is None else 'stories'
 
 
+@contextlib.contextmanager
+def prepared(args, started=None, judge=None):
+  """Checks, locks and prepares a run; the train command's one step from its flags to a ``Run``.
+
+  Args:
+    args: A ``TrainArgs``.
+    started: ``time.monotonic()`` when the command started, from which
+      ``args.max_minutes`` counts (default: now).
+    judge: ``summarizer.evaluation.verdict.judge`` (the train command
+      passes it), run on the saved model after training unless
+      ``args.verdict_stories`` is 0; None: no verdict.
+
+  Yields:
+    The ``Run``, its output directory (and export directory) locked until
+    the block ends.
+
+  Raises:
+    SummarizerError: among others, when another process is using the output
+      directory or the export directory (``summarizer.runs.locks``).
+  """
+  if args.export_to:  # Before its lock is made in it: a link is not followed.
+    export.check_export_target(args.export_to, args.output_dir)
+  started = time.monotonic() if started is None else started
+  judge = judge if args.verdict_stories else None
+  budget = (Budget(args.max_minutes, started,
+                   verdict_stories=args.verdict_stories if judge is not None else 0,
+                   calibration_articles=args.calibration_articles)
+            if args.max_minutes is not None else None)
+  with locks.locked(args.output_dir, args.export_to):
+    yield dataclasses.replace(prepare(args), started=started, budget=budget, judge=judge)
+
+
 def prepare(args):
   """Checks the request and prepares config, vocabulary, weights and directory.
 
   Returns:
-    A ``Run``.
+    A ``Run`` (with no budget, judge or start time: ``prepared`` adds them).
   """
   if args.init_from and args.resume:
     raise SummarizerError('--init-from starts a new run; it cannot be '

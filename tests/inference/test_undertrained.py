@@ -9,9 +9,9 @@ from summarizer.config import DEFAULT_MODEL_DIR
 from summarizer.inference import api
 from summarizer.inference import model_directory
 from summarizer.inference import undertrained
-from summarizer.runs import loop as run_loop
 
 from conftest import micro_args
+from conftest import train_run
 
 SAMPLE = 'data/samples/sport.txt'
 
@@ -42,7 +42,7 @@ def test_a_short_run_labels_its_losses_and_its_summary_is_flagged(tmp_path, micr
                                                                   capsys):
   del micro_preset
   out = tmp_path / 'run'
-  run_loop.train(micro_args(out, max_steps=10, eval_steps=10, save_steps=10, eval_batches=2,
+  train_run(micro_args(out, max_steps=10, eval_steps=10, save_steps=10, eval_batches=2,
                             calibration_articles=0))
   lines = capsys.readouterr().out.splitlines()
   legend = ("losses: the bar's batch_loss is the last step's batch; each evaluation line's "

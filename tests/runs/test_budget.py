@@ -7,11 +7,11 @@ import pytest
 
 from summarizer import train as train_command
 from summarizer.runs import budget as run_budget
-from summarizer.runs import loop as run_loop
 from summarizer.runs import plan as run_plan
 from summarizer.runs import prepare as run_prepare
 
 from conftest import micro_args
+from conftest import train_run
 
 
 def test_the_schedule_warms_up_then_decays_to_zero_as_the_clock_runs_out(monkeypatch):
@@ -70,7 +70,7 @@ def test_a_run_ends_within_its_minutes_and_records_them(tmp_path):
   out = tmp_path / 'run'
   started = time.monotonic()
   # A minute: room for a first step that compiles slowly on a busy machine.
-  summary = run_loop.train(micro_args(out, max_steps=None, max_minutes=1.0, eval_steps=1000,
+  summary = train_run(micro_args(out, max_steps=None, max_minutes=1.0, eval_steps=1000,
                                       save_steps=1000), started=started)
   seconds = time.monotonic() - started
   assert seconds <= 60, seconds
@@ -84,7 +84,7 @@ def test_a_run_ends_within_its_minutes_and_records_them(tmp_path):
   # The final evaluation is of the last step, not of an earlier one.
   assert f"step {summary['step']}: train loss" in (out / 'train.log').read_text()
   # Resumed for more minutes, and stopped by --max-steps when that comes first.
-  resumed = run_loop.train(micro_args(out, resume=True, max_steps=summary['step'] + 3,
+  resumed = train_run(micro_args(out, resume=True, max_steps=summary['step'] + 3,
                                       max_minutes=5))
   assert resumed['step'] == summary['step'] + 3 and resumed['wall_seconds'] < 300
 
@@ -122,7 +122,7 @@ def _slow_micro_run(out, monkeypatch, probe, minutes=0.5):
       yield batch
 
   monkeypatch.setattr(run_prepare, '_counted', recording)
-  summary = run_loop.train(micro_args(out, max_steps=None, max_minutes=minutes, eval_steps=1000,
+  summary = train_run(micro_args(out, max_steps=None, max_minutes=minutes, eval_steps=1000,
                                       save_steps=1000))
   return summary, rows
 
@@ -154,7 +154,7 @@ def test_a_machine_the_probe_finds_slow_trains_on_split_batches_from_the_first_s
   assert probed == [1] and summary['split_batches'] and set(rows) == {1}
   assert summary['step'] > run_plan.MEASURE_FROM_STEP + run_plan.MEASURE_STEPS
   # Bounded by steps, a run is not probed and its batches stay whole.
-  whole = run_loop.train(micro_args(tmp_path / 'steps', max_steps=4, max_minutes=0.5,
+  whole = train_run(micro_args(tmp_path / 'steps', max_steps=4, max_minutes=0.5,
                                     eval_steps=1000, save_steps=1000))
   assert probed == [1] and not whole['split_batches']
 
@@ -178,7 +178,7 @@ def test_the_schedule_decays_to_zero_as_the_tokens_are_read():
 @pytest.mark.slow
 def test_a_run_ends_after_its_tokens_and_resumes_for_as_many_more(tmp_path):
   out = tmp_path / 'run'
-  first = run_loop.train(micro_args(out, max_steps=None, max_tokens=2000, eval_steps=1000,
+  first = train_run(micro_args(out, max_steps=None, max_tokens=2000, eval_steps=1000,
                                     save_steps=1000))
   assert first['step'] > 1 and not first['interrupted']
   values = json.loads((out / 'config.json').read_text())
@@ -187,11 +187,11 @@ def test_a_run_ends_after_its_tokens_and_resumes_for_as_many_more(tmp_path):
   # It stopped at the first step that read its tokens: the step before had not.
   read = first['tokens_per_second'] * first['seconds']
   assert read >= 2000 * 0.98
-  resumed = run_loop.train(micro_args(out, resume=True, max_steps=None, max_tokens=2000,
+  resumed = train_run(micro_args(out, resume=True, max_steps=None, max_tokens=2000,
                                       eval_steps=1000, save_steps=1000))
   assert resumed['step'] - first['step'] == pytest.approx(first['step'], abs=first['step'] // 2 + 1)
   # A time budget that ends first ends the run before its tokens.
-  short = run_loop.train(micro_args(tmp_path / 'short', max_steps=None, max_tokens=10**9,
+  short = train_run(micro_args(tmp_path / 'short', max_steps=None, max_tokens=10**9,
                                     max_minutes=1.0, eval_steps=1000, save_steps=1000))
   assert short['wall_seconds'] <= 75 and not short['interrupted']
 

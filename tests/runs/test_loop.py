@@ -7,17 +7,17 @@ import signal
 import pytest
 
 from summarizer.inference import model_directory
-from summarizer.runs import loop as run_loop
 
 from .conftest import start_training, wait_for_line
 from conftest import MICRO, micro_args
+from conftest import train_run
 
 pytestmark = pytest.mark.slow  # Every test trains.
 
 
 def test_train_writes_a_self_describing_run(tmp_path):
   out = tmp_path / 'run'
-  summary = run_loop.train(micro_args(out))
+  summary = train_run(micro_args(out))
   assert summary['step'] == 4 and not summary['interrupted']
   assert summary['eval_loss'] is not None and summary['tokens_per_second'] > 0
   for name in ('config.json', 'vocab.subwords', 'model.pkl.gz',
@@ -31,7 +31,7 @@ def test_train_writes_a_self_describing_run(tmp_path):
   saved = model_directory.read(str(out))
   assert saved.config == MICRO and saved.step == 4
   saved.model()  # Its weights fit the model it describes.
-  resumed = run_loop.train(micro_args(out, resume=True, max_steps=4,
+  resumed = train_run(micro_args(out, resume=True, max_steps=4,
                                       export_to=str(tmp_path / 'shipped')))
   assert resumed['exported_to'] == str(tmp_path / 'shipped')
   assert sorted(p.name for p in (tmp_path / 'shipped').iterdir()) == [
@@ -81,7 +81,7 @@ def test_data_parallel_over_two_cpu_devices(tmp_path):
 
 def test_lineage_longest_article_and_calibration_are_recorded(tmp_path):
   source = tmp_path / 'source'
-  run_loop.train(micro_args(source, max_steps=2))
+  train_run(micro_args(source, max_steps=2))
   values = json.loads((source / 'config.json').read_text())
   assert [run['steps'] for run in values['lineage']] == [2]
   assert values['lineage'][0]['init_from'] is None and values['total_steps'] == 2
@@ -90,7 +90,7 @@ def test_lineage_longest_article_and_calibration_are_recorded(tmp_path):
   assert 150 < values['max_article_tokens'] <= 256
   assert values['perplexity_calibration']['n'] == 3
   tuned = tmp_path / 'tuned'
-  run_loop.train(micro_args(tuned, max_steps=3, init_from=str(source),
+  train_run(micro_args(tuned, max_steps=3, init_from=str(source),
                             long_fraction=1.0, export_to=str(tmp_path / 'shipped')))
   values = json.loads((tuned / 'config.json').read_text())
   assert [run['steps'] for run in values['lineage']] == [2, 3]

@@ -11,6 +11,7 @@ from summarizer.runs import manifest
 from summarizer.errors import SummarizerError
 from conftest import MICRO
 from conftest import micro_args as run_args
+from conftest import train_run
 
 
 def micro_args(output_dir, **changes):
@@ -41,7 +42,7 @@ def test_a_directory_with_no_run_is_refused_and_kept(tmp_path, capsys):
 @pytest.mark.slow
 def test_only_the_earlier_runs_files_are_removed(tmp_path):
   out = tmp_path / 'run'
-  run_loop.train(micro_args(out))
+  train_run(micro_args(out))
   recorded = manifest.read(str(out))
   assert {'config.json', 'vocab.subwords', 'model.pkl.gz', 'model.weights.npy.gz',
           'model.opt_slots0.npy.gz', 'train.log', 'loss.png'} <= recorded
@@ -51,7 +52,7 @@ def test_only_the_earlier_runs_files_are_removed(tmp_path):
   (out / 'train' / 'notes.jsonl').write_text('mine')
   (out / 'notes.txt').write_text('mine')
   old_events = sorted(f for f in recorded if f.startswith('train/'))
-  summary = run_loop.train(micro_args(out, overwrite_output_dir=True))
+  summary = train_run(micro_args(out, overwrite_output_dir=True))
   assert summary['step'] == 1
   for name in ('model.py', 'train/notes.jsonl', 'notes.txt'):
     assert (out / name).read_text() == 'mine', name
@@ -64,7 +65,7 @@ def test_only_the_earlier_runs_files_are_removed(tmp_path):
 @pytest.mark.slow
 def test_a_symlinked_train_folder_is_refused_not_followed(tmp_path, capsys):
   out = tmp_path / 'run'
-  run_loop.train(micro_args(out))
+  train_run(micro_args(out))
   elsewhere = tmp_path / 'elsewhere'
   os.rename(out / 'train', elsewhere)
   os.symlink(elsewhere, out / 'train')
@@ -90,7 +91,7 @@ def test_init_from_cannot_be_the_output_directory(tmp_path, random_model_dir, ov
   before = {name: os.path.getsize(os.path.join(random_model_dir, name))
             for name in os.listdir(random_model_dir)}
   with pytest.raises(SummarizerError, match='also the --output-dir'):
-    run_loop.train(micro_args(random_model_dir + '/', init_from=random_model_dir,
+    train_run(micro_args(random_model_dir + '/', init_from=random_model_dir,
                            overwrite_output_dir=overwrite))
   assert {name: os.path.getsize(os.path.join(random_model_dir, name))
           for name in os.listdir(random_model_dir)} == before
@@ -106,17 +107,17 @@ def test_a_run_that_stopped_before_its_first_checkpoint_does_not_block_the_next(
 
   monkeypatch.setattr(run_loop, 'tasks', bad_data)
   with pytest.raises(SummarizerError, match='bad data'):
-    run_loop.train(micro_args(out))
+    train_run(micro_args(out))
   assert (out / 'config.json').exists() or (out / 'vocab.subwords').exists()
   (out / 'notes.txt').write_text('mine')
   monkeypatch.undo()
   monkeypatch.setitem(config_module.PRESETS, 'micro', MICRO)
   with pytest.raises(SummarizerError, match=r'not empty \(notes.txt\)'):
-    run_loop.train(micro_args(out))  # The user's file still counts.
+    train_run(micro_args(out))  # The user's file still counts.
   assert (out / 'notes.txt').read_text() == 'mine'
   assert 'stopped before its first checkpoint' in capsys.readouterr().out
   os.remove(out / 'notes.txt')
-  assert run_loop.train(micro_args(out))['step'] == 1
+  assert train_run(micro_args(out))['step'] == 1
 
 
 def test_the_checkpoint_is_recorded_before_it_is_written(tmp_path):

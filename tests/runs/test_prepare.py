@@ -6,18 +6,18 @@ import json
 import pytest
 
 from summarizer import train as train_command
-from summarizer.runs import loop as run_loop
 from summarizer.runs import plan as run_plan
 from summarizer.runs import run_dir
 
 from conftest import micro_args
+from conftest import train_run
 
 
 @pytest.mark.slow
 def test_evaluation_weighs_the_summary_only(tmp_path):
   # With a zero learning rate both runs keep their (same) initial weights:
   # the article's weight in training must not change the eval metric.
-  losses = [run_loop.train(micro_args(tmp_path / str(weight), max_steps=2, learning_rate=0.0,
+  losses = [train_run(micro_args(tmp_path / str(weight), max_steps=2, learning_rate=0.0,
                                       article_loss_weight=weight))['eval_loss']
             for weight in (0.0, 1.0)]
   assert losses[0] == pytest.approx(losses[1], rel=1e-6)
@@ -79,7 +79,7 @@ def test_repeat_lessons_end_early_in_a_run_and_it_says_so(tmp_path, monkeypatch)
   monkeypatch.setattr(run_plan, 'EVAL_SECONDS', 0.0)  # An evaluation after every step.
   monkeypatch.setattr(run_plan, 'MEASURE_SECONDS', 0.0)
   out = tmp_path / 'run'
-  summary = run_loop.train(micro_args(out, max_steps=22, eval_steps=None, save_steps=22,
+  summary = train_run(micro_args(out, max_steps=22, eval_steps=None, save_steps=22,
                                       repeat_steps=50, repeat_until_loss=100.0))
   # Any loss is below 100: the phase ends as soon as its window of 20 steps is full.
   assert summary['repeat_steps_taken'] == 20
@@ -105,7 +105,7 @@ def test_repeat_lessons_end_early_in_a_run_and_it_says_so(tmp_path, monkeypatch)
 @pytest.mark.slow
 def test_repeat_steps_are_recorded_and_refused_where_they_cannot_apply(tmp_path, capsys):
   out = tmp_path / 'run'
-  run_loop.train(micro_args(out, max_steps=2, repeat_steps=1))
+  train_run(micro_args(out, max_steps=2, repeat_steps=1))
   import json
   values = json.loads((out / 'config.json').read_text())
   assert values['repeat_steps'] == 1 and values['lineage'][-1]['repeat_steps'] == 1
@@ -131,7 +131,7 @@ def test_adam_remembers_squared_gradients_as_long_as_the_preset_says(tmp_path, m
   train_task, _ = run_prepare.tasks(run_prepare.prepare(micro_args(out)))
   assert train_task.optimizer.opt_params['b2'] == pytest.approx(0.9)
   assert train_task.optimizer._clip_grad_norm == 0.5  # pylint: disable=protected-access
-  run_loop.train(micro_args(out, max_steps=2, overwrite_output_dir=True))
+  train_run(micro_args(out, max_steps=2, overwrite_output_dir=True))
   values = json.loads((out / 'config.json').read_text())
   assert values['adam_b2'] == pytest.approx(0.9) and values['clip_grad_norm'] == 0.5
   # A model saved before the fields existed takes its preset's: Trax's defaults for tiny.

@@ -15,13 +15,13 @@ import numpy as np
 import pytest
 
 from summarizer import config as config_module, train
-from summarizer.runs import loop as run_loop
 from summarizer.inference import model_directory
 from summarizer.runs import prepare, saving
 from summarizer.errors import SummarizerError
 from summarizer import safe_pickle
 from conftest import MICRO
 from conftest import micro_args as run_args
+from conftest import train_run
 
 
 def micro_args(output_dir, **changes):
@@ -36,7 +36,7 @@ def trained_run(tmp_path_factory):
   out = tmp_path_factory.mktemp('trained') / 'run'
   config_module.PRESETS['micro'] = MICRO
   try:
-    run_loop.train(micro_args(out))
+    train_run(micro_args(out))
   finally:
     del config_module.PRESETS['micro']
   return out
@@ -97,7 +97,7 @@ def test_resume_past_max_steps_is_refused(trained_run, tmp_path):
   out = tmp_path / 'run'
   shutil.copytree(trained_run, out)
   with pytest.raises(SummarizerError, match='at step 2, past --max-steps 1'):
-    run_loop.train(micro_args(out, resume=True, max_steps=1))
+    train_run(micro_args(out, resume=True, max_steps=1))
 
 
 class _Touch:
@@ -116,7 +116,7 @@ def test_a_hostile_data_counters_pickle_runs_nothing(trained_run, tmp_path):
   marker = tmp_path / 'ran'
   (out / 'data_counters0.pkl').write_bytes(pickle.dumps({'x': _Touch(marker)}))
   with pytest.raises(SummarizerError, match=r'data_counters0\.pkl: refused: it names posix\.system'):
-    run_loop.train(micro_args(out, resume=True, max_steps=3))
+    train_run(micro_args(out, resume=True, max_steps=3))
   assert not marker.exists()
 
 
@@ -136,7 +136,7 @@ def test_a_loss_that_turns_nan_stops_the_run_keeping_the_last_good_checkpoint(
   out = tmp_path / 'run'
   with pytest.raises(SummarizerError, match='not a number at step 3.*last good checkpoint '
                      r'\(step 2\)'):
-    run_loop.train(micro_args(out, max_steps=4))
+    train_run(micro_args(out, max_steps=4))
   assert model_directory.saved_step(str(out)) == 2
   weights = model_directory.read_weights(str(out / 'model.pkl.gz'))
   assert all(np.all(np.isfinite(w)) for w in weights)
@@ -153,7 +153,7 @@ def test_a_loss_that_is_nan_at_the_first_step_does_not_blame_the_learning_rate(
 
   monkeypatch.setattr(prepare, '_counted', poisoned)
   with pytest.raises(SummarizerError) as raised:
-    run_loop.train(micro_args(tmp_path / 'run', max_steps=2))
+    train_run(micro_args(tmp_path / 'run', max_steps=2))
   message = str(raised.value)
   assert message.startswith('the loss is not a number at step 1, the first, before any update')
   assert 'learning' not in message
@@ -192,7 +192,7 @@ def test_a_full_disk_during_a_save_keeps_the_previous_checkpoint(tmp_path, monke
     monkeypatch.setattr(saving, 'save_or_explain', fill_after_first)
     with pytest.raises(SummarizerError, match=r'saving the checkpoint failed: the disk is full; '
                        r'the previous checkpoint \(step 1\) is kept'):
-      run_loop.train(micro_args(out, max_steps=2))
+      train_run(micro_args(out, max_steps=2))
     os.remove(disk / 'filler')
     assert model_directory.saved_step(str(out)) == 1
     model_directory.read(str(out)).model()  # Loadable.

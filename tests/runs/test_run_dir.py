@@ -18,23 +18,23 @@ from summarizer.corpus import news
 from summarizer.errors import SummarizerError
 from summarizer.inference import layout
 from summarizer.inference import model_directory
-from summarizer.runs import loop as run_loop
 from summarizer.runs import prepare as run_prepare
 from summarizer.runs import run_dir
 
 from conftest import COURSE_SHAPED, write_course_dir
 from conftest import MICRO, micro_args
+from conftest import train_run
 
 
 @pytest.mark.slow
 def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
   source = tmp_path / 'source'
-  run_loop.train(micro_args(source, max_steps=2))
+  train_run(micro_args(source, max_steps=2))
   trained = model_directory.read(str(source)).model()
   # A zero learning rate keeps the weights as they were loaded (but for
   # Adam's weight decay, a factor 1 - 1e-5 a step).
   out = tmp_path / 'tuned'
-  summary = run_loop.train(micro_args(out, max_steps=2, learning_rate=0.0,
+  summary = train_run(micro_args(out, max_steps=2, learning_rate=0.0,
                                       init_from=str(source)))
   assert summary['step'] == 2  # A new run: steps count from 0.
   tuned = model_directory.read(str(out)).model()
@@ -42,11 +42,11 @@ def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
                   jax.tree_util.tree_leaves(tuned.weights)):
     np.testing.assert_allclose(np.asarray(b), np.asarray(a), rtol=1e-4, atol=0)
   assert json.loads((out / 'config.json').read_text())['init_from'] == str(source)
-  run_loop.train(micro_args(out, max_steps=3, resume=True))
+  train_run(micro_args(out, max_steps=3, resume=True))
   assert json.loads((out / 'config.json').read_text())['init_from'] == str(source)
   # Without it, a fresh run does not start from those weights.
   fresh = tmp_path / 'fresh'
-  run_loop.train(micro_args(fresh, max_steps=2, learning_rate=0.0))
+  train_run(micro_args(fresh, max_steps=2, learning_rate=0.0))
   first = jax.tree_util.tree_leaves(model_directory.read(str(fresh)).model().weights)[0]
   assert not np.allclose(np.asarray(first), rtol=1e-4, atol=0,
                          b=np.asarray(jax.tree_util.tree_leaves(trained.weights)[0]))
@@ -54,32 +54,32 @@ def test_init_from_starts_a_new_run_from_trained_weights(tmp_path):
   config_module.PRESETS['other'] = other
   try:
     with pytest.raises(SummarizerError, match='d_model 32 in .*, 64 requested'):
-      run_loop.train(micro_args(tmp_path / 'x', preset='other', init_from=str(source)))
+      train_run(micro_args(tmp_path / 'x', preset='other', init_from=str(source)))
   finally:
     del config_module.PRESETS['other']
   with pytest.raises(SummarizerError, match='--init-from.*--resume'):
-    run_loop.train(micro_args(out, resume=True, init_from=str(source)))
+    train_run(micro_args(out, resume=True, init_from=str(source)))
 
 
 @pytest.mark.slow
 def test_output_dir_rules(tmp_path):
   out = tmp_path / 'run'
-  run_loop.train(micro_args(out, max_steps=2))
+  train_run(micro_args(out, max_steps=2))
   with pytest.raises(SummarizerError, match='--resume.*--overwrite-output-dir'):
-    run_loop.train(micro_args(out))
+    train_run(micro_args(out))
   other = dataclasses.replace(MICRO, d_model=64)
   config_module.PRESETS['other'] = other
   try:
     with pytest.raises(SummarizerError, match='d_model 32 in the checkpoint, 64 requested'):
-      run_loop.train(micro_args(out, preset='other', resume=True))
+      train_run(micro_args(out, preset='other', resume=True))
   finally:
     del config_module.PRESETS['other']
   with pytest.raises(SummarizerError, match='no checkpoint'):
-    run_loop.train(micro_args(tmp_path / 'empty', resume=True))
-  resumed = run_loop.train(micro_args(out, resume=True, max_steps=4))
+    train_run(micro_args(tmp_path / 'empty', resume=True))
+  resumed = train_run(micro_args(out, resume=True, max_steps=4))
   assert resumed['step'] == 4
   (out / 'notes.txt').write_text('mine')
-  fresh = run_loop.train(micro_args(out, overwrite_output_dir=True, max_steps=2))
+  fresh = train_run(micro_args(out, overwrite_output_dir=True, max_steps=2))
   assert fresh['step'] == 2
   assert (out / 'notes.txt').read_text() == 'mine'  # Not a run file: kept.
 
@@ -105,7 +105,7 @@ def test_vocabulary_follows_the_preset_and_the_data(tmp_path, monkeypatch, capsy
   corpus.write_text(''.join(json.dumps(r) + '\n' for r in rows), encoding='utf-8')
   monkeypatch.setitem(config_module.PRESETS, 'micro-vocab',
                       dataclasses.replace(MICRO, vocab_size=512))
-  run_loop.train(micro_args(tmp_path / 'own', preset='micro-vocab', data=str(corpus),
+  train_run(micro_args(tmp_path / 'own', preset='micro-vocab', data=str(corpus),
                             max_steps=1, eval_steps=1, calibration_articles=0))
   assert 'building a 512-subword vocabulary from the training split' in capsys.readouterr().out
   built = tmp_path / 'own' / 'vocab.subwords'
@@ -121,7 +121,7 @@ def test_init_from_the_courses_checkpoint(tmp_path, monkeypatch):
                                **COURSE_SHAPED)
   monkeypatch.setitem(config_module.PRESETS, 'course-shaped', shaped)
   out = tmp_path / 'tuned'
-  run_loop.train(micro_args(out, preset='course-shaped', init_from=course_dir, max_steps=1,
+  train_run(micro_args(out, preset='course-shaped', init_from=course_dir, max_steps=1,
                             eval_steps=1, learning_rate=0.0, calibration_articles=0))
   # The course's vocabulary comes with it, and its weights are the start.
   assert text.vocab_fingerprint(str(out / 'vocab.subwords')) == \
@@ -190,7 +190,7 @@ def resumable(tmp_path_factory):
   out = tmp_path_factory.mktemp('resumable') / 'run'
   config_module.PRESETS['micro'] = MICRO
   try:
-    run_loop.train(micro_args(out, max_steps=2, save_steps=1, eval_steps=1,
+    train_run(micro_args(out, max_steps=2, save_steps=1, eval_steps=1,
                               calibration_articles=0))
   finally:
     del config_module.PRESETS['micro']

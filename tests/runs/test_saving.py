@@ -6,17 +6,17 @@ import pytest
 
 from summarizer.errors import SummarizerError
 from summarizer.inference import model_directory
-from summarizer.runs import loop as run_loop
 from summarizer.runs import saving
 
 from .conftest import start_training, wait_for
 from conftest import micro_args
+from conftest import train_run
 
 
 @pytest.mark.slow
 def test_interrupted_save_is_finished_or_discarded(tmp_path):
   out = tmp_path / 'run'
-  run_loop.train(micro_args(out, max_steps=2))
+  train_run(micro_args(out, max_steps=2))
   before = [(out / f).read_bytes() for f in ('model.pkl.gz', 'model.weights.npy.gz')]
 
   def dies_while_writing(basename):

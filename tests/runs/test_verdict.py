@@ -12,10 +12,10 @@ from summarizer.evaluation import verdict as run_verdict
 from summarizer.inference import loaded_model
 from summarizer.inference import model_directory
 from summarizer.inference import undertrained
-from summarizer.runs import loop as run_loop
 
 from .conftest import start_training
 from conftest import micro_args, write_model_dir
+from conftest import train_run
 
 
 def _scores(rouge1, rouge2, rouge_l, precision, recall=0.4):
@@ -29,7 +29,7 @@ LEAD3 = _scores(0.293, 0.130, 0.214, 1.0, 0.41)
 @pytest.mark.slow
 def test_each_evaluation_is_followed_by_the_summary_of_one_validation_story(tmp_path):
   out = tmp_path / 'run'
-  run_loop.train(micro_args(out))  # Evaluations at steps 2 and 4.
+  train_run(micro_args(out))  # Evaluations at steps 2 and 4.
   lines = (out / 'train.log').read_text().splitlines()
   first_highlight = news.story('validation', 0).highlights.splitlines()[0]
   assert any('validation story 1, whose highlights are: ' + first_highlight in line
