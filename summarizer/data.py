@@ -115,6 +115,34 @@ def PadLastBucket(last_boundary, longest=None,  # pylint: disable=invalid-name
   return pad
 
 
+def OwnRandomState(step, seed):  # pylint: disable=invalid-name
+  """A data step that draws from numpy's global RNG (``trax.data.Shuffle``), given its own.
+
+  Each item is drawn with the stream's own ``RandomState`` (seeded by
+  ``seed``) in numpy's place, the global one put back after it: the stream
+  gives what it would alone, however its draws interleave with another's. A
+  run draws two shuffled streams (repeat lessons and stories), and its plan
+  samples the stories at a step the machine's speed decides; with one shared
+  RNG that step changed every lesson after it, so a seed's run differed from
+  one machine to the next.
+  """
+  def drawn(stream):
+    state = np.random.RandomState(seed).get_state()
+    items = step(stream)
+    while True:
+      outside = np.random.get_state()
+      np.random.set_state(state)
+      try:
+        item = next(items)
+      except StopIteration:
+        return
+      finally:
+        state = np.random.get_state()
+        np.random.set_state(outside)
+      yield item
+  return drawn
+
+
 def batches_of(pairs, vocab_file=None, boundaries=BOUNDARIES, batch_sizes=BATCH_SIZES,
                max_joint_length=MAX_JOINT_LENGTH, truncate=False, article_loss_weight=0.0,
                shuffle=False, n_devices=None, seed=0, before=()):
@@ -153,8 +181,7 @@ def batches_of(pairs, vocab_file=None, boundaries=BOUNDARIES, batch_sizes=BATCH_
       PreprocessJoint(max_joint_length, truncate, article_loss_weight),
   ]
   if shuffle:
-    np.random.seed(seed)  # trax.data.Shuffle draws from numpy's global RNG.
-    steps.append(trax.data.Shuffle(SHUFFLE_QUEUE))
+    steps.append(OwnRandomState(trax.data.Shuffle(SHUFFLE_QUEUE), seed))
   steps.append(trax.data.BucketByLength(
       list(boundaries), device_batch_sizes(batch_sizes, n_devices),
       length_keys=[0]))

@@ -23,7 +23,7 @@ import time
 # When the command started: --max-minutes counts from here.
 STARTED = time.monotonic()
 
-from summarizer.config import load_config
+from summarizer.config import TOKEN_RECIPES, load_config
 from summarizer.errors import (OneLineParser, SummarizerError, finite_float, run_command, seed,
                                user_path)
 from summarizer.runs.args import NEW_RUN_LESSONS, PRESET_LESSONS, TrainArgs
@@ -97,7 +97,7 @@ def _resolve_preset(ns, defaults):
 
   No ``--preset``: a resumed run's own; a new run with ``--max-minutes`` or
   ``--max-tokens`` (from random weights), ``quick``, the ten-minute recipe;
-  else ``tiny``.
+  else ``tiny``. A token budget takes its preset's ``config.TOKEN_RECIPES`` lessons.
   A resumed run, or one started from a model, takes no lesson that shapes
   new weights (``NEW_RUN_LESSONS``) unless a flag asks for it (and is refused).
   """
@@ -107,6 +107,8 @@ def _resolve_preset(ns, defaults):
     fresh_budget = budgeted and not ns.resume and not ns.init_from
     ns.preset = saved or ('quick' if fresh_budget else defaults.preset)
   lessons = dict(PRESET_LESSONS.get(ns.preset, {}))
+  if ns.max_tokens is not None:  # A token budget's own; a time budget's are as measured.
+    lessons.update(TOKEN_RECIPES.get(ns.preset, {}).get('lessons', {}))
   if ns.resume or ns.init_from:
     lessons = {k: v for k, v in lessons.items() if k not in NEW_RUN_LESSONS}
   unset = [name for name in LESSON_FLAGS if getattr(ns, name) is None]

@@ -1,6 +1,8 @@
 """Tokens, the joint sequence and its weights, buckets, the vocabulary builder."""
 
 
+import itertools
+
 import numpy as np
 
 from summarizer import data, text
@@ -49,3 +51,33 @@ def test_batches_within_the_boundaries_are_left_as_trax_pads_them():
   assert data.PadLastBucket(16)(iter([batch])).__next__() is batch
   padded = next(data.PadLastBucket(8, multiple=4)(iter([batch])))
   assert [x.shape for x in padded] == [(2, 12)] * 3 and padded[2][:, 10:].sum() == 0
+
+
+def _shuffled(seed, count=40):
+  """A shuffled stream of ``count`` distinct short pairs (each its own batch)."""
+  pairs = [(f'story number {i} of the town', f'town {i}') for i in range(count)]
+  return data.batches_of(iter(pairs), boundaries=(64,), batch_sizes=(1, 1), shuffle=True,
+                         seed=seed, n_devices=1)
+
+
+def _ids(batches):
+  return [tuple(batch[0][0]) for batch in batches]
+
+
+def test_a_shuffled_stream_gives_the_same_batches_however_another_is_drawn_beside_it():
+  alone = _ids(itertools.islice(_shuffled(3), 12))
+  # Another shuffled stream started (and drawn from) after some of the first's batches, at
+  # any step, as a run's plan samples the stories while its lessons are drawn.
+  for start_other_at in (0, 1, 5, 9):
+    first, other, seen = _shuffled(3), _shuffled(4), []
+    for index in range(12):
+      if index >= start_other_at:
+        next(other)
+      seen.append(next(first))
+    assert _ids(seen) == alone, start_other_at
+  # The shuffle is drawn: another seed orders the stories otherwise; numpy's global RNG is
+  # left as it was.
+  np.random.seed(11)
+  before = np.random.get_state()[1].copy()
+  assert _ids(itertools.islice(_shuffled(5), 12)) != alone
+  assert (np.random.get_state()[1] == before).all()

@@ -82,3 +82,19 @@ def test_a_missing_data_file_is_one_line_and_leaves_no_output_folder(tmp_path, c
   assert err == (f'error: {source}: no such file or folder\n' if '.' in data
                  else f"error: unknown data source '{source}'; use {sources.ACCEPTED}\n")
   assert not out.exists()
+
+
+def test_a_token_budget_takes_its_recipes_lessons_and_a_flag_still_wins():
+  from summarizer.config import TOKEN_RECIPES  # pylint: disable=import-outside-toplevel
+  from summarizer.runs.args import PRESET_LESSONS  # pylint: disable=import-outside-toplevel
+  lessons = TOKEN_RECIPES['quick']['lessons']
+  assert any(PRESET_LESSONS['quick'][k] != v for k, v in lessons.items())
+  tokens = train_command.parse_args(['--max-tokens', '2500000'])
+  assert tokens.preset == 'quick'
+  assert {k: getattr(tokens, k) for k in lessons} == lessons
+  # The ten-minute recipe keeps the lessons it was measured with.
+  minutes = train_command.parse_args(['--max-minutes', '10'])
+  assert {k: getattr(minutes, k) for k in lessons} == {k: PRESET_LESSONS['quick'][k]
+                                                     for k in lessons}
+  mine = train_command.parse_args(['--max-tokens', '2500000', '--copy-fraction', '0.3'])
+  assert mine.copy_fraction == 0.3

@@ -21,7 +21,7 @@ import numpy as np
 from summarizer import text
 from summarizer.corpus import streams
 from summarizer._trax import tl, training, trax
-from summarizer.config import EOS
+from summarizer.config import EOS, TOKEN_RECIPES
 from summarizer.errors import SummarizerError
 from summarizer.inference.model_directory import VOCAB_NAME
 from summarizer.runs import export
@@ -178,7 +178,7 @@ def prepare(args):
   start = run_dir.start_model(args.init_from, args.preset)
   directory = run_dir.RunDirectory.read(args.output_dir, resume=args.resume)
   vocab_src = run_dir.chosen_vocab(args, directory, start)
-  config = run_dir.resolve_config(args, vocab_src)
+  config = _budget_shape(args, run_dir.resolve_config(args, vocab_src), directory, start)
   start_weights = run_dir.initial_weights(start, config) if start else None
   resuming = run_dir.prepare_output_dir(directory, config, args.resume, args.overwrite_output_dir,
                                         args.max_steps)
@@ -188,7 +188,7 @@ def prepare(args):
   vocab_file = os.path.join(directory.path, VOCAB_NAME)
   if vocab_src is None:
     run_dir.build_run_vocab(args, config, vocab_file)
-    config = run_dir.resolve_config(args, vocab_file)
+    config = _budget_shape(args, run_dir.resolve_config(args, vocab_file), directory, start)
   elif not resuming:
     shutil.copyfile(vocab_src, vocab_file)
   manifest.record_run(directory.path)
@@ -197,6 +197,21 @@ def prepare(args):
   return Run(args, config, vocab_file, text.vocab_fingerprint(vocab_file), resuming,
              start_weights, earlier_runs, {'tokens': 0, 'longest_article': longest_article},
              directory)
+
+
+def _budget_shape(args, config, directory, start):
+  """The model's shape for the run's budget: a new token-budgeted run takes its preset's.
+
+  ``config.TOKEN_RECIPES`` gives it, for a new run from random weights with
+  --max-tokens; a resumed run keeps its checkpoint's, whatever its budget now,
+  and one started from a model keeps the preset's, as that model has.
+  """
+  shape = TOKEN_RECIPES.get(config.preset, {}).get('model', {})
+  if args.resume and directory.config is not None:
+    return dataclasses.replace(config, **{k: getattr(directory.config, k) for k in shape})
+  if args.max_tokens is not None and start is None:
+    return dataclasses.replace(config, **shape)
+  return config
 
 
 def tasks(run, budget=None, tokens=None):

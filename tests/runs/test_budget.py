@@ -220,7 +220,7 @@ def test_the_schedule_holds_its_peak_until_its_last_share_then_decays():
     assert schedule(5) == pytest.approx(rate), read
   # The quick preset's recipe holds it; the others decay over the whole budget.
   from summarizer.config import PRESETS  # pylint: disable=import-outside-toplevel
-  assert PRESETS['quick'].decay_share == 0.4 and PRESETS['tiny'].decay_share == 1.0
+  assert 0 < PRESETS['quick'].decay_share < 1 and PRESETS['tiny'].decay_share == 1.0
 
 
 def test_only_a_token_budget_holds_the_quick_recipes_peak():
@@ -233,4 +233,5 @@ def test_only_a_token_budget_holds_the_quick_recipes_peak():
   clock = run_budget.Budget(10, started=0.0)
   assert prepare._schedule(run, clock).decay_share == 1.0  # pylint: disable=protected-access
   tokens = run_budget.TokenBudget(1000, {'tokens': 0})
-  assert prepare._schedule(run, clock, tokens).decay_share == 0.4  # pylint: disable=protected-access
+  held = prepare._schedule(run, clock, tokens).decay_share  # pylint: disable=protected-access
+  assert held == PRESETS['quick'].decay_share < 1

@@ -139,3 +139,37 @@ def test_adam_remembers_squared_gradients_as_long_as_the_preset_says(tmp_path, m
   old = config_module.Config.from_dict(dict(values, preset='tiny'))
   assert (old.adam_b2, old.clip_grad_norm) == (0.999, None)
   assert config_module.PRESETS['quick'].adam_b2 < config_module.PRESETS['tiny'].adam_b2
+
+
+def test_a_new_token_budgeted_run_takes_its_presets_token_shape_and_others_keep_the_preset(
+    tmp_path):
+  from summarizer.config import PRESETS, TOKEN_RECIPES
+  from summarizer.runs import prepare as run_prepare
+  shape = TOKEN_RECIPES['quick']['model']
+  assert any(PRESETS['quick'].to_dict()[k] != v for k, v in shape.items())
+  tokens = run_prepare.prepare(micro_args(tmp_path / 'tokens', preset='quick', max_steps=None,
+                                          max_tokens=1000))
+  assert {k: getattr(tokens.config, k) for k in shape} == shape
+  # The ten minutes keep the preset they were measured with, and tiny has no token recipe.
+  minutes = run_prepare.prepare(micro_args(tmp_path / 'minutes', preset='quick', max_steps=None,
+                                           max_minutes=10.0))
+  assert minutes.config == PRESETS['quick']
+  tiny = run_prepare.prepare(micro_args(tmp_path / 'tiny', preset='tiny', max_tokens=1000))
+  assert tiny.config.n_layers == PRESETS['tiny'].n_layers
+
+
+def test_a_resumed_run_keeps_its_checkpoints_shape_whatever_its_budget_now():
+  from summarizer.config import PRESETS
+  from summarizer.runs import prepare as run_prepare
+  quick = PRESETS['quick']
+  shape_of = run_prepare._budget_shape  # pylint: disable=protected-access
+  for layers in (2, 3):
+    saved = run_dir.RunDirectory(path='x', recorded=frozenset(), entries=(), checkpoint=True,
+                                 staged=False, config=dataclasses.replace(quick, n_layers=layers))
+    for budget in (dict(max_tokens=1000), dict(max_minutes=5.0)):
+      args = micro_args('x', preset='quick', resume=True, **budget)
+      shaped = shape_of(args, quick, saved, None)
+      assert shaped.n_layers == layers, (layers, budget)
+  # Started from a model: the preset's shape, which that model has.
+  args = micro_args('x', preset='quick', max_tokens=1000, init_from='data/model')
+  assert shape_of(args, quick, None, object()) == quick
