@@ -28,6 +28,10 @@ from summarizer.inference import undertrained
 
 # What shares the core with a --shared-core run.
 BUSY_LOOP = 'while True: pass  # the bench: a busy core'
+# The run's plan line promises 'about N steps'; the bench holds it to the steps made.
+PLAN_STEPS = re.compile(r'about ([\d,]+) steps')
+# How far the plan's steps may be off the steps made (issue 54: within 25%).
+PLAN_TOLERANCE = 0.25
 
 
 def _run(argv, core=None):
@@ -101,13 +105,31 @@ def bench_first_model(minutes=10.0, seed=0, limit=100, keep=None, shared_core=Fa
                               '--json', '--output-dir', os.path.join(scratch, 'eval')]))
   model, lead3 = scores['model'], scores['lead3']
   meets = undertrained.bar(model, lead3)
+  plan = next((line for line in output.splitlines() if line.startswith('plan: ')), None)
   return {'minutes': minutes, 'seed': seed, 'articles': scores['n'], 'shared_core': shared_core,
-          'plan': next((line for line in output.splitlines() if line.startswith('plan: ')), None),
+          'plan': plan, 'plan_steps': planned_steps(plan),
           'diagnosis': [line for line in output.splitlines() if line.startswith('diagnosis: ')],
           'wall_s': round(wall, 1), 'steps': int(done['step']),
           'split_batches': done.get('split_batches') == 'True',
           'tokens_per_second': int(done['tokens_per_second']),
           'model': model, 'lead3': lead3, 'meets': meets}
+
+
+def planned_steps(plan):
+  """The steps a plan line promises ('about 6,613 steps ...'), or None (no line, no estimate)."""
+  found = PLAN_STEPS.search(plan or '')
+  return int(found.group(1).replace(',', '')) if found else None
+
+
+def _plan_row(r):
+  """The row setting the plan's promised steps beside the steps made, or None without a plan."""
+  if r.get('plan_steps') is None:
+    return None
+  ratio = r['plan_steps'] / max(r['steps'], 1)
+  return ("... its plan's steps against the steps made",
+          f"{r['plan_steps']} planned, {r['steps']} made", f'{ratio:.2f}',
+          f'within {PLAN_TOLERANCE:.0%}' if abs(ratio - 1) <= PLAN_TOLERANCE
+          else f'OFF by more than {PLAN_TOLERANCE:.0%}')
 
 
 def rows(r):
@@ -119,7 +141,7 @@ def rows(r):
   missed = ', '.join(name for name, ok in r['meets'].items() if not ok)
   where = ', on one core a busy loop shares' if r.get('shared_core') else ''
   parts = ' of a quarter batch' if r.get('split_batches') else ''
-  return [
+  table = [
       (f'train --max-minutes {r["minutes"]:g} --seed {r["seed"]} (from random weights{where})',
        f'{r["wall_s"]} s, {r["steps"]} steps{parts}, {r["tokens_per_second"]} tokens/s', '',
        'within the budget' if r['wall_s'] <= 60 * r['minutes'] else 'OVER the budget'),
@@ -127,3 +149,5 @@ def rows(r):
        f'{scores(r["model"])} vs {scores(r["lead3"])}', '',
        'meets the bar' if met else f'MISSES the bar ({missed})'),
   ]
+  plan = _plan_row(r)
+  return table + ([plan] if plan else [])

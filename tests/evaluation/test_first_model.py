@@ -38,6 +38,17 @@ def test_the_commands_are_run_as_a_learner_would_and_the_bar_is_judged(monkeypat
   table = benchmarks.table({'first-model': result})
   assert 'MISSES the bar (entity_recall)' in table and 'within the budget' in table
   assert '1234 steps, 9876 tokens/s' in table  # Whole batches.
+  assert result['plan_steps'] is None and 'planned' not in table  # No plan line, no row.
+
+
+def test_a_plan_within_a_quarter_of_the_steps_made_is_within_the_goal():
+  assert first_model.planned_steps('plan: the stories; this machine: 9,000 tokens/s, about '
+                                   '4,700 steps in the 9 min 31 s of training left') == 4700
+  result = {'minutes': 10, 'seed': 0, 'articles': 100, 'wall_s': 598.0, 'steps': 4491,
+            'tokens_per_second': 11914, 'plan_steps': 4700, 'meets': {'rouge1': True},
+            'model': _scores(0.4, 0.3, 0.3, 0.9, 0.5), 'lead3': _scores(0.3, 0.1, 0.2, 1, 0.4)}
+  assert first_model.rows(result)[-1] == ("... its plan's steps against the steps made",
+                                          '4700 planned, 4491 made', '1.05', 'within 25%')
 
 
 def test_shared_core_pins_the_run_beside_a_busy_loop_on_the_same_core(monkeypatch, tmp_path):
@@ -51,7 +62,8 @@ def test_shared_core_pins_the_run_beside_a_busy_loop_on_the_same_core(monkeypatc
     seen['core'] = core
     busy = [int(p) for p in os.listdir('/proc') if p.isdigit() and _is_busy_loop(p)]
     seen['busy_cores'] = [os.sched_getaffinity(pid) for pid in busy]
-    return ('plan: the stories; this machine: 3,000 tokens/s\n'
+    return ('plan: the stories; this machine: 3,000 tokens/s, about 1,300 steps of a quarter '
+            'batch in the 50 s of training left\n'
             'diagnosis: this machine trained at 3,000 tokens/s\n'
             'done: step=900, tokens_per_second=3000, split_batches=True, output_dir=x\n')
 
@@ -62,6 +74,11 @@ def test_shared_core_pins_the_run_beside_a_busy_loop_on_the_same_core(monkeypatc
   assert result['plan'].startswith('plan: ') and len(result['diagnosis']) == 1
   table = benchmarks.table({'first-model': result})
   assert 'on one core a busy loop shares' in table and '900 steps of a quarter batch' in table
+  # The plan promised 1,300 steps and the run made 900: off by more than a quarter.
+  assert result['plan_steps'] == 1300
+  assert first_model.rows(result)[-1][1:] == ('1300 planned, 900 made', '1.44',
+                                              'OFF by more than 25%')
+  assert '1300 planned, 900 made' in table
   # The busy loop is gone afterwards.
   assert not [p for p in os.listdir('/proc') if p.isdigit() and _is_busy_loop(p)]
 
