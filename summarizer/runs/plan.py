@@ -39,6 +39,11 @@ SLOW_SHARE = 0.75
 MEASURE_FROM_STEP = 3
 MEASURE_SECONDS = 8.0
 MEASURE_STEPS = 5
+# A run budgeted by tokens alone plans at this many steps past MEASURE_FROM_STEP, whatever
+# the seconds, from the tokens those steps read: its repeat lessons' most steps then follow
+# the tokens, not the machine's speed, and a seed's run is the same on every machine (planned
+# on seconds, one seed's lessons ran to 875 steps on a free core and 868 on a shared one).
+TOKEN_PLAN_STEPS = 100
 # A step this many times slower than the measure's typical one compiled a
 # batch shape it had not seen (a resumed run meets the stories' four in its
 # first seconds, each a few seconds on a slow core) and is left out: counted,
@@ -152,6 +157,7 @@ class Plan:
     # The preset's most lesson steps: a plan may lower the phase's max_steps, never raise it above.
     self._lesson_steps = run.repeat.max_steps if run.repeat is not None else None
     self._token_seconds = math.inf  # How long the token budget lasts, once planned.
+    self._tokens_per_step = None  # Counted over TOKEN_PLAN_STEPS, where tokens alone bound the run.
     if run.split.on and run.repeat is not None:  # Split from the first step (split_from_start).
       self._lesson_steps *= run.split.per_batch
       run.repeat.max_steps = self._lesson_steps
@@ -173,15 +179,19 @@ class Plan:
     self._spans.append((now - last_time, step - last_step, tokens - last_tokens))
     self._last = (now, step, tokens)
     seconds, steps, counted = _steady(self._spans)
-    if seconds < MEASURE_SECONDS or steps < MEASURE_STEPS:
+    if self.budget is None and self.tokens is not None:  # Tokens alone: a plan by steps.
+      if step - self._start[1] < TOKEN_PLAN_STEPS:
+        return None
+      self._tokens_per_step = (tokens - self._start[2]) / (step - self._start[1])
+    elif seconds < MEASURE_SECONDS or steps < MEASURE_STEPS:
       return None
-    self.tokens_per_second = counted / seconds
+    self.tokens_per_second = counted / max(seconds, 1e-9)
     measured_on = self.run.split.per_batch  # The steps just timed: whole or split batches.
     if self.budget is not None and self.recipe_speed:
       self.budget.fit_to_speed(self.recipe_speed / self.tokens_per_second)
       if may_split(self.run, self.budget):
         self._split_batches(self.tokens_per_second < SPLIT_SHARE * self.recipe_speed)
-    return self._line(step, steps / seconds * self.run.split.per_batch / measured_on)
+    return self._line(step, steps / max(seconds, 1e-9) * self.run.split.per_batch / measured_on)
 
   def _split_batches(self, on):
     """From the next step on, split batches (a step a part, and as many lessons), or whole."""
@@ -228,7 +238,8 @@ class Plan:
     costs about 2.3 times its time (their shapes' ``step_work``). Counting
     every step at the lessons' pace promised twice the steps a run made.
     """
-    tokens_per_step = self.tokens_per_second / max(steps_per_second, 1e-9)
+    tokens_per_step = (self._tokens_per_step if self._tokens_per_step is not None
+                       else self.tokens_per_second / max(steps_per_second, 1e-9))
     lessons = self._lesson_steps_left(step)
     story = self._story_step() if lessons else None
     if story is None:  # Measured on the stories themselves (or no sample of them).

@@ -434,3 +434,33 @@ def test_a_time_budget_planned_on_the_lessons_prices_the_stories_steps_too(clock
   steps = int(lessons + (seconds - lessons / 20) * 20 / cost)
   assert f'about {steps:,} steps in the ' in line
   assert steps < 0.6 * seconds * 20  # Not every step at the lessons' pace.
+
+
+def test_a_token_budget_plans_the_same_lessons_on_a_fast_and_a_slow_machine(clock):
+  # The lesson steps read different tokens each (30 to 50 a row); one machine makes 40 steps a
+  # second, another 5, with a step that compiles a new shape. Planned on seconds, the two
+  # measured over different steps and capped the lessons at different steps.
+  from summarizer.config import PRESETS  # pylint: disable=import-outside-toplevel
+
+  def planned(steps_per_second, slow_step):
+    repeat = RepeatPhase(3000, until_loss=0.3)
+    batches = repeat.lessons_then_stories(_batches(16, 64, 40), _batches(8, 256, 210))
+    next(batches)
+    run = _run(repeat=repeat)
+    run.config = PRESETS['quick']
+    counter = {'tokens': 0}
+    plan = run_plan.Plan(run, None, first_step=0,
+                         tokens=run_budget.TokenBudget(400_000, counter))
+    line, step = None, 0
+    while line is None:
+      step += 1
+      clock.now += (20.0 if step == slow_step else 1.0) / steps_per_second
+      counter['tokens'] += 16 * (30 + 20 * (step % 3) // 2)
+      line = plan.measure(step, counter['tokens'])
+    return step, line.split('; this machine')[0], line.split(' steps')[0].rsplit(' ', 1)[1], \
+        repeat.max_steps
+
+  fast, slow = planned(40, slow_step=None), planned(5, slow_step=30)
+  assert fast == slow
+  assert fast[0] == run_plan.MEASURE_FROM_STEP + run_plan.TOKEN_PLAN_STEPS
+  assert fast[3] < 3000  # The lessons' most steps: half the budget's, fewer than the phase's.
