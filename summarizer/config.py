@@ -163,15 +163,18 @@ PRESETS = {
 }
 
 # What a token budget (--max-tokens) changes in a preset's recipe, where a time budget keeps the
-# one its ten-minute figures were measured with: ``model``, the shape of a new run from random
-# weights (a resumed run keeps its checkpoint's); ``lessons``, the lesson flags' defaults
-# (over runs.args.PRESET_LESSONS). For quick: a third decoder block and one copy lesson in ten
-# examples, not three. In 2.5 million tokens from random weights, with the peak held to 80%,
-# they took seed 1's entity P/R on the validation stories from 0.80/0.34 to 0.86/0.47. On the
-# test stories every seed beats Lead-3's ROUGE and recall; seed 2 clears the bar, seeds 0 and 1
-# fall short of its precision (0.76, 0.78; data/model/README.md, the bar in 2.5 million tokens).
+# one its ten-minute figures were measured with: ``config``, the Config fields of a new run from
+# random weights (a resumed run keeps its checkpoint's; --learning-rate still wins); ``lessons``,
+# the lesson flags' defaults (over runs.args.PRESET_LESSONS). For quick: a third decoder block,
+# one copy lesson in ten examples, not three, and a peak of 0.003, not 0.005 (0.0021 on its
+# quarter batches). In 2.5 million tokens from random weights, the lower peak took the
+# lessons to their loss in 1,538 to 1,744 steps, not 2,213 to 2,512, and every seed over the
+# bar on the test stories (entity P 0.88 to 0.98, R 0.43 to 0.44; at 0.005, two seeds of three
+# fell short of precision; at 0.002, seed 0 learned less, and at 0.0075 the lessons never
+# ended on their loss: data/model/README.md, the bar in 2.5 million tokens).
 TOKEN_RECIPES = {
-    'quick': dict(model=dict(n_layers=3), lessons=dict(copy_fraction=0.1)),
+    'quick': dict(config=dict(n_layers=3, learning_rate=0.003),
+                  lessons=dict(copy_fraction=0.1)),
 }
 
 

@@ -178,7 +178,7 @@ def prepare(args):
   start = run_dir.start_model(args.init_from, args.preset)
   directory = run_dir.RunDirectory.read(args.output_dir, resume=args.resume)
   vocab_src = run_dir.chosen_vocab(args, directory, start)
-  config = _budget_shape(args, run_dir.resolve_config(args, vocab_src), directory, start)
+  config = _budget_config(args, run_dir.resolve_config(args, vocab_src), directory, start)
   start_weights = run_dir.initial_weights(start, config) if start else None
   resuming = run_dir.prepare_output_dir(directory, config, args.resume, args.overwrite_output_dir,
                                         args.max_steps)
@@ -188,7 +188,7 @@ def prepare(args):
   vocab_file = os.path.join(directory.path, VOCAB_NAME)
   if vocab_src is None:
     run_dir.build_run_vocab(args, config, vocab_file)
-    config = _budget_shape(args, run_dir.resolve_config(args, vocab_file), directory, start)
+    config = _budget_config(args, run_dir.resolve_config(args, vocab_file), directory, start)
   elif not resuming:
     shutil.copyfile(vocab_src, vocab_file)
   manifest.record_run(directory.path)
@@ -199,18 +199,21 @@ def prepare(args):
              directory)
 
 
-def _budget_shape(args, config, directory, start):
-  """The model's shape for the run's budget: a new token-budgeted run takes its preset's.
+def _budget_config(args, config, directory, start):
+  """The run's config for its budget: a new token-budgeted run takes its preset's token recipe.
 
-  ``config.TOKEN_RECIPES`` gives it, for a new run from random weights with
-  --max-tokens; a resumed run keeps its checkpoint's, whatever its budget now,
-  and one started from a model keeps the preset's, as that model has.
+  ``config.TOKEN_RECIPES`` gives the fields, for a new run from random weights
+  with --max-tokens; a resumed run keeps its checkpoint's, whatever its budget
+  now, and one started from a model keeps the preset's, as that model has. A
+  flag (--learning-rate, --warmup-steps) wins over both.
   """
-  shape = TOKEN_RECIPES.get(config.preset, {}).get('model', {})
+  flags = {'learning_rate': args.learning_rate, 'warmup_steps': args.warmup_steps}
+  recipe = {k: v for k, v in TOKEN_RECIPES.get(config.preset, {}).get('config', {}).items()
+            if flags.get(k) is None}
   if args.resume and directory.config is not None:
-    return dataclasses.replace(config, **{k: getattr(directory.config, k) for k in shape})
+    return dataclasses.replace(config, **{k: getattr(directory.config, k) for k in recipe})
   if args.max_tokens is not None and start is None:
-    return dataclasses.replace(config, **shape)
+    return dataclasses.replace(config, **recipe)
   return config
 
 
