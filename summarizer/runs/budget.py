@@ -13,8 +13,9 @@ where they take longer than kept for them, the run says by how much.
 training stops at the first step past N, whatever the machine's speed.
 
 The learning rate then follows the clock (or the tokens), not a step count:
-a linear warm-up over the preset's warm-up steps, with a token budget the
-peak held until the preset's last ``decay_share`` of it, then a linear decay
+a linear warm-up over the preset's warm-up steps, with a token budget or on
+split batches (a slow machine) the peak held until the preset's last
+``decay_share`` of the budget, then a linear decay
 that reaches zero when the training time is spent (or at ``--max-steps``, or
 when ``--max-tokens`` are read, whichever comes first). A schedule that ends
 with the budget is what a short run learns most from; the course's rsqrt
@@ -139,7 +140,10 @@ class BudgetSchedule:
       take its ``peak_scale`` of the peak; None: the peak.
     tokens: The run's ``TokenBudget``, or None.
     decay_share: The last share of the run over which the rate decays to
-      zero; before it, the peak holds (1: a decay over the whole run).
+      zero, where the run has a token budget or its steps take split
+      batches; before it, the peak holds. Whole batches on a clock decay
+      over the whole run, as the ten-minute figures at full speed were
+      measured.
   """
 
   def __init__(self, peak, warmup_steps, budget=None, first_step=None, max_steps=None,
@@ -164,5 +168,7 @@ class BudgetSchedule:
     if self.first_step is None:  # Trax counts from 1 (or from a resumed step + 1).
       self.first_step = step - 1
     warm = min((step - self.first_step) / self.warmup_steps, 1.0)
+    split = self.split is not None and self.split.on
     peak = self.peak * (self.split.peak_scale if self.split is not None else 1.0)
-    return peak * max(warm, 0.0) * min((1.0 - self.progress(step)) / self.decay_share, 1.0)
+    share = self.decay_share if split or self.tokens is not None else 1.0
+    return peak * max(warm, 0.0) * min((1.0 - self.progress(step)) / share, 1.0)

@@ -193,8 +193,8 @@ def _announce(run, loop):
         f'{trax.fastmath.local_device_count()} device(s), output in {run.directory.path}',
         flush=True)
   shown = config.to_dict()
-  if args.max_tokens is None:
-    del shown['decay_share']  # Only a token budget holds its peak (see prepare._schedule).
+  if run.budget is None and args.max_tokens is None:
+    del shown['decay_share']  # Only a budget holds its peak (see budget.BudgetSchedule).
   print('config: ' + ', '.join(f'{k}={v}' for k, v in shown.items()), flush=True)
 
 

@@ -223,15 +223,28 @@ def test_the_schedule_holds_its_peak_until_its_last_share_then_decays():
   assert 0 < PRESETS['quick'].decay_share < 1 and PRESETS['tiny'].decay_share == 1.0
 
 
-def test_only_a_token_budget_holds_the_quick_recipes_peak():
-  # The ten-minute figures were measured with a decay over the whole clock budget.
-  import types  # pylint: disable=import-outside-toplevel
+def test_a_token_budget_or_split_batches_hold_the_peak_and_whole_batches_on_a_clock_do_not():
+  # The ten-minute figures at full speed were measured with a decay over the whole clock budget.
   from summarizer.config import PRESETS  # pylint: disable=import-outside-toplevel
-  from summarizer.runs import prepare  # pylint: disable=import-outside-toplevel
-  run = types.SimpleNamespace(config=PRESETS['quick'], args=types.SimpleNamespace(max_steps=None),
-                              split=None)
+  from summarizer.runs.prepare import SplitBatches  # pylint: disable=import-outside-toplevel
+  share = PRESETS['quick'].decay_share
+  assert 0 < share < 1
+  counter = {'tokens': 0}
   clock = run_budget.Budget(10, started=0.0)
-  assert prepare._schedule(run, clock).decay_share == 1.0  # pylint: disable=protected-access
-  tokens = run_budget.TokenBudget(1000, {'tokens': 0})
-  held = prepare._schedule(run, clock, tokens).decay_share  # pylint: disable=protected-access
-  assert held == PRESETS['quick'].decay_share < 1
+  split = SplitBatches()
+
+  def rate_at(done, tokens=None):
+    schedule = run_budget.BudgetSchedule(0.01, warmup_steps=1, budget=None if tokens else clock,
+                                         split=split, tokens=tokens, decay_share=share)
+    schedule(1)
+    clock.train_fraction = lambda: done
+    counter['tokens'] = int(done * 1000)
+    return schedule(5) / (0.01 * split.peak_scale)
+
+  middle = (1 - share) / 2
+  assert rate_at(middle) == pytest.approx(1 - middle)  # Whole batches: the whole run decays.
+  split.on = True
+  assert rate_at(middle) == pytest.approx(1.0)  # Quarter batches: the peak holds ...
+  assert rate_at(1 - share / 2) == pytest.approx(0.5)  # ... then decays over the last share.
+  split.on = False
+  assert rate_at(middle, run_budget.TokenBudget(1000, counter)) == pytest.approx(1.0)
