@@ -114,6 +114,7 @@ def _resolve_preset(ns, defaults):
   unset = [name for name in LESSON_FLAGS if getattr(ns, name) is None]
   for name in unset:
     setattr(ns, name, lessons.get(name, getattr(defaults, name)))
+  ns.preset_lessons = tuple(name for name in unset if name in lessons)
   if 'repeat_until_loss' in unset and not ns.repeat_steps:  # --repeat-steps 0: none.
     ns.repeat_until_loss = None
 

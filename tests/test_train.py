@@ -98,3 +98,16 @@ def test_a_token_budget_takes_its_recipes_lessons_and_a_flag_still_wins():
                                                      for k in lessons}
   mine = train_command.parse_args(['--max-tokens', '2500000', '--copy-fraction', '0.3'])
   assert mine.copy_fraction == 0.3
+
+
+def test_a_slow_machines_clock_takes_its_own_lessons_where_the_preset_chose_them():
+  from summarizer.runs.args import SPLIT_LESSONS, on_split_batches  # pylint: disable=import-outside-toplevel
+  slow = SPLIT_LESSONS['quick']
+  minutes = train_command.parse_args(['--max-minutes', '10'])
+  assert any(getattr(minutes, k) != v for k, v in slow.items())  # Whole batches: the preset's.
+  on_split = on_split_batches(minutes, 'quick')
+  assert {k: getattr(on_split, k) for k in slow} == slow
+  # A flag wins; a preset without split lessons keeps its own.
+  mine = train_command.parse_args(['--max-minutes', '10', '--copy-fraction', '0.3'])
+  assert on_split_batches(mine, 'quick').copy_fraction == 0.3
+  assert on_split_batches(minutes, 'tiny') == minutes

@@ -31,6 +31,7 @@ from summarizer.runs import initialisation
 from summarizer.runs import manifest
 from summarizer.runs import run_dir
 from summarizer.runs import saving
+from summarizer.runs.args import on_split_batches
 from summarizer.runs.budget import TokenBudget
 from summarizer.runs.hooked_loop import HookedLoop, quiet_loop_log
 from summarizer.runs.plan import EvalClock, Plan, split_from_start
@@ -96,6 +97,8 @@ def train(run):
   args = run.args
   tokens = TokenBudget(args.max_tokens, run.counter) if args.max_tokens is not None else None
   split_from_start(run, run.budget)  # Before the tasks draw their first batch.
+  if run.split.on and args.max_tokens is None:  # A slow machine's clock: its own lessons.
+    run.args = args = on_split_batches(args, run.config.preset)
   train_task, eval_task = tasks(run, run.budget, tokens)
   clock = EvalClock(args.eval_steps, args.max_steps)
   stopped_by, loop, report, plan = _trained(run, train_task, eval_task, tokens, clock)

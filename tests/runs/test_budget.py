@@ -6,6 +6,7 @@ import time
 import pytest
 
 from summarizer import train as train_command
+from summarizer.runs import args as run_args
 from summarizer.runs import budget as run_budget
 from summarizer.runs import plan as run_plan
 from summarizer.runs import prepare as run_prepare
@@ -103,13 +104,14 @@ def test_max_minutes_is_refused_out_of_range_and_lifts_the_step_default(tmp_path
   assert (both.max_minutes, both.max_steps) == (3.0, 50)
 
 
-def _slow_micro_run(out, monkeypatch, probe, minutes=0.5):
+def _slow_micro_run(out, monkeypatch, probe, minutes=0.5, **changes):
   """A budgeted micro run on a machine slower than its recipe; returns (summary, rows a step).
 
   Args:
     out: The run's output directory.
     probe: Stands in for ``plan.probe_speed`` (the machine's rate before the first step).
     minutes: The run's budget, setting up included (the vocabulary, the first compile).
+    **changes: Other flags of the run.
   """
   monkeypatch.setitem(run_plan.RECIPE_TOKENS_PER_SECOND, 'micro', 10**9)  # Any machine is slow.
   monkeypatch.setattr(run_plan, 'MEASURE_SECONDS', 0.0)
@@ -123,7 +125,7 @@ def _slow_micro_run(out, monkeypatch, probe, minutes=0.5):
 
   monkeypatch.setattr(run_prepare, '_counted', recording)
   summary = train_run(micro_args(out, max_steps=None, max_minutes=minutes, eval_steps=1000,
-                                      save_steps=1000))
+                                 save_steps=1000, **changes))
   return summary, rows
 
 
@@ -149,14 +151,18 @@ def test_a_slow_machine_trains_on_split_batches_and_records_it(tmp_path, monkeyp
 def test_a_machine_the_probe_finds_slow_trains_on_split_batches_from_the_first_step(
     tmp_path, monkeypatch):
   probed = []
-  summary, rows = _slow_micro_run(tmp_path / 'run', monkeypatch,
-                                  lambda: probed.append(1) or 1.0)
+  # The copy lessons' share is the preset's: on split batches the run takes the slow machine's.
+  monkeypatch.setitem(run_args.SPLIT_LESSONS, 'micro', dict(copy_fraction=0.25))
+  summary, rows = _slow_micro_run(tmp_path / 'run', monkeypatch, lambda: probed.append(1) or 1.0,
+                                  preset_lessons=('copy_fraction',))
   assert probed == [1] and summary['split_batches'] and set(rows) == {1}
   assert summary['step'] > run_plan.MEASURE_FROM_STEP + run_plan.MEASURE_STEPS
-  # Bounded by steps, a run is not probed and its batches stay whole.
+  assert json.loads((tmp_path / 'run' / 'config.json').read_text())['copy_fraction'] == 0.25
+  # Bounded by steps, a run is not probed and its batches stay whole, with the preset's lessons.
   whole = train_run(micro_args(tmp_path / 'steps', max_steps=4, max_minutes=0.5,
-                                    eval_steps=1000, save_steps=1000))
+                               eval_steps=1000, save_steps=1000, preset_lessons=('copy_fraction',)))
   assert probed == [1] and not whole['split_batches']
+  assert json.loads((tmp_path / 'steps' / 'config.json').read_text())['copy_fraction'] == 0.0
 
 
 def test_the_schedule_decays_to_zero_as_the_tokens_are_read():
