@@ -148,9 +148,10 @@ PRESETS = {
     # two cores would gain few steps from it). Adam remembers its squared
     # gradients for about 20 steps, not 1,000, and a step's gradient norm is
     # clipped at 1: when the repeat lessons give way to the stories, its step
-    # sizes follow the new gradients at once. A token-budgeted run holds the
-    # peak for the first 80% of its budget and decays over the last 20%, and
-    # takes TOKEN_RECIPES['quick']: in 2.5 million tokens, a decay over the
+    # sizes follow the new gradients at once. A token-budgeted run, or one on
+    # quarter batches, holds the peak for the first 80% of its budget and
+    # decays over the last 20% (whole batches on a clock decay over the whole
+    # run); a token budget takes TOKEN_RECIPES['quick']: in 2.5 million tokens, a decay over the
     # whole budget left seed 0 below the bar on the validation stories (entity
     # P/R 0.78/0.31), over the last 40% above it (0.91/0.43) and seeds 1 and 2
     # below it (data/model/README.md, the bar in 2.5 million tokens).
