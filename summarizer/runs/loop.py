@@ -196,8 +196,8 @@ def _announce(run, loop):
         f'{trax.fastmath.local_device_count()} device(s), output in {run.directory.path}',
         flush=True)
   shown = config.to_dict()
-  if run.budget is None and args.max_tokens is None:
-    del shown['decay_share']  # Only a budget holds its peak (see budget.BudgetSchedule).
+  if args.max_tokens is None and not run.split.on:
+    del shown['decay_share']  # Only tokens or quarter batches hold the peak (budget.BudgetSchedule).
   print('config: ' + ', '.join(f'{k}={v}' for k, v in shown.items()), flush=True)
 
 
