@@ -56,7 +56,7 @@ def _shipped(name, installed_name):
 
 
 DATA_DIR = _shipped('data', '_data')
-# Notebook 03's folder (the exercises' explanations, summarizer.assignment.handout).
+# Notebook 03's folder (the exercises' explanations, summarizer.contract.handout).
 NOTEBOOKS_DIR = _shipped('notebooks', '_notebooks')
 DEFAULT_VOCAB_FILE = os.path.join(DATA_DIR, 'news.subwords')
 # The news corpus's smaller vocabulary (1,018 subwords; news_vocab), the quick

@@ -18,7 +18,7 @@ import argparse
 import os
 import sys
 
-from summarizer.assignment.handout import (ASSIGNMENT, DEFAULT_OUT, GRADED, _write,
+from summarizer.contract.handout import (ASSIGNMENT, DEFAULT_OUT, GRADED, _write,
                                            nbgrader_source_path, write_exercises,
                                            write_nbgrader_source)
 from summarizer.errors import OneLineParser, SummarizerError, run_command, user_path

@@ -40,7 +40,7 @@ import zipfile
 import pytest
 
 import summarizer
-from summarizer.assignment import handout
+from summarizer.contract import handout
 from summarizer.config import DATA_DIR, NOTEBOOKS_DIR
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(summarizer.__file__)))

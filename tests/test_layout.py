@@ -2,9 +2,9 @@
 
 The course's parts sit at the package's root and import only each other and
 the base (config, errors, _trax, progress); what we built beyond the course
-sits in rooms (inference, runs, corpus, evaluation, explorer, assignment, grading), which use the
-course and the base and never import each other in a circle. Imports inside
-functions count as much as those at the top.
+sits in rooms (inference, runs, corpus, evaluation, explorer, contract, assignment, grading),
+which use the course and the base and never import each other in a circle. Imports inside
+functions count as much as those at the top. No module is longer than 700 lines.
 """
 
 import ast
@@ -23,12 +23,14 @@ BASE = {'summarizer.config', 'summarizer.errors', 'summarizer.files', 'summarize
         'summarizer.progress', 'summarizer.safe_pickle'}
 COURSE = {'summarizer.text', 'summarizer.data', 'summarizer.attention', 'summarizer.model',
           'summarizer.training', 'summarizer.decoding'}
-ROOMS = ('inference', 'runs', 'corpus', 'evaluation', 'explorer', 'assignment', 'grading')
+ROOMS = ('inference', 'runs', 'corpus', 'evaluation', 'explorer', 'contract', 'assignment',
+         'grading')
 # The commands: thin entry points that nothing in the package imports.
 COMMANDS = {'summarizer.__main__', 'summarizer.train', 'summarizer.evaluate',
             'summarizer.bench', 'summarizer.vocab', 'summarizer.exercises',
             'summarizer.explorer.__main__'}
 LONGEST_FUNCTION = 60
+LONGEST_MODULE = 700
 
 
 def module_files():
@@ -148,12 +150,53 @@ def test_rooms_never_import_each_other_in_a_circle():
   assert rooms['inference'] <= {'corpus'}
 
 
-def test_the_learners_room_never_imports_the_teachers():
+def test_the_learners_room_and_the_teachers_share_only_the_contract():
   # The notebook's checks run in the learner's kernel: nothing of the grader's
-  # (its sandbox, its hidden answers, its limits) is theirs to import.
+  # (its sandbox, its hidden answers, its limits) is theirs to import; the grader
+  # never reaches into the learner's checks; what both run is the contract's, which
+  # imports neither.
+  never = {'assignment': {'grading'}, 'grading': {'assignment'},
+           'contract': {'assignment', 'grading'}}
   for module, imported in GRAPH.items():
-    if room_of(module) == 'assignment':
-      assert not {m for m in imported if room_of(m) == 'grading'}, module
+    barred = never.get(room_of(module), set())
+    assert not {m for m in imported if room_of(m) in barred}, module
+
+
+def private_names_used(module):
+  """(other module, name) for each ``_name`` this module reads of another of the package's."""
+  with open(MODULES[module], encoding='utf-8') as f:
+    tree = ast.parse(f.read())
+  aliases, found = {}, set()
+  for node in ast.walk(tree):
+    if isinstance(node, ast.ImportFrom) and (node.module or '').startswith('summarizer'):
+      for alias in node.names:
+        child = f'{node.module}.{alias.name}'
+        if child in MODULES:
+          aliases[alias.asname or alias.name] = child
+        elif alias.name.startswith('_') and not alias.name.startswith('__'):
+          found.add((node.module, alias.name))
+  for node in ast.walk(tree):
+    if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+        and node.value.id in aliases and node.attr.startswith('_')
+        and not node.attr.startswith('__')):
+      found.add((aliases[node.value.id], node.attr))
+  return {(other, name) for other, name in found if room_of(other) != room_of(module)
+          or room_of(module) is None and other != module}
+
+
+def test_no_private_name_crosses_a_room():
+  for module in MODULES:
+    if room_of(module):
+      crossing = {(other, name) for other, name in private_names_used(module)
+                  if room_of(other)}
+      assert not crossing, (module, crossing)
+
+
+@pytest.mark.parametrize('module', sorted(MODULES))
+def test_no_module_is_longer_than_700_lines(module):
+  with open(MODULES[module], encoding='utf-8') as f:
+    lines = len(f.read().splitlines())
+  assert lines <= LONGEST_MODULE, (module, lines)
 
 
 def test_nothing_imports_a_command_and_the_root_only_what_is_below_it():
@@ -216,7 +259,7 @@ def test_texts_of_a_module_are_its_own_and_not_its_docstrings():
 def test_no_text_of_the_checks_and_the_grader_is_written_in_two_modules():
   modules = collections.defaultdict(set)
   for module in MODULES:
-    if room_of(module) in ('assignment', 'grading'):
+    if room_of(module) in ('contract', 'assignment', 'grading'):
       for text in texts_of(module):
         if len(text) >= SHARED_TEXT_LENGTH:
           modules[text].add(module)

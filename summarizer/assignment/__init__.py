@@ -1,18 +1,23 @@
-"""The learner's room: the assignment notebook and the checks a learner runs in it.
+"""The learner's room: the checks a learner runs in the assignment notebook, in the learner's kernel.
 
-- ``handout``: writes the assignment notebook (and nbgrader's source version); its
-  command is ``python -m summarizer.exercises``. ``exercise_code`` reads the
-  package's graded functions as the exercises' code; ``notebook_data`` is the
-  data the notebook reads (stories, the shipped model).
-- ``checks``: the checks a learner runs in the notebook (``checks_arrays``,
-  ``checks_layers``, ``checks_loop``), run case by case by ``runner``.
-- What the notebook's checks and the teacher's grader (``summarizer.grading``)
-  both use: ``probes`` (what is measured of a function, and the measures'
-  names), ``measures`` (each measure defined once: how it is compared, by
-  ``compare``; how a difference is printed, by ``failure_text``; the mistake it
-  names, by ``mistakes``) and ``judge`` (the one judge both sides hand a
-  measure). ``blame`` names the earlier exercise at fault.
+- ``checks``: the front the notebook calls (``test_DotProductAttention(...)``):
+  ``checks_arrays`` (Exercises 1-4), ``checks_layers`` (5-7), ``checks_loop``
+  (8-10 and Parts 4-5), each case run and tallied by ``runner``, beside what
+  every answer keeps (``properties``).
+- What a failure shows the learner: ``tracing`` (the ``where:`` line: the
+  learner's line where the values leave the course's), ``cell_errors`` (a Trax
+  or jax error in a cell, short) and ``blame`` ("fix Exercise N first").
 
-Nothing here imports ``summarizer.grading``: the learner's kernel never loads the
-teacher's grader.
+What is measured and how it is judged is the contract's (``summarizer.contract``),
+which the teacher's grader runs too. Nothing here imports ``summarizer.grading``:
+the learner's kernel never loads the teacher's grader.
 """
+
+
+def __getattr__(name):
+  # Notebooks written before the contract had its own room import the notebook's data
+  # from here (``from summarizer.assignment import checks, notebook_data``): they still run.
+  if name == 'notebook_data':
+    from summarizer.contract import notebook_data  # pylint: disable=g-import-not-at-top
+    return notebook_data
+  raise AttributeError(f'module {__name__!r} has no attribute {name!r}')

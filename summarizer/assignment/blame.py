@@ -12,8 +12,8 @@ import io
 
 from summarizer import attention as _attention
 from summarizer import model as _model
-from summarizer.assignment.exercise_code import GRADED
-from summarizer.assignment.failure_text import learners_code
+from summarizer.contract.exercise_code import GRADED
+from summarizer.contract.failure_text import learners_code
 
 
 # The package's functions of the exercises that build the model (1 to 7).

@@ -10,7 +10,7 @@ line, and which exercise's check to run when a check knows the function.
 
 import traceback
 
-from summarizer.assignment import failure_text, probes
+from summarizer.contract import failure_text, recording
 
 # Lines a shortened error takes at most.
 MOST_LINES = 6
@@ -18,10 +18,10 @@ MOST_LINES = 6
 
 def short(error):
   """The error, innermost, in at most ``MOST_LINES`` lines, the learner's line last."""
-  inner = probes.innermost(error)
+  inner = recording.innermost(error)
   try:
     message = [line for line in str(inner).strip().splitlines() if line.strip()]
-  except probes.CAUGHT:  # pylint: disable=broad-except
+  except recording.CAUGHT:  # pylint: disable=broad-except
     message = []
   head = [f'{type(inner).__name__}: {message[0][:300]}' if message else type(inner).__name__]
   head += [line[:200] for line in message[1:MOST_LINES - 3]]

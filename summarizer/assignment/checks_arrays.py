@@ -11,10 +11,10 @@ import numpy as np
 
 from summarizer import attention as _attention
 from summarizer._trax import jnp
-from summarizer.assignment import measures, probes
-from summarizer.assignment.compare import allclose
-from summarizer.assignment.judge import reading
-from summarizer.assignment.mistakes import attention_with, standard_softmax
+from summarizer.contract import measures, probes, probes_layers, recording
+from summarizer.contract.compare import allclose
+from summarizer.contract.judge import reading
+from summarizer.contract.mistakes import attention_with, standard_softmax
 from summarizer.assignment.runner import CHECK_SEED, as_array, run_cases, shape_of
 
 
@@ -87,20 +87,20 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
     inputs = dict(query=jnp.array(query), key=jnp.array(key),
                   value=jnp.array(value), mask=jnp.array(mask))
     output = measures.ATTENTION_OUTPUT.but(agree=_either_softmax(inputs))
-    cases.append({'name': f'{probes.DOT_PRODUCT_ATTENTION}, {name}',
+    cases.append({'name': f'{recording.DOT_PRODUCT_ATTENTION}, {name}',
                   'call': reading({output.name: as_array, measures.KIND.name: type},
                                   functools.partial(DotProductAttention, **inputs)),
                   'expected': {output: _array(expected), measures.KIND: jax.Array},
                   'inputs': _by_probe_names(inputs)})
   # Beyond the course's cases: the grader's first, random queries, keys and
   # values under a causal mask, as the layers will call it.
-  name, drawn, expected = _probe_case(probes.probe_DotProductAttention,
+  name, drawn, expected = _probe_case(probes_layers.probe_DotProductAttention,
                                       _attention.DotProductAttention, 0)
-  inputs = dict(query=drawn[probes.INPUT_Q], key=drawn[probes.INPUT_K],
-                value=drawn[probes.INPUT_V], mask=drawn[probes.INPUT_MASK])
+  inputs = dict(query=drawn[recording.INPUT_Q], key=drawn[recording.INPUT_K],
+                value=drawn[recording.INPUT_V], mask=drawn[recording.INPUT_MASK])
   cases.append(_output_case(name, functools.partial(DotProductAttention, **inputs),
                             measures.ATTENTION_OUTPUT, expected, drawn))
-  return run_cases(cases, probes.DOT_PRODUCT_ATTENTION)
+  return run_cases(cases, recording.DOT_PRODUCT_ATTENTION)
 
 
 def _array(expected):
@@ -117,21 +117,21 @@ def _output_case(name, call, measure, expected, inputs, shape=None):
 
 def _by_probe_names(inputs):
   """DotProductAttention's arguments (query, key, value, mask) by the probes' names of them."""
-  return {probes.INPUT_Q: inputs['query'], probes.INPUT_K: inputs['key'],
-          probes.INPUT_V: inputs['value'], probes.INPUT_MASK: inputs['mask']}
+  return {recording.INPUT_Q: inputs['query'], recording.INPUT_K: inputs['key'],
+          recording.INPUT_V: inputs['value'], recording.INPUT_MASK: inputs['mask']}
 
 
 def _probe_case(probe, package_function, index):
   """The grader's case ``index`` at ``CHECK_SEED``, as the probe runs the package's function.
 
   Returns:
-    (its name; its inputs, by the probes' names (``probes.INPUT_X``, ...), as
+    (its name; its inputs, by the probes' names (``recording.INPUT_X``, ...), as
     jax arrays; the package's output).
   """
   recorded = probe(package_function, CHECK_SEED, {}, None)[index]
   taken = recorded['measures']
   inputs = {name: jnp.array(taken[name]) for name in measures.INPUTS if name in taken}
-  return recorded['name'], inputs, taken[probes.OUTPUT]
+  return recorded['name'], inputs, taken[recording.OUTPUT]
 
 
 # Two positions whose features are one-hot, so a wrong reshape shows.
@@ -157,24 +157,24 @@ def test_compute_attention_heads_closure(compute_attention_heads_closure):
   for batch in (2, 3):
     x = jnp.array([_TWO_HEADS] * batch)  # (B, L, H * Dh)
     cases.append(_output_case(
-        f'{probes.closure_call(probes.HEADS_CLOSURE, 2, 3)} on a batch of {batch}',
+        f'{probes_layers.closure_call(recording.HEADS_CLOSURE, 2, 3)} on a batch of {batch}',
         lambda x=x: compute_attention_heads_closure(n_heads=2, d_head=3)(x),
-        measures.HEADS_OUTPUT, [_POSITIONS] * (2 * batch), {probes.INPUT_X: np.asarray(x)},
+        measures.HEADS_OUTPUT, [_POSITIONS] * (2 * batch), {recording.INPUT_X: np.asarray(x)},
         (2 * batch, 2, 3)))
   cases.append(_drawn_case(compute_attention_heads_closure,
-                           probes.probe_compute_attention_heads_closure,
+                           probes_layers.probe_compute_attention_heads_closure,
                            _attention.compute_attention_heads_closure, 'C2',
                            measures.HEADS_OUTPUT))
-  return run_cases(cases, probes.HEADS_CLOSURE)
+  return run_cases(cases, recording.HEADS_CLOSURE)
 
 
 def _drawn_case(closure, probe, package_closure, exercise, measure):
   """The grader's drawn heads (its last case at ``CHECK_SEED``), beside the package's closure."""
-  n_heads, d_head = probes.head_sizes(probes.rng_for(CHECK_SEED, exercise))[-1]
+  n_heads, d_head = probes_layers.head_sizes(recording.rng_for(CHECK_SEED, exercise))[-1]
   name, inputs, expected = _probe_case(probe, package_closure, -1)
-  x = inputs[probes.INPUT_X]
+  x = inputs[recording.INPUT_X]
   return _output_case(name, lambda: closure(n_heads=n_heads, d_head=d_head)(x), measure,
-                      expected, {probes.INPUT_X: np.asarray(x)})
+                      expected, {recording.INPUT_X: np.asarray(x)})
 
 
 def test_compute_attention_output_closure(compute_attention_output_closure):
@@ -199,15 +199,15 @@ def test_compute_attention_output_closure(compute_attention_output_closure):
   cases = []
   for (n_heads, d_head), expected in joined.items():
     cases.append(_output_case(
-        probes.closure_call(probes.OUTPUT_CLOSURE, n_heads, d_head),
+        probes_layers.closure_call(recording.OUTPUT_CLOSURE, n_heads, d_head),
         lambda n_heads=n_heads, d_head=d_head: compute_attention_output_closure(
             n_heads=n_heads, d_head=d_head)(heads),
-        measures.JOINED_OUTPUT, expected, {probes.INPUT_X: np.asarray(heads)}, (3, 2, 6)))
+        measures.JOINED_OUTPUT, expected, {recording.INPUT_X: np.asarray(heads)}, (3, 2, 6)))
   cases.append(_drawn_case(compute_attention_output_closure,
-                           probes.probe_compute_attention_output_closure,
+                           probes_layers.probe_compute_attention_output_closure,
                            _attention.compute_attention_output_closure, 'C4',
                            measures.JOINED_OUTPUT))
-  return run_cases(cases, probes.OUTPUT_CLOSURE)
+  return run_cases(cases, recording.OUTPUT_CLOSURE)
 
 
 def test_dot_product_self_attention(dot_product_self_attention):
@@ -236,11 +236,11 @@ def test_dot_product_self_attention(dot_product_self_attention):
     cases.append(_output_case(f'dot_product_self_attention, {name}',
                               functools.partial(dot_product_self_attention, q=q, k=k, v=v),
                               measures.SELF_ATTENTION_OUTPUT, expected,
-                              {probes.INPUT_Q: q, probes.INPUT_K: k, probes.INPUT_V: v},
+                              {recording.INPUT_Q: q, recording.INPUT_K: k, recording.INPUT_V: v},
                               np.shape(expected)))
-  name, inputs, expected = _probe_case(probes.probe_dot_product_self_attention,
+  name, inputs, expected = _probe_case(probes_layers.probe_dot_product_self_attention,
                                        _attention.dot_product_self_attention, 0)
   cases.append(_output_case(name, functools.partial(dot_product_self_attention,
                                                     *inputs.values()),
                             measures.SELF_ATTENTION_OUTPUT, expected, inputs))
-  return run_cases(cases, probes.SELF_ATTENTION, dot_product_self_attention)
+  return run_cases(cases, recording.SELF_ATTENTION, dot_product_self_attention)

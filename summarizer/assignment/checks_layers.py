@@ -14,9 +14,9 @@ import numpy as np
 from summarizer import attention as _attention
 from summarizer import model as _model
 from summarizer._trax import fastmath, tl, trax
-from summarizer.assignment import measures, mistakes, probes
-from summarizer.assignment.failure_text import NotRun
-from summarizer.assignment.judge import read_each, reading
+from summarizer.contract import measures, mistakes, probes, probes_layers, recording
+from summarizer.contract.failure_text import NotRun
+from summarizer.contract.judge import read_each, reading
 from summarizer.assignment.runner import CHECK_SEED, run_cases, sublayer_names
 
 
@@ -31,7 +31,7 @@ class _Ran:
       its weights do not fit them).
     expected_output: The package's output.
     repeated: The learner's layer's direct sublayers' objects, numbered
-      (``probes.sublayer_identities``: [DecoderBlock(...)] * n_layers repeats some).
+      (``probes_layers.sublayer_identities``: [DecoderBlock(...)] * n_layers repeats some).
     tree, expected_tree: The learner's layer and the package's, printed.
     model: The learner's layer, when a why: line reads more of it.
   """
@@ -81,9 +81,9 @@ def _package_run(build_package, inputs):
   key = _run_key(build_package, inputs)
   if key in _PACKAGE_RUNS:
     return _PACKAGE_RUNS[key]
-  layer = probes.as_layer(build_package())
-  weights = probes.initial_weights(layer, inputs)
-  run = (weights, _shapes(weights), probes.run_measures(layer, inputs, weights)[probes.OUTPUT],
+  layer = probes_layers.as_layer(build_package())
+  weights = probes_layers.initial_weights(layer, inputs)
+  run = (weights, _shapes(weights), probes_layers.run_measures(layer, inputs, weights)[recording.OUTPUT],
          str(layer))
   if key is not None:
     _PACKAGE_RUNS[key] = run
@@ -95,14 +95,14 @@ def run_beside_package(layer, build_package, inputs):
 
   The package's layer is initialised at random; the learner's gets the same
   weights, and both run with the same random key (for dropout): the probe's
-  run, as the grader runs it (``probes.run_measures``).
+  run, as the grader runs it (``probes_layers.run_measures``).
   """
-  layer = probes.as_layer(layer)  # A block is a list of layers, as the course's.
+  layer = probes_layers.as_layer(layer)  # A block is a list of layers, as the course's.
   package_weights, expected_shapes, expected_output, expected_tree = _package_run(
       build_package, inputs)
-  ran = probes.run_measures(layer, inputs, package_weights)
-  return _Ran(_shapes(ran[probes.WEIGHT_SHAPES]), expected_shapes, ran.get(probes.OUTPUT),
-              expected_output, probes.sublayer_identities(layer), str(layer), expected_tree)
+  ran = probes_layers.run_measures(layer, inputs, package_weights)
+  return _Ran(_shapes(ran[recording.WEIGHT_SHAPES]), expected_shapes, ran.get(recording.OUTPUT),
+              expected_output, probes_layers.sublayer_identities(layer), str(layer), expected_tree)
 
 
 def _ran_measures(mode, why=None, output=None):
@@ -150,19 +150,19 @@ def _beside_package_case(name, build, build_package, inputs, mode, why=None):
 
 def _package_tree(package_function, kwargs):
   """The package's layer for ``kwargs``, measured as the probes measure a printed layer."""
-  return probes.tree_measures(package_function(**kwargs))
+  return probes_layers.tree_measures(package_function(**kwargs))
 
 
 def _tree_case(name, function, package_function, kwargs, tree_measure):
   """A layer printed beside the package's (``tree_measure``), its type, its sublayers' types."""
   expected = _package_tree(package_function, kwargs)
-  parts = expected[probes.PARTS]
+  parts = expected[recording.PARTS]
   reads = {tree_measure.name: str, measures.LAYER_TYPE.name: lambda layer: type(layer).__name__,
            measures.SUBLAYER_TYPES.name: sublayer_names,
            measures.SUBLAYER_COUNT.name: lambda layer: len(layer.sublayers)}
   return {'name': name, 'call': reading(reads, functools.partial(function, **kwargs)),
-          'expected': {tree_measure: expected[probes.TREE],
-                       measures.LAYER_TYPE: expected[probes.TYPE],
+          'expected': {tree_measure: expected[recording.TREE],
+                       measures.LAYER_TYPE: expected[recording.TYPE],
                        measures.SUBLAYER_TYPES: parts, measures.SUBLAYER_COUNT: len(parts)}}
 
 
@@ -170,7 +170,7 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
   """Checks ``CausalAttention(d_feature, n_heads)`` (UNQ_C5).
 
   For 512 features in 8 heads and 16 in 4 (the grader's printed layers too,
-  ``probes.CAUSAL_ATTENTION_TREES``), beside the package's layer: the printed
+  ``probes_layers.CAUSAL_ATTENTION_TREES``), beside the package's layer: the printed
   layer, its type (a ``tl.Serial``) and its four sublayers' types.
 
   Args:
@@ -181,14 +181,14 @@ def test_CausalAttention(CausalAttention):  # pylint: disable=invalid-name
   """
   cases = [_tree_case(name, CausalAttention, _attention.CausalAttention, kwargs,
                       measures.CAUSAL_ATTENTION_TREE)
-           for name, kwargs in probes.CAUSAL_ATTENTION_TREES]
-  raised = {measures.RAISED_AS_ASSERT.name: lambda raised: raised[probes.RAISED] is not None}
-  cases.append({'name': probes.INDIVISIBLE_CASE,
-                'call': reading(raised, functools.partial(probes.indivisible, CausalAttention)),
+           for name, kwargs in probes_layers.CAUSAL_ATTENTION_TREES]
+  raised = {measures.RAISED_AS_ASSERT.name: lambda raised: raised[probes_layers.RAISED] is not None}
+  cases.append({'name': recording.INDIVISIBLE_CASE,
+                'call': reading(raised, functools.partial(probes_layers.indivisible, CausalAttention)),
                 'expected': {measures.RAISED_AS_ASSERT: True}})
-  cases += _probe_run_cases(probes.causal_attention_runs, CausalAttention,
+  cases += _probe_run_cases(probes_layers.causal_attention_runs, CausalAttention,
                             _attention.CausalAttention, mistakes.ran_last_dense_why)
-  return run_cases(cases, probes.CAUSAL_ATTENTION, CausalAttention)
+  return run_cases(cases, recording.CAUSAL_ATTENTION, CausalAttention)
 
 
 def _probe_run_cases(runs, function, package_function, why=None):
@@ -207,7 +207,7 @@ def _probe_run_cases(runs, function, package_function, why=None):
 # What a block (a list of layers) is measured by, as the package's printed block.
 _BLOCK_READS = {
     measures.BLOCK_TREE.name: str, measures.BLOCK_LAYERS.name: len,
-    measures.BLOCK_LAYER_TYPES.name: lambda block: [probes.layer_kind(layer) for layer in block],
+    measures.BLOCK_LAYER_TYPES.name: lambda block: [probes_layers.layer_kind(layer) for layer in block],
     measures.THEIR_SUBLAYERS.name: lambda block: [sublayer_names(layer) for layer in block],
     measures.BLOCK_SUBLAYER_COUNTS.name: lambda block: [len(layer.sublayers) for layer in block],
 }
@@ -216,7 +216,7 @@ _BLOCK_READS = {
 def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
   """Checks ``DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)`` (UNQ_C6).
 
-  Two sizes (``probes.DECODER_BLOCK_TREES``), beside the package's block: the
+  Two sizes (``probes_layers.DECODER_BLOCK_TREES``), beside the package's block: the
   printed list of layers, that it holds two ``tl.Residual`` (the attention and
   feed-forward residuals) and what each is made of.
 
@@ -227,25 +227,25 @@ def test_DecoderBlock(DecoderBlock):  # pylint: disable=invalid-name
     int: the number of failed cases.
   """
   cases = []
-  for name, kwargs in probes.DECODER_BLOCK_TREES:
+  for name, kwargs in probes_layers.DECODER_BLOCK_TREES:
     expected = _package_tree(_model.DecoderBlock, kwargs)
-    parts = expected[probes.THEIR_SUBLAYERS]  # Each residual: Branch (a Serial), Add.
+    parts = expected[recording.THEIR_SUBLAYERS]  # Each residual: Branch (a Serial), Add.
     cases.append({'name': name,
                   'call': reading(_BLOCK_READS, functools.partial(DecoderBlock, **kwargs)),
-                  'expected': {measures.BLOCK_TREE: expected[probes.TREE],
-                               measures.BLOCK_LAYERS: len(expected[probes.PARTS]),
-                               measures.BLOCK_LAYER_TYPES: expected[probes.PARTS],
+                  'expected': {measures.BLOCK_TREE: expected[recording.TREE],
+                               measures.BLOCK_LAYERS: len(expected[recording.PARTS]),
+                               measures.BLOCK_LAYER_TYPES: expected[recording.PARTS],
                                measures.THEIR_SUBLAYERS: parts,
                                measures.BLOCK_SUBLAYER_COUNTS: [len(names) for names in parts]}})
   # Each mode with tl.Relu, then tl.FastGelu: ff_activation is used, not a Relu written in.
-  cases += _probe_run_cases(probes.decoder_block_runs, DecoderBlock, _model.DecoderBlock)
-  return run_cases(cases, probes.DECODER_BLOCK, DecoderBlock)
+  cases += _probe_run_cases(probes_layers.decoder_block_runs, DecoderBlock, _model.DecoderBlock)
+  return run_cases(cases, recording.DECODER_BLOCK, DecoderBlock)
 
 
 @functools.cache
 def _package_exercise_model():
   """The package's exercise model, traced as the probes trace it (once a process)."""
-  return probes.exercise_model_measures(_model.TransformerLM)
+  return probes_layers.exercise_model_measures(_model.TransformerLM)
 
 
 def exercise_weights():
@@ -254,14 +254,14 @@ def exercise_weights():
 
 
 def _number_of_weights(traced):
-  """How many numbers the traced model's weights hold (``probes.exercise_model_measures``)."""
-  return sum(int(np.prod(shape)) for shape in traced[probes.SHAPES_OF_WEIGHTS])
+  """How many numbers the traced model's weights hold (``probes_layers.exercise_model_measures``)."""
+  return sum(int(np.prod(shape)) for shape in traced[recording.SHAPES_OF_WEIGHTS])
 
 
 def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
   """Checks ``TransformerLM(vocab_size, d_model, d_ff, n_layers, n_heads, ...)`` (UNQ_C7).
 
-  Two one-block models (``probes.TRANSFORMER_TREES``), beside the package's:
+  Two one-block models (``probes_layers.TRANSFORMER_TREES``), beside the package's:
   the printed layer, its type (a ``tl.Serial``) and its nine sublayers'
   types. Then the exercise's model (d_model=4, d_ff=16, one block, two
   heads) is traced: it has 316,336 weights and returns a score for each of
@@ -276,22 +276,22 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
   # The course's one-block models; the grader prints three blocks too.
   cases = [_tree_case(name, TransformerLM, _model.TransformerLM, kwargs,
                       measures.TRANSFORMER_TREE)
-           for name, kwargs in probes.TRANSFORMER_TREES if kwargs['n_layers'] == 1]
+           for name, kwargs in probes_layers.TRANSFORMER_TREES if kwargs['n_layers'] == 1]
   traced = {measures.WEIGHT_COUNT.name: _number_of_weights,
-            measures.OUTPUT_SHAPE.name: lambda traced: tuple(traced[probes.OUTPUT_SHAPE])}
-  cases.append({'name': probes.EXERCISE_MODEL_CASE,
-                'call': reading(traced, functools.partial(probes.exercise_model_measures,
+            measures.OUTPUT_SHAPE.name: lambda traced: tuple(traced[recording.OUTPUT_SHAPE])}
+  cases.append({'name': recording.EXERCISE_MODEL_CASE,
+                'call': reading(traced, functools.partial(probes_layers.exercise_model_measures,
                                                           TransformerLM)),
                 'expected': {measures.WEIGHT_COUNT: exercise_weights(), measures.OUTPUT_SHAPE:
-                             tuple(_package_exercise_model()[probes.OUTPUT_SHAPE])}})
+                             tuple(_package_exercise_model()[recording.OUTPUT_SHAPE])}})
   # Two blocks, each with weights of its own, in train and eval mode; then predict mode
   # on the eval run's model and ids.
-  cases += _probe_run_cases(probes.transformer_runs, TransformerLM, _model.TransformerLM,
+  cases += _probe_run_cases(probes_layers.transformer_runs, TransformerLM, _model.TransformerLM,
                             mistakes.ran_model_why)
-  _, options, ids = probes.transformer_runs(CHECK_SEED)[-1]
+  _, options, ids = probes_layers.transformer_runs(CHECK_SEED)[-1]
   arguments = {k: v for k, v in options.items() if k not in ('mode', 'max_len')}
   cases.append(_step_by_step_case(TransformerLM, arguments, ids))
-  return run_cases(cases, probes.TRANSFORMER_LM, TransformerLM)
+  return run_cases(cases, recording.TRANSFORMER_LM, TransformerLM)
 
 
 def _swap_in_cache(layer, max_len):
@@ -321,16 +321,16 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
                                         measures.DECODED_OUTPUT.but(why=mistakes.decoded_model_why)))
 
   def call():
-    model = TransformerLM(**probes.with_max_len(TransformerLM, arguments, 'predict'))
+    model = TransformerLM(**probes_layers.with_max_len(TransformerLM, arguments, 'predict'))
     if not isinstance(model, tl.Layer):
-      raise probes.not_a_layer(model)
+      raise probes_layers.not_a_layer(model)
     _swap_in_cache(model, 16)
     package_weights, expected_shapes, expected_output, expected_tree = _package_run(
         functools.partial(_model.TransformerLM, **dict(arguments, mode='eval', max_len=16)),
         ids)
-    rng = fastmath.random.get_prng(probes.RUN_SEED)
+    rng = fastmath.random.get_prng(recording.RUN_SEED)
     model.init(trax.shapes.signature(ids[:, :1]), rng=rng)
-    shapes = _shapes(probes.flat_weights(model))
+    shapes = _shapes(probes_layers.flat_weights(model))
     output = None
     if shapes == expected_shapes:
       weights, _ = tl.unflatten_weights_and_state(
@@ -343,9 +343,9 @@ def _step_by_step_case(TransformerLM, arguments, ids):  # pylint: disable=invali
         steps.append(np.asarray(step))
       output = np.concatenate(steps, axis=1)  # (B, L, V)
     return _ran_read(_Ran(shapes, expected_shapes, output, expected_output,
-                          probes.sublayer_identities(model), str(model), expected_tree, model),
+                          probes_layers.sublayer_identities(model), str(model), expected_tree, model),
                      expected)
 
-  return {'name': f"{probes.TRANSFORMER_LM}({probes.described(arguments)}, mode='predict') on "
+  return {'name': f"{recording.TRANSFORMER_LM}({probes_layers.described(arguments)}, mode='predict') on "
                   f'ids {ids.shape}, one token a call',
           'call': call, 'expected': expected}

@@ -16,10 +16,10 @@ import numpy as np
 
 from summarizer._trax import fastmath, tl, trax
 from summarizer.model import TransformerLM as _package_transformer_lm
-from summarizer.assignment import measures, notebook_data, probes
-from summarizer.assignment.exercise_code import SUMMARY, TRAINED_MODEL
-from summarizer.assignment.judge import reading
-from summarizer.assignment.mistakes import TOKENS, decoding_cause, padding_cause
+from summarizer.contract import measures, notebook_data, probes, probes_layers, recording
+from summarizer.contract.exercise_code import SUMMARY, TRAINED_MODEL
+from summarizer.contract.judge import reading
+from summarizer.contract.mistakes import TOKENS, decoding_cause, padding_cause
 from summarizer.assignment.checks_layers import (exercise_weights, ran_output,
                                                  run_beside_package)
 from summarizer.assignment.runner import as_array, count_weights, run_cases, shape_of
@@ -33,7 +33,7 @@ def _built_loop(training_loop, TransformerLM, home):  # pylint: disable=invalid-
   not expand '~' writes into a folder named '~', in the temporary ``home``
   too, as does a loop that ignores ``output_dir``.
   """
-  options = {'output_dir': '~/output'} if probes.accepts(training_loop, 'output_dir') else {}
+  options = {'output_dir': '~/output'} if recording.accepts(training_loop, 'output_dir') else {}
   with probes.home_and_cwd(home):
     return training_loop(TransformerLM, probes.batches(0), probes.batches(1), **options)
 
@@ -73,7 +73,7 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
   Returns:
     int: the number of failed cases.
   """
-  given = {probes.TRANSFORMER_LM: TransformerLM or _package_transformer_lm}  # Read as it runs.
+  given = {recording.TRANSFORMER_LM: TransformerLM or _package_transformer_lm}  # Read as it runs.
   ids = next(probes.batches(2))[0]  # (1, 16)
   with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
     package_loop = _package_loop_measures()
@@ -86,9 +86,9 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
         measures.LOOP_MODEL_WEIGHTS.name: lambda loop: count_weights(loop.model.weights),
         measures.LOOP_MODEL_OUTPUT.name: functools.partial(_output_beside_package, ids=ids,
                                                            expected=expected)})
-    call = reading(reads, lambda: _built_loop(training_loop, given[probes.TRANSFORMER_LM], home))
-    return run_cases([{'name': probes.LOOP_CASE, 'call': call, 'expected': expected}],
-                     probes.TRAINING_LOOP, training_loop, given)
+    call = reading(reads, lambda: _built_loop(training_loop, given[recording.TRANSFORMER_LM], home))
+    return run_cases([{'name': recording.LOOP_CASE, 'call': call, 'expected': expected}],
+                     recording.TRAINING_LOOP, training_loop, given)
 
 
 def _loop_measure(loop, name, home):
@@ -99,7 +99,7 @@ def _loop_measure(loop, name, home):
 def _output_beside_package(loop, ids, expected):
   """The loop's model's output on ``ids``; sets the package's as expected."""
   ran = run_beside_package(loop.model, functools.partial(
-      _package_transformer_lm, **probes.EXERCISE_MODEL, mode='train'), ids)
+      _package_transformer_lm, **probes_layers.EXERCISE_MODEL, mode='train'), ids)
   expected[measures.LOOP_MODEL_OUTPUT] = np.asarray(ran.expected_output)
   return ran_output(ran)
 
@@ -121,7 +121,7 @@ def loss_remark(loop):
   for mode in ('train', 'eval'):
     try:
       values = [float(value) for _, value in loop.history.get(mode, 'metrics/CrossEntropyLoss')]
-    except probes.CAUGHT:  # pylint: disable=broad-except
+    except recording.CAUGHT:  # pylint: disable=broad-except
       values = []  # Not a Trax loop, or nothing logged: nothing to say.
     remark = _loss_remark(mode, values)
     if remark:
@@ -179,14 +179,14 @@ def test_next_symbol(next_symbol, model=None):
   cases = [_stand_in_case(next_symbol, tokens) for tokens in token_lists]
   given = {}
   if callable(model) and not isinstance(model, tl.Layer):
-    given[probes.TRANSFORMER_LM] = model  # Read as the case runs.
+    given[recording.TRANSFORMER_LM] = model  # Read as the case runs.
     cases.append({
         'name': "next_symbol on the course's 10 tokens with TransformerLM(mode='eval') "
                 'initialised with PRNGKey(1234)',
         'call': reading({measures.COURSE_NEXT_TOKEN.name: lambda token: token},
-                        lambda: _course_next_symbol(next_symbol, given[probes.TRANSFORMER_LM])),
+                        lambda: _course_next_symbol(next_symbol, given[recording.TRANSFORMER_LM])),
         'expected': {measures.COURSE_NEXT_TOKEN: _COURSE_NEXT_TOKEN}})
-  return run_cases(cases, probes.NEXT_SYMBOL, next_symbol, given)
+  return run_cases(cases, recording.NEXT_SYMBOL, next_symbol, given)
 
 
 def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
@@ -194,7 +194,7 @@ def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
   padded = tokens + [0] * (_padded_length(len(tokens)) - len(tokens))
   kept = []
   plural = 's' if len(tokens) > 1 else ''
-  return {'name': f'{probes.NEXT_SYMBOL} on {len(tokens)} token{plural}',
+  return {'name': f'{recording.NEXT_SYMBOL} on {len(tokens)} token{plural}',
           'call': reading(_STAND_IN_READS, functools.partial(
               probes.next_symbol_measures, next_symbol, tokens, kept)),
           'expected': {measures.READ_TOKEN: probes.StandInModel.FIRST + len(tokens),
@@ -205,10 +205,10 @@ def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
 
 # The stand-in case's measures, read from the probe's (which the why: lines read too).
 _STAND_IN_READS = {
-    measures.READ_TOKEN.name: operator.itemgetter(probes.NEXT_TOKEN),
-    measures.NEXT_TOKEN_TYPE.name: operator.itemgetter(probes.NEXT_TOKEN_TYPE),
-    measures.PADDED_INPUTS.name: operator.itemgetter(probes.MODEL_INPUTS),
-    probes.MODEL_INPUTS: operator.itemgetter(probes.MODEL_INPUTS),
+    measures.READ_TOKEN.name: operator.itemgetter(recording.NEXT_TOKEN),
+    measures.NEXT_TOKEN_TYPE.name: operator.itemgetter(recording.NEXT_TOKEN_TYPE),
+    measures.PADDED_INPUTS.name: operator.itemgetter(recording.MODEL_INPUTS),
+    recording.MODEL_INPUTS: operator.itemgetter(recording.MODEL_INPUTS),
 }
 
 
@@ -251,14 +251,14 @@ def test_greedy_decode(greedy_decode, model=None):
   examples = [
       ('It was a sunny day when I went to the market to buy some flowers.',
        [20, 21, 22, 23, 24, EOS, 25]),
-      ('Nothing happened.', [EOS, 25]),
+      (recording.SHORT_SENTENCE, [EOS, 25]),
   ]
-  verbose = True if probes.accepts(greedy_decode, 'verbose') else None
+  verbose = True if recording.accepts(greedy_decode, 'verbose') else None
   cases = [_decode_case(greedy_decode, sentence, script, verbose)
            for sentence, script in examples]
   if verbose:  # verbose=False: the summary is returned all the same.
     cases.append(_decode_case(greedy_decode, *examples[0], False))
-  return run_cases(cases, probes.GREEDY_DECODE)
+  return run_cases(cases, recording.GREEDY_DECODE)
 
 
 def _decode_case(greedy_decode, sentence, script, verbose):
@@ -269,7 +269,7 @@ def _decode_case(greedy_decode, sentence, script, verbose):
               measures.CALLS: [[SEP] + summary[:n] for n in range(len(summary))],
               measures.MODEL_GIVEN: [repr(probes.ModelArgument())]}
   name = (probes.decode_case(len(summary)) if verbose is not False
-          else probes.QUIET_CASE)
+          else recording.QUIET_CASE)
   if verbose is False:  # What matters: the summary is returned all the same.
     expected = {measures.DECODED_SUMMARY: expected[measures.DECODED_SUMMARY]}
   # The probe's measures are named as these are: its call's are judged as they come.
@@ -377,5 +377,5 @@ def test_summary(greedy_decode, next_symbol, model, tokenize, detokenize):
   return run_cases([{'name': 'greedy_decode of the sample article with your next_symbol and model',
                      'call': reading({measures.SUMMARY_TOKENS.name: _ids}, summarise),
                      'expected': {measures.SUMMARY_TOKENS: expected}}],
-                   SUMMARY, given={probes.NEXT_SYMBOL: next_symbol,
-                                   probes.GREEDY_DECODE: greedy_decode})
+                   SUMMARY, given={recording.NEXT_SYMBOL: next_symbol,
+                                   recording.GREEDY_DECODE: greedy_decode})

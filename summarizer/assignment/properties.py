@@ -15,9 +15,10 @@ where the learner's values are tracers).
 
 import jax
 
-from summarizer.assignment import cell_errors, exercise_code, failure_text, probes
-from summarizer.assignment.judge import reading
-from summarizer.assignment.measures import DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
+from summarizer.assignment import cell_errors
+from summarizer.contract import exercise_code, failure_text, probes, recording
+from summarizer.contract.judge import reading
+from summarizer.contract.measures import DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
 
 _TRACED_TO_NUMPY = ('TracerArrayConversionError', 'ConcretizationTypeError',
                     'TracerIntegerConversionError', 'TracerBoolConversionError')
@@ -25,14 +26,14 @@ _TRACED_TO_NUMPY = ('TracerArrayConversionError', 'ConcretizationTypeError',
 
 def cases(check, function):
   """The properties of the learner's ``function`` of ``check``, as (case, traced)."""
-  if check == probes.NEXT_SYMBOL:
+  if check == recording.NEXT_SYMBOL:
     return [({'name': probes.tokens_case(),
               'call': reading({INPUTS_AFTER.name: list}, lambda: probes.tokens_after(function)),
               'expected': {INPUTS_AFTER: list(probes.PROPERTY_TOKENS)}}, False)]
-  if check == probes.GREEDY_DECODE and probes.accepts(function, 'max_length'):
+  if check == recording.GREEDY_DECODE and recording.accepts(function, 'max_length'):
     return [_writes_max_length(function)]
-  if check not in (probes.DOT_PRODUCT_ATTENTION, probes.HEADS_CLOSURE, probes.SELF_ATTENTION,
-                   probes.OUTPUT_CLOSURE):
+  if check not in (recording.DOT_PRODUCT_ATTENTION, recording.HEADS_CLOSURE, recording.SELF_ATTENTION,
+                   recording.OUTPUT_CLOSURE):
     return []
   return [_under_jit(check, function, batch) for batch in probes.JIT_BATCHES]
 
@@ -42,7 +43,7 @@ def _writes_max_length(greedy_decode):
   def call():
     try:
       return probes.written_without_eos(greedy_decode)
-    except probes.CAUGHT:  # pylint: disable=broad-except
+    except recording.CAUGHT:  # pylint: disable=broad-except
       return probes.MAX_LENGTH  # It fails its own cases: they say how.
   return ({'name': probes.max_length_case(),
            'call': reading({WRITTEN.name: lambda written: written}, call),
@@ -57,7 +58,7 @@ def _under_jit(check, function, batch):
   def call():
     try:
       dtype = str(_dtype(made(function)(**arrays)))
-    except probes.CAUGHT:  # pylint: disable=broad-except
+    except recording.CAUGHT:  # pylint: disable=broad-except
       # It fails without jit too: the exercise's own cases say how; this says nothing more.
       return {UNDER_JIT.name: 'yes', DTYPE.name: str(expected.dtype)}
     return {UNDER_JIT.name: _jit_runs(made(function), arrays), DTYPE.name: dtype}
@@ -74,7 +75,7 @@ def _jit_runs(function, arrays):
   try:
     jax.block_until_ready(jax.jit(function)(**arrays))
     return 'yes'
-  except probes.CAUGHT as error:  # pylint: disable=broad-except
+  except recording.CAUGHT as error:  # pylint: disable=broad-except
     if type(error).__name__ in _TRACED_TO_NUMPY:
       return f'no: {_learners_line(error)} turns a traced array into NumPy: use jnp, not np'
     return f'no: {failure_text.describe(error)}'

@@ -17,9 +17,10 @@ first when that is the cause (``blame.Earlier``) and ends with the tally.
 import jax
 import numpy as np
 
-from summarizer.assignment import judge, measures, probes, properties, tracing
+from summarizer.assignment import properties, tracing
+from summarizer.contract import judge, measures, probes, probes_layers, recording
 from summarizer.assignment.blame import Earlier, failing_own
-from summarizer.assignment.failure_text import Failure, Printer
+from summarizer.contract.failure_text import Failure, Printer
 
 
 # The last check's name and tally, for the assertion of a check cell.
@@ -96,7 +97,7 @@ def run_cases(cases, check, function=None, given=None):
   return failed
 
 
-GRADED = probes.GRADED
+GRADED = recording.GRADED
 # Each exercise's check by its function's name (``checks.py`` fills it): blame asks whether an
 # earlier function fails its own.
 OWN_CHECKS = {}
@@ -121,7 +122,7 @@ def _properties(check, cases):
   try:
     learners = (tracing.twin(judge.learners_call(cases[0]['call']), print)[1]  # Any callable.
                 if cases else None)
-  except probes.CAUGHT:  # pylint: disable=broad-except
+  except recording.CAUGHT:  # pylint: disable=broad-except
     learners = None
   if learners is None:
     return []
@@ -135,7 +136,7 @@ def record(case):
   """
   try:
     return {'name': case['name'], 'measures': case['call'](), 'error': None}
-  except probes.CAUGHT as error:  # pylint: disable=broad-except
+  except recording.CAUGHT as error:  # pylint: disable=broad-except
     return {'name': case['name'], 'measures': {}, 'error': error}
 
 
@@ -151,7 +152,7 @@ def _cause(case, error):
   explain = case.get('cause')
   try:
     return explain(error) if explain and error is not None else None
-  except probes.CAUGHT:  # pylint: disable=broad-except
+  except recording.CAUGHT:  # pylint: disable=broad-except
     return None  # Too far off to be read: no cause to name.
 
 
@@ -164,19 +165,19 @@ def _passes(case):
 def as_array(output):
   """Returns the output as a float64 numpy array."""
   if output is None:
-    raise TypeError(probes.RETURNED_NONE)
+    raise TypeError(recording.RETURNED_NONE)
   return np.asarray(output, dtype=np.float64)
 
 
 def shape_of(output):
   if output is None:
-    raise TypeError(probes.RETURNED_NONE)
+    raise TypeError(recording.RETURNED_NONE)
   return tuple(np.shape(output))
 
 
 def sublayer_names(layer):
-  """The kinds of a layer's sublayers, as the exercise's steps name them (``probes.layer_kind``)."""
-  return [probes.layer_kind(sublayer) for sublayer in layer.sublayers]
+  """The kinds of a layer's sublayers, as the exercise's steps name them (``probes_layers.layer_kind``)."""
+  return [probes_layers.layer_kind(sublayer) for sublayer in layer.sublayers]
 
 
 def count_weights(weights):

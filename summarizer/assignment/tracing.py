@@ -22,8 +22,8 @@ import types
 import numpy as np
 
 from summarizer._trax import tl
-from summarizer.assignment import exercise_code, probes
-from summarizer.assignment.failure_text import learners_code
+from summarizer.contract import exercise_code, probes_layers, recording
+from summarizer.contract.failure_text import learners_code
 
 # Values kept a run at most, and how many numbers a kept array may hold: the line stays cheap.
 _MOST_EVENTS = 4000
@@ -98,7 +98,7 @@ def _array(value):
     return None
   try:
     array = np.array(value)
-  except probes.CAUGHT:  # pylint: disable=broad-except
+  except recording.CAUGHT:  # pylint: disable=broad-except
     return None  # A jax tracer, under jit: it holds no numbers.
   if array.dtype.kind not in 'biuf' or array.size < 2 or array.size > _MOST_NUMBERS:
     return None
@@ -128,7 +128,7 @@ class Follower:
     sys.settrace(self._global)
     try:
       return call()
-    except probes.CAUGHT as error:  # pylint: disable=broad-except
+    except recording.CAUGHT as error:  # pylint: disable=broad-except
       return error
     finally:
       sys.settrace(previous)
@@ -252,7 +252,7 @@ def _layers(value):
 
 def _layer_where(yours, theirs):
   """The first sublayer of the learner's layer that differs from the course's, and its line."""
-  found = _first_different(probes.as_layer(yours.returned), probes.as_layer(theirs.returned))
+  found = _first_different(probes_layers.as_layer(yours.returned), probes_layers.as_layer(theirs.returned))
   if found is None:
     return None
   got, wanted, parent = found

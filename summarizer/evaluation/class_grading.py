@@ -36,7 +36,7 @@ def _nbgrader(course, *arguments):
 
 def _submit(course, student, answers):
   import nbformat  # pylint: disable=g-import-not-at-top
-  from summarizer.assignment import handout  # pylint: disable=g-import-not-at-top
+  from summarizer.contract import handout  # pylint: disable=g-import-not-at-top
   name = handout.ASSIGNMENT + '.ipynb'
   notebook = nbformat.read(os.path.join(course, 'release', handout.ASSIGNMENT, name),
                            as_version=4)
@@ -51,7 +51,7 @@ def _submit(course, student, answers):
 
 def _class_run(n_submissions, graders):
   """Autogrades ``n_submissions`` full-marks submissions in one nbgrader run: (seconds, scores)."""
-  from summarizer.assignment import handout  # pylint: disable=g-import-not-at-top
+  from summarizer.contract import handout  # pylint: disable=g-import-not-at-top
   from summarizer.grading import nbgrader_plugin  # pylint: disable=g-import-not-at-top
   with tempfile.TemporaryDirectory(prefix='bench-grading-') as course:
     handout.write_nbgrader_source(course)  # What python -m summarizer.exercises --nbgrader writes.

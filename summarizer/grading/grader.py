@@ -24,18 +24,18 @@ import threading
 import time
 import weakref
 
-from summarizer.assignment import handout, notebook_data, probes
+from summarizer.contract import handout, notebook_data, recording
 from summarizer.grading import (jupyter_source, limits, report_schema, sandbox, static_reading,
                                 watchdog)
-from summarizer.assignment.judge import ALL_PASSED, judge_cases
+from summarizer.contract.judge import ALL_PASSED, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 
 GRADED = handout.GRADED
 POINTS = handout.POINTS
 # Functions whose check runs the learner's earlier ones too (the note's run).
-USES_EARLIER = (probes.SELF_ATTENTION, probes.CAUSAL_ATTENTION, probes.DECODER_BLOCK,
-                probes.TRANSFORMER_LM, probes.TRAINING_LOOP)
+USES_EARLIER = (recording.SELF_ATTENTION, recording.CAUSAL_ATTENTION, recording.DECODER_BLOCK,
+                recording.TRANSFORMER_LM, recording.TRAINING_LOOP)
 WHOLE = ('part 4', 'part 5')  # The whole-model items, apart (see worker.py).
 WHOLE_IDS = tuple(f'test_{name}' for name in (handout.TRAINED_MODEL, handout.SUMMARY))  # Their cells.
 # Near-copies of the package's code (see ``near_copy``): the similarity (0-1) of
@@ -127,8 +127,8 @@ def read_cells(path_or_notebook):
 
 def trusted_setup():
   """The notebook's setup cell without the checks and the data (hidden in the sandbox)."""
-  lines = [line for line in handout.setup_source().splitlines()
-           if not line.startswith('from summarizer.assignment import')]
+  hidden = ('from summarizer.assignment import', 'from summarizer.contract import')
+  lines = [line for line in handout.setup_source().splitlines() if not line.startswith(hidden)]
   return '\n'.join(lines)
 
 
@@ -186,7 +186,7 @@ def prepared(seed):
   weakref.finalize(prepared, shutil.rmtree, folder, ignore_errors=True)
   with reference_results.compilation_cache(folder):
     given, shapes = reference_results.given_arrays(seed)
-    json_given = {probes.SHIPPED_SHAPES: shapes}
+    json_given = {recording.SHIPPED_SHAPES: shapes}
     expected = reference_results.expected_results(seed, given, json_given)
   return given, json_given, expected, folder
 
@@ -415,8 +415,8 @@ def printed_note(result):
   cases = ((result or {}).get('results') or {}).get('cases')
   for case in cases if isinstance(cases, list) else []:
     measures = case.get('measures') if isinstance(case, dict) else None
-    printed = measures.get(probes.PRINTED) if isinstance(measures, dict) else None
-    if case.get('name') == probes.QUIET_CASE and isinstance(printed, list) and printed:
+    printed = measures.get(recording.PRINTED) if isinstance(measures, dict) else None
+    if case.get('name') == recording.QUIET_CASE and isinstance(printed, list) and printed:
       return (f'with verbose=False it printed {len(printed)} lines (the first: '
               f'{str(printed[0])[:60]!r}); what a function prints is feedback, no points lost')
   return None

@@ -26,7 +26,7 @@ import glob
 import importlib.util
 import os
 
-from summarizer.assignment import probes
+from summarizer.contract import probes, recording
 from summarizer.errors import SummarizerError
 
 # Path under site-packages -> {top-level function or class there: the exercise
@@ -35,7 +35,7 @@ from summarizer.errors import SummarizerError
 HIDDEN = {
     'trax/layers/attention.py': {
         '_per_head_attention': 1,        # softmax(QK^T / sqrt(d) + mask) V
-        probes.DOT_PRODUCT_ATTENTION: 1,  # the same, as a layer of (q, k, v, mask)
+        recording.DOT_PRODUCT_ATTENTION: 1,  # the same, as a layer of (q, k, v, mask)
         'SplitIntoHeads': 2,             # (B, L, H * Dh) -> (B * H, L, Dh)
         '_causal_mask': 3,               # the causal mask
         'DotProductCausalAttention': 3,  # the causal mask, then Exercise 1
@@ -44,24 +44,24 @@ HIDDEN = {
         'AttentionQKV': 5,               # Dense q k v, PureAttention, Dense
         'Attention': 5,                  # the same on one input and a mask
         'ConfigurableAttention': 5,      # Exercise 5 with its layers handed in
-        probes.CAUSAL_ATTENTION: 5,      # Exercise 5 itself
+        recording.CAUSAL_ATTENTION: 5,      # Exercise 5 itself
     },
     'trax/layers/research/efficient_attention.py': {
         'attend': 1,                     # masked attention (a causal mask_fn: Exercise 3)
     },
     'trax/layers/research/rel_attention.py': {
-        probes.DOT_PRODUCT_ATTENTION: 1,  # Exercise 1 with zero position terms (tl's name)
+        recording.DOT_PRODUCT_ATTENTION: 1,  # Exercise 1 with zero position terms (tl's name)
     },
     'trax/models/transformer.py': {
         '_FeedForwardBlock': 6,          # the block's feed-forward layers
         '_DecoderBlock': 6,              # Exercise 6 itself
         'TransformerDecoder': 7,         # the model without ShiftRight and its head
-        probes.TRANSFORMER_LM: 7,        # Exercise 7 but the last LogSoftmax
+        recording.TRANSFORMER_LM: 7,        # Exercise 7 but the last LogSoftmax
     },
     'trax/models/research/configurable_transformer.py': {
         '_FeedForward': 6,               # the block's feed-forward layers
         'FeedForwardWithOptions': 6,     # the same, with a layer norm
-        probes.DECODER_BLOCK: 6,         # Exercise 6 with options
+        recording.DECODER_BLOCK: 6,         # Exercise 6 with options
         'ConfigurableTransformerLM': 7,  # Exercise 7 with options
     },
     'trax/supervised/decoding.py': {
@@ -95,7 +95,7 @@ def installed(path):
 
 def message(name, path, exercise):
   """What a hidden function raises: whose answer it is, to which exercise."""
-  from summarizer.assignment import handout  # pylint: disable=g-import-not-at-top
+  from summarizer.contract import handout  # pylint: disable=g-import-not-at-top
   library = {'trax': 'Trax', 'jax': 'jax'}.get(path.split('/')[0], path.split('/')[0])
   return (f"{name} is {library}'s own answer to Exercise {exercise} "
           f'({handout.GRADED[exercise - 1]}): hidden while grading; write your own')

@@ -24,7 +24,7 @@ from nbgrader.nbgraderformat import MetadataValidator
 from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer, Unicode
 
-from summarizer.assignment import handout
+from summarizer.contract import handout
 from summarizer.grading import class_run, grader
 
 # Where a repaired submission says what was repaired, or why it cannot be graded.
@@ -198,9 +198,9 @@ def _valid(validator, cell):
 def _teachers_metadata(grade_id):
   """The source version's metadata of a cell of the assignment, or None."""
   if grade_id in grader.GRADED:
-    return handout._nbgrader(grade_id, solution=True)  # pylint: disable=protected-access
+    return handout.nbgrader_metadata(grade_id, solution=True)
   if _points(grade_id):
-    return handout._nbgrader(grade_id, points=_points(grade_id))  # pylint: disable=protected-access
+    return handout.nbgrader_metadata(grade_id, points=_points(grade_id))
   return None
 
 

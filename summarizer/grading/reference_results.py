@@ -17,7 +17,7 @@ import jax
 import numpy as np
 
 from summarizer import text
-from summarizer.assignment import notebook_data, handout, probes
+from summarizer.contract import handout, notebook_data, probes, probes_layers, recording
 from summarizer.config import SEP
 
 
@@ -28,8 +28,8 @@ def package(name):
 def _layer_weights(given, runs, build):
   """Each run's package layer, initialised as the probe initialises it: its weights."""
   for name, kwargs, inputs in runs:
-    for index, weight in enumerate(probes.initial_weights(build(**kwargs), inputs)):
-      given[f'{probes.weights_key(name)}/{index}'] = np.asarray(weight)
+    for index, weight in enumerate(probes_layers.initial_weights(build(**kwargs), inputs)):
+      given[f'{probes_layers.weights_key(name)}/{index}'] = np.asarray(weight)
 
 
 def _shipped_model():
@@ -53,14 +53,14 @@ def _part_5_article(seed):
 def given_arrays(seed):
   """The arrays the sandbox is handed, and the shipped model's weight shapes (JSON)."""
   given = {}
-  _layer_weights(given, probes.causal_attention_runs(seed), package(probes.CAUSAL_ATTENTION))
-  _layer_weights(given, probes.decoder_block_runs(seed), package(probes.DECODER_BLOCK))
-  _layer_weights(given, probes.transformer_runs(seed), package(probes.TRANSFORMER_LM))
+  _layer_weights(given, probes_layers.causal_attention_runs(seed), package(recording.CAUSAL_ATTENTION))
+  _layer_weights(given, probes_layers.decoder_block_runs(seed), package(recording.DECODER_BLOCK))
+  _layer_weights(given, probes_layers.transformer_runs(seed), package(recording.TRANSFORMER_LM))
   ids = next(probes.batches(seed + 2))[0]
-  model = package(probes.TRANSFORMER_LM)(**probes.EXERCISE_MODEL, mode='train')
-  _layer_weights(given, [(probes.LOOP_MODEL, {}, ids)], lambda: model)
+  model = package(recording.TRANSFORMER_LM)(**probes_layers.EXERCISE_MODEL, mode='train')
+  _layer_weights(given, [(recording.LOOP_MODEL, {}, ids)], lambda: model)
   shipped = _shipped_model()
-  shapes = [list(np.shape(w)) for w in probes.flat_weights(shipped)]
+  shapes = [list(np.shape(w)) for w in probes_layers.flat_weights(shipped)]
   rng = np.random.default_rng([seed, 4])
   vocab_size = notebook_data.model_size()['vocab_size']
   length = int(rng.integers(24, 80))
@@ -85,11 +85,11 @@ def _plain(value):
 def expected_results(seed, given, json_given):
   """name -> the package's cases (and 'whole' -> Parts 4 and 5)."""
   given = dict(given, **json_given)
-  env = {probes.TRANSFORMER_LM: package(probes.TRANSFORMER_LM)}
+  env = {recording.TRANSFORMER_LM: package(recording.TRANSFORMER_LM)}
   expected = {name: probes.graded_cases(name, package(name), seed, given, env)
               for name in probes.PROBES}
-  names = {name: package(name) for name in (probes.TRANSFORMER_LM, probes.GREEDY_DECODE,
-                                                     probes.NEXT_SYMBOL)}
+  names = {name: package(name) for name in (recording.TRANSFORMER_LM, recording.GREEDY_DECODE,
+                                                     recording.NEXT_SYMBOL)}
   expected['whole'] = probes.probe_whole(names, given, notebook_data.model_size(),
                                          notebook_data.MODEL_FILE)
   for cases in expected.values():

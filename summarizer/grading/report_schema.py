@@ -18,7 +18,7 @@ import zipfile
 
 import numpy as np
 
-from summarizer.assignment import probes
+from summarizer.contract import recording
 
 MAX_DOCUMENT_BYTES = 4 << 20  # A report's JSON: the package's largest is about 40 KB.
 MAX_ARRAY_BYTES = 32 << 20    # Its arrays: the largest, Part 4's log-probabilities, is ~1 MB.
@@ -28,7 +28,7 @@ MAX_CASES = 64
 GROWTH = 8        # A string or list may be this many times the expected one's length ...
 SLACK = 4096      # ... plus this many characters or items.
 # Feedback, not compared: cut to this many items, never refused (what a function prints).
-CUT = {probes.PRINTED: 50}
+CUT = {recording.PRINTED: 50}
 _ARRAY_NAME = re.compile(r'a\d{1,4}\.npy')
 
 

@@ -5,11 +5,11 @@
 
 - the filesystem is empty but for what is bound read-only: ``/usr``, the
   Python installation and its virtual environment, the shipped model's
-  folder, the job and the two files it runs (the grading
-  room's ``worker.py``, the assignment room's ``probes.py``);
+  folder, the job and the worker's two files (``worker.py``, ``watchers.py``);
 - the package's folder is a fresh tmpfs holding only ``VISIBLE_MODULES``:
-  no graded function (``graded_modules()``), no assignment room, no
-  notebook, no ``.git``: ``from summarizer import CausalAttention`` fails;
+  no graded function (``graded_modules()``), no assignment room, of the
+  contract only the probes, no notebook, no ``.git``: ``from summarizer import
+  CausalAttention`` fails;
 - Trax's own answers to the exercises (``hidden_answers.py``) are stubs that raise:
   each file that defines one is a copy with those definitions' bodies
   replaced, bound over the original, and its bytecode is an empty file;
@@ -52,12 +52,16 @@ from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The probes are the assignment room's (the grader and the notebook's checks measure alike).
-PROBES = os.path.join(os.path.dirname(HERE), 'assignment', 'probes.py')
+# The worker's files, bound into the sandbox's /grader/ (the worker and what watches the cells).
+WORKER_FILES = ('worker.py', 'watchers.py')
 # The package's files the sandbox shows: what the notebook's setup imports
 # (Trax through the package, the constants, and the checkpoint reader that
-# ``_trax`` puts in place of Trax's pickle). Every other file is hidden_answers.
-VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py', 'files.py', 'safe_pickle.py')
+# ``_trax`` puts in place of Trax's pickle), and the contract's probes, which the
+# worker imports (the grader and the notebook's checks measure alike). Every
+# other file is hidden: the contract's judge and mistakes, the graded functions.
+VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py', 'files.py', 'safe_pickle.py',
+                   'contract/__init__.py', 'contract/recording.py', 'contract/probes_layers.py',
+                   'contract/probes.py')
 INSTALL_HINT = ('bubblewrap (bwrap) is not installed: sudo apt-get install bubblewrap '
                 '(or pass --sandbox process for a weaker mode: a separate process, '
                 'nothing hidden)')
@@ -70,7 +74,7 @@ def graded_modules():
   Read from ``summarizer``'s table of public names, so a module that moves
   is followed.
   """
-  from summarizer.assignment import handout  # pylint: disable=g-import-not-at-top
+  from summarizer.contract import handout  # pylint: disable=g-import-not-at-top
   found = {}
   for name in handout.GRADED:
     module = importlib.import_module(summarizer._LAZY[name])  # pylint: disable=protected-access
@@ -167,8 +171,8 @@ def bwrap_command(job_dir, read_only_dirs, stubs=()):
       command += _ro(directory)
   command += _package_binds(read_only_dirs) + _hidden_binds(job_dir, stubs)
   command += ['--ro-bind', job_dir, '/job',
-              '--ro-bind', os.path.join(HERE, 'worker.py'), '/grader/worker.py',
-              '--ro-bind', PROBES, '/grader/probes.py',
+              *[arg for name in WORKER_FILES
+                for arg in ('--ro-bind', os.path.join(HERE, name), f'/grader/{name}')],
               '--unshare-all', '--unshare-user', '--uid', '1000', '--gid', '1000',
               '--as-pid-1',  # No reaper of bwrap's holding the channel: the worker is init.
               '--cap-drop', 'ALL', '--die-with-parent', '--new-session', '--clearenv',
@@ -180,8 +184,8 @@ def bwrap_command(job_dir, read_only_dirs, stubs=()):
 
 def process_command(job_dir):
   """The weaker mode: the worker as a plain process, from a copy of its two files."""
-  for path in (os.path.join(HERE, 'worker.py'), PROBES):
-    shutil.copy(path, os.path.join(job_dir, os.path.basename(path)))
+  for name in WORKER_FILES:
+    shutil.copy(os.path.join(HERE, name), os.path.join(job_dir, name))
   return [sys.executable, '-I', os.path.join(job_dir, 'worker.py'), job_dir,
           os.path.dirname(PACKAGE_DIR)]
 

@@ -14,7 +14,7 @@ trips nothing; a cell that does not parse runs nothing, and trips nothing.
 import ast
 import builtins
 
-from summarizer.assignment import handout
+from summarizer.contract import handout
 
 # Builtins that run or build code, or reach the interpreter (as names, called or not).
 RUNNERS = ('exec', 'eval', 'compile', '__import__', '__builtins__', 'get_ipython')

@@ -24,7 +24,7 @@ import sys
 import textwrap
 
 from summarizer import text
-from summarizer.assignment import handout
+from summarizer.contract import handout
 
 # Exercise checks built on each function (the numbers of every later layer
 # change when an earlier function is wrong).

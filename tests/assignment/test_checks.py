@@ -14,7 +14,8 @@ import pytest
 
 import summarizer
 from summarizer import attention, decoding, model, training
-from summarizer.assignment import checks, failure_text, handout
+from summarizer.assignment import checks
+from summarizer.contract import failure_text, handout
 from summarizer._trax import jnp, tl, trax
 
 # Check name -> (the package's function, extra arguments in the course's call form).

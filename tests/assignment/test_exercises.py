@@ -17,7 +17,7 @@ import pytest
 
 import summarizer
 from summarizer import exercises
-from summarizer.assignment import handout
+from summarizer.contract import handout
 from summarizer.errors import SummarizerError
 
 # The course's graded functions, UNQ_C1 to UNQ_C10, in its order.
@@ -205,7 +205,7 @@ def test_setup_imports_numpy_trax_the_data_and_the_checks_only(notebook):
       bound.add(node.id)
   assert not bound & set(COURSE_ORDER)
   assert modules == {'os', 'tempfile', 'textwrap', 'numpy', 'summarizer.assignment',
-                     'summarizer._trax'}
+                     'summarizer.contract', 'summarizer._trax'}
   assert bound == {'os', 'tempfile', 'textwrap', 'np', 'checks', 'notebook_data', 'trax', 'tl',
                    'jnp', 'fastmath', 'training',
                    # The constants the solutions read, written out.
@@ -225,7 +225,8 @@ def test_no_cell_names_a_package_function_that_does_an_exercise(notebook):
                if isinstance(node, ast.Name)}
       assert not named & set(PACKAGE_HELPERS), cell.metadata.tags
       assert 'summarizer.' not in cell.source.replace('summarizer._trax', '').replace(
-          'summarizer.assignment import checks, notebook_data', ''), cell.metadata.tags
+          'summarizer.assignment import checks', '').replace(
+          'summarizer.contract import notebook_data', ''), cell.metadata.tags
   texts = [cell.source for cell in notebook.cells if 'exercise:' in cell.metadata.tags[0]]
   assert not any(helper in text for helper in PACKAGE_HELPERS for text in texts)
 

@@ -8,7 +8,8 @@ exercise at fault ("fix Exercise N (name) first")."""
 import pytest
 
 import learner_variants
-from summarizer.assignment import checks, mistakes
+from summarizer.assignment import checks
+from summarizer.contract import mistakes
 
 # What a failed check may print at most: lines (one at least for each failed test, and
 # the checks of the layers count up to 19), and characters on a line below a header.

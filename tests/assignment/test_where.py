@@ -14,7 +14,8 @@ import jax
 import numpy as np
 
 import learner_variants
-from summarizer.assignment import blame, cell_errors, checks, judge, measures, runner, tracing
+from summarizer.assignment import blame, cell_errors, checks, runner, tracing
+from summarizer.contract import judge, measures
 
 PADS_IN_PLACE = '''
 def next_symbol(cur_output_tokens, model):

@@ -7,7 +7,7 @@ string, by a road the static reading (``static_reading.py``) does not read:
 ``sys.path`` is changed under another name, ``site.addsitedir`` or
 ``os.sys.path.append``; ``timeit``'s setup; ``cProfile.runctx``; a string
 annotation ``typing.get_type_hints`` evaluates. The audit hook the worker
-adds before the first cell runs (``worker.watch_what_runs``) sees each one as
+adds before the first cell runs (``watchers.watch_what_runs``) sees each one as
 it runs. One sandbox run grades them all (Exercise 1 only); the course's
 answer in the same run is graded as before.
 """
@@ -128,12 +128,12 @@ def test_each_cheat_goes_to_a_teacher_with_the_event_named(reports, name):
 
 WATCH = '''
 import os, sys
-sys.path[:0] = [{grading!r}, {assignment!r}]
+sys.path[:0] = [{grading!r}, {root!r}]
 sys.argv[1:] = ['/nonexistent', {root!r}]
-import worker
+import watchers, worker
 read, write = os.pipe()
 os.set_blocking(write, False)
-worker.watch_what_runs(write, worker.trusted_roots('/nonexistent'))
+watchers.watch_what_runs(write, watchers.trusted_roots('/nonexistent'))
 errors, names = [], {{'__name__': '__main__'}}
 for label, cell in enumerate({cells!r}):
   worker.run_cell(cell, f'cell {{label}}', names, errors)
@@ -151,7 +151,7 @@ except OSError as error:
 def watched(*cells):
   """Runs cells under the hook, in a process as the worker's child; (stdout lines, stderr)."""
   here = os.path.dirname(sandbox.HERE)
-  script = WATCH.format(grading=sandbox.HERE, assignment=os.path.dirname(sandbox.PROBES),
+  script = WATCH.format(grading=sandbox.HERE,
                         root=os.path.dirname(here), cells=list(cells))
   # Run from a folder of the libraries': the script's own frames are the worker's.
   done = subprocess.run([sys.executable, '-I', '-c', compile_as_worker(script)],

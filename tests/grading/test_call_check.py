@@ -1,9 +1,9 @@
 """Every call of a cell's code goes through the worker's check: it changes nothing the code does.
 
 The worker compiles the learner's cells with each call (decorators too) made
-through a check (``worker.ThroughCheck``, ``worker.checked_code``): the check
+through a check (``watchers.ThroughCheck``, ``watchers.checked_code``): the check
 sees what is called and hands it back. These tests run cells both ways in one
-worker process and ask for the same results, and ask ``worker.called`` what a
+worker process and ask for the same results, and ask ``watchers.called`` what a
 callee runs without running any of the learner's code.
 """
 
@@ -16,9 +16,9 @@ from summarizer.grading import sandbox
 
 SCRIPT = '''
 import json, os, sys
-sys.path[:0] = [{grading!r}, {assignment!r}]
+sys.path[:0] = [{grading!r}, {root!r}]
 sys.argv[1:] = ['/nonexistent', {root!r}]
-import worker
+import watchers, worker
 seen = []
 
 def check(callee):
@@ -37,7 +37,7 @@ checked, names = ran(cells, check)
 calls = len(seen)
 probed = eval({probed!r}, names)
 print(json.dumps({{'plain': plain, 'checked': checked, 'calls': calls,
-                  'called': [worker.called(c, frozenset({{'numpy'}}))[::2] for c in probed]}}))
+                  'called': [watchers.called(c, frozenset({{'numpy'}}))[::2] for c in probed]}}))
 '''
 
 # Code whose meaning rests on the frame it runs in, or on how a call is spelled.
@@ -68,7 +68,7 @@ CELLS = [
 
 def run(cells, probed='[]'):
   here = os.path.dirname(sandbox.HERE)
-  script = SCRIPT.format(grading=sandbox.HERE, assignment=os.path.dirname(sandbox.PROBES),
+  script = SCRIPT.format(grading=sandbox.HERE,
                          root=os.path.dirname(here), cells=cells, probed=probed)
   done = subprocess.run([sys.executable, '-I', '-c', script], capture_output=True, text=True,
                         timeout=300, check=False, env={'PATH': '/usr/bin', 'JAX_PLATFORMS': 'cpu'})

@@ -5,6 +5,7 @@ Each fixture grades a batch of notebooks in one sandbox run (``grade_batch``),
 with one seed for the module, so the package's results are computed once.
 """
 
+import ast
 import os
 import shutil
 import subprocess
@@ -17,8 +18,9 @@ import pytest
 
 import learner_variants
 from summarizer import attention
-from summarizer.assignment import handout, judge, probes
+from summarizer.contract import handout, judge, probes, probes_layers, recording
 from summarizer.grading import grader, sandbox
+from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 
 SEED = 11
@@ -208,7 +210,6 @@ def test_the_whole_model_runs_every_cell_and_a_function_the_cells_up_to_its_own(
   script = textwrap.dedent(f'''
       import sys
       sys.path.insert(0, {sandbox.HERE!r})
-      sys.path.insert(0, {os.path.dirname(sandbox.PROBES)!r})  # probes.py, as in the sandbox
       import worker
       job = {{'setup': 'order = []', 'submissions': [{cells!r}], 'other cells seconds': 5}}
       for upto in ('f', None):
@@ -299,6 +300,22 @@ def test_no_graded_module_is_visible_in_the_sandbox():
   assert all(not name.startswith('assignment') for name in sandbox.VISIBLE_MODULES)
 
 
+def test_the_sandbox_shows_of_the_contract_only_the_probes_and_what_they_import():
+  visible = {name[:-len('.py')].replace('/', '.') for name in sandbox.VISIBLE_MODULES}
+  shown = {name for name in visible if name.startswith('contract.')}
+  assert shown == {'contract.__init__', 'contract.recording', 'contract.probes_layers',
+                   'contract.probes'}
+  # Every module of the package a visible module imports is visible too.
+  for name in visible:
+    path = os.path.join(PACKAGE_DIR, name.replace('.', os.sep) + '.py')
+    for node in ast.walk(ast.parse(open(path, encoding='utf-8').read())):
+      if isinstance(node, ast.ImportFrom) and (node.module or '').startswith('summarizer.'):
+        imported = node.module[len('summarizer.'):]
+        inner = {f'{imported}.{alias.name}' for alias in node.names}
+        assert imported in visible or imported + '.__init__' in visible and inner <= visible, (
+            name, node.module)
+
+
 @needs_bwrap
 def test_what_the_sandbox_reads_may_live_under_tmp(tmp_path):
   # A checkout, its virtual environment or a model folder under /tmp must
@@ -314,7 +331,7 @@ def test_what_the_sandbox_reads_may_live_under_tmp(tmp_path):
            'os.path.exists(sys.argv[2]), os.path.exists(sys.argv[3]))')
   command = command[:command.index('/grader/worker.py', command.index('-I'))]
   command += ['-c', probe, str(model_dir), str(tmp_path / 'private.txt'),
-              '/grader/probes.py']
+              '/grader/watchers.py']
   done = subprocess.run(command, capture_output=True, text=True, timeout=60, check=False)
   assert done.returncode == 0, done.stderr
   assert done.stdout.split() == ["['config.json']", 'False', 'True']
@@ -326,7 +343,6 @@ def test_the_setup_loaded_before_the_forks_starts_no_thread_and_no_jax_backend()
   script = textwrap.dedent(f'''
       import sys
       sys.path.insert(0, {sandbox.HERE!r})
-      sys.path.insert(0, {os.path.dirname(sandbox.PROBES)!r})  # probes.py, as in the sandbox
       import worker
       from jax._src import xla_bridge
 
@@ -396,7 +412,7 @@ def test_every_seed_draws_a_model_trax_can_build():
   # Trax's sinusoidal PositionalEncoding needs an even d_model; an odd one failed
   # the package's own TransformerLM for about one seed in six.
   for seed in range(300):
-    for _, kwargs, _ in probes.transformer_runs(seed):
+    for _, kwargs, _ in probes_layers.transformer_runs(seed):
       assert kwargs['d_model'] % 2 == 0 and kwargs['d_model'] % kwargs['n_heads'] == 0, seed
 
 
@@ -426,7 +442,7 @@ def test_cases_of_one_name_are_judged_in_the_order_they_ran():
               {'name': 'same', 'measures': {'output': np.ones(2, np.float32)}}]
   got = [dict(case, error=None) for case in expected]
   # A function's measures are its own (measures.of): one whose cases record an output.
-  name = probes.DOT_PRODUCT_ATTENTION
+  name = recording.DOT_PRODUCT_ATTENTION
   assert judge.judge_cases(name, got, expected) == []
   assert judge.judge_cases(name, got[::-1], expected)
   assert judge.judge_cases(name, got[:1], expected)[-1] == 'Failed: same: not run'

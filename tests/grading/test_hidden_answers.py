@@ -19,7 +19,7 @@ import pytest
 
 import learner_variants
 from summarizer._trax import tl, trax
-from summarizer.assignment import handout
+from summarizer.contract import handout
 from summarizer.grading import grader, hidden_answers, sandbox
 from summarizer.errors import SummarizerError
 

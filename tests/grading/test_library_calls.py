@@ -1,7 +1,7 @@
 """A library's code where an exercise asks for the learner's own: seen as it runs, named.
 
 The sandbox's worker watches each graded function's probe
-(``worker.call_check``): a call a cell makes into a module the handout's own
+(``watchers.call_check``): a call a cell makes into a module the handout's own
 imports do not reach (another library, or a public part of jax the setup
 never loads) is an event. Exercises 1 and 3 (attention itself) then go to
 a teacher, the call named; any other exercise keeps its points, and the

@@ -99,7 +99,6 @@ def test_the_process_mode_is_watched_too_and_sweeps_nothing_of_the_machines(tmp_
   assert len(stops) == 1 and not stops[0].everything and out.split('\n')[0] == 'ends [-9]'
   # Outside bubblewrap /proc lists the machine's processes: the worker's sweep kills none.
   sys.path.insert(0, sandbox.HERE)
-  sys.path.insert(0, os.path.dirname(sandbox.PROBES))  # probes.py, as the sandbox binds it
   import worker  # pylint: disable=import-error,import-outside-toplevel
   killed = []
   monkeypatch.setattr(os, 'kill', lambda pid, sig: killed.append(pid))

@@ -24,7 +24,7 @@ import pytest
 
 import learner_variants
 from summarizer import exercises
-from summarizer.assignment import handout
+from summarizer.contract import handout
 
 ASSIGNMENT = handout.ASSIGNMENT
 NOTEBOOK = ASSIGNMENT + '.ipynb'

@@ -17,7 +17,7 @@ import nbformat
 import pytest
 
 import learner_variants
-from summarizer.assignment import handout
+from summarizer.contract import handout
 from summarizer.grading import grader, nbgrader_plugin, static_reading
 
 GRADED = handout.GRADED

@@ -14,7 +14,7 @@ measures of one name.
 import dataclasses
 from typing import Callable
 
-from summarizer.assignment import compare, failure_text, mistakes, probes
+from summarizer.contract import compare, failure_text, mistakes, probes, probes_layers, recording
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -51,47 +51,47 @@ def _kept(name):
 
 
 # What the probes record, as the grader judges it (and the checks, where they judge alike).
-INPUTS = {name: _kept(name) for name in (probes.INPUT_Q, probes.INPUT_K, probes.INPUT_V,
-                                          probes.INPUT_MASK, probes.INPUT_X)}
-ATTENTION_OUTPUT = Measure(probes.OUTPUT, compare.arrays_agree, why=mistakes.attention_why)
-SELF_ATTENTION_OUTPUT = Measure(probes.OUTPUT, compare.arrays_agree, why=mistakes.mask_why)
-HEADS_OUTPUT = Measure(probes.OUTPUT, compare.arrays_agree, why=mistakes.split_heads_why)
-JOINED_OUTPUT = Measure(probes.OUTPUT, compare.arrays_agree, why=mistakes.join_heads_why)
-OUTPUT_TYPE = Measure(probes.OUTPUT_TYPE)
-LAYER_TREE = Measure(probes.TREE, compare.same_tree)
-MODEL_TREE = Measure(probes.TREE, compare.same_tree, why=mistakes.blocks_why)
-LAYER_TYPE = Measure(probes.TYPE)
-PARTS = Measure(probes.PARTS)
-THEIR_SUBLAYERS = Measure(probes.THEIR_SUBLAYERS)
-WEIGHT_SHAPES = Measure(probes.WEIGHT_SHAPES, difference=failure_text.shapes_difference)
-WHICH_SUBLAYER = Measure(probes.WHICH_SUBLAYER)
-REPEATED_SUBLAYERS = Measure(probes.WHICH_SUBLAYER, why=mistakes.repeated_why)
-LAYER_OUTPUT = Measure(probes.OUTPUT, compare.arrays_agree)
-RAISED = Measure(probes.RAISED, compare.both_raised_or_not)
-SHAPES_OF_WEIGHTS = Measure(probes.SHAPES_OF_WEIGHTS, difference=failure_text.shapes_difference)
-OUTPUT_SHAPE = Measure(probes.OUTPUT_SHAPE)
-SHIFTED = Measure(probes.SHIFTED, why=mistakes.shifted_why)
-ENCODINGS = Measure(probes.ENCODINGS, why=mistakes.encodings_why)
+INPUTS = {name: _kept(name) for name in (recording.INPUT_Q, recording.INPUT_K, recording.INPUT_V,
+                                          recording.INPUT_MASK, recording.INPUT_X)}
+ATTENTION_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree, why=mistakes.attention_why)
+SELF_ATTENTION_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree, why=mistakes.mask_why)
+HEADS_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree, why=mistakes.split_heads_why)
+JOINED_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree, why=mistakes.join_heads_why)
+OUTPUT_TYPE = Measure(recording.OUTPUT_TYPE)
+LAYER_TREE = Measure(recording.TREE, compare.same_tree)
+MODEL_TREE = Measure(recording.TREE, compare.same_tree, why=mistakes.blocks_why)
+LAYER_TYPE = Measure(recording.TYPE)
+PARTS = Measure(recording.PARTS)
+THEIR_SUBLAYERS = Measure(recording.THEIR_SUBLAYERS)
+WEIGHT_SHAPES = Measure(recording.WEIGHT_SHAPES, difference=failure_text.shapes_difference)
+WHICH_SUBLAYER = Measure(recording.WHICH_SUBLAYER)
+REPEATED_SUBLAYERS = Measure(recording.WHICH_SUBLAYER, why=mistakes.repeated_why)
+LAYER_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree)
+RAISED = Measure(probes_layers.RAISED, compare.both_raised_or_not)
+SHAPES_OF_WEIGHTS = Measure(recording.SHAPES_OF_WEIGHTS, difference=failure_text.shapes_difference)
+OUTPUT_SHAPE = Measure(recording.OUTPUT_SHAPE)
+SHIFTED = Measure(probes_layers.SHIFTED, why=mistakes.shifted_why)
+ENCODINGS = Measure(probes_layers.ENCODINGS, why=mistakes.encodings_why)
 # The loop's settings (``probes.loop_measures``): most compared as they are.
 LOSS_LAYER, OPTIMIZER, CHECKPOINT_STEPS, METRICS, OUTPUT_DIRECTORY, LAYER_MODES = (
-    Measure(name) for name in (probes.LOSS_LAYER, probes.OPTIMIZER, probes.CHECKPOINT_STEPS,
-                               probes.METRICS, probes.OUTPUT_DIRECTORY, probes.LAYER_MODES))
-OPTIMIZER_PARAMETERS = Measure(probes.OPTIMIZER_PARAMETERS, compare.parameters_agree)
-LEARNING_RATES = Measure(probes.LEARNING_RATES, compare.allclose)
-LOSS_AT_WORK = Measure(probes.LOSS_AT_WORK, compare.number_agrees)
-OPTIMIZER_STEP = Measure(probes.OPTIMIZER_STEP, compare.arrays_agree)
-NEXT_TOKEN = Measure(probes.NEXT_TOKEN)
-NEXT_TOKEN_TYPE = Measure(probes.NEXT_TOKEN_TYPE)
-MODEL_INPUTS = Measure(probes.MODEL_INPUTS, difference=failure_text.ids_difference)
-SUMMARY = Measure(probes.SUMMARY)
-CALLS = Measure(probes.CALLS, difference=failure_text.ids_difference, why=mistakes.calls_why)
-MODEL_GIVEN = Measure(probes.MODEL_GIVEN)
-PRINTED = _kept(probes.PRINTED)  # Feedback (grader.printed_note), never compared.
-TAKES_VERBOSE = _kept(probes.TAKES_VERBOSE)
-SHIPPED_WEIGHT_SHAPES = Measure(probes.WEIGHT_SHAPES, difference=failure_text.shapes_difference,
+    Measure(name) for name in (recording.LOSS_LAYER, recording.OPTIMIZER, recording.CHECKPOINT_STEPS,
+                               recording.METRICS, recording.OUTPUT_DIRECTORY, recording.LAYER_MODES))
+OPTIMIZER_PARAMETERS = Measure(recording.OPTIMIZER_PARAMETERS, compare.parameters_agree)
+LEARNING_RATES = Measure(recording.LEARNING_RATES, compare.allclose)
+LOSS_AT_WORK = Measure(recording.LOSS_AT_WORK, compare.number_agrees)
+OPTIMIZER_STEP = Measure(recording.OPTIMIZER_STEP, compare.arrays_agree)
+NEXT_TOKEN = Measure(recording.NEXT_TOKEN)
+NEXT_TOKEN_TYPE = Measure(recording.NEXT_TOKEN_TYPE)
+MODEL_INPUTS = Measure(recording.MODEL_INPUTS, difference=failure_text.ids_difference)
+SUMMARY = Measure(recording.SUMMARY)
+CALLS = Measure(recording.CALLS, difference=failure_text.ids_difference, why=mistakes.calls_why)
+MODEL_GIVEN = Measure(recording.MODEL_GIVEN)
+PRINTED = _kept(recording.PRINTED)  # Feedback (grader.printed_note), never compared.
+TAKES_VERBOSE = _kept(recording.TAKES_VERBOSE)
+SHIPPED_WEIGHT_SHAPES = Measure(recording.WEIGHT_SHAPES, difference=failure_text.shapes_difference,
                                 why=mistakes.shipped_why)
-LOG_PROBABILITIES = Measure(probes.LOG_PROBABILITIES, compare.log_probabilities_agree)
-SUMMARY_IDS = Measure(probes.SUMMARY_IDS)
+LOG_PROBABILITIES = Measure(recording.LOG_PROBABILITIES, compare.log_probabilities_agree)
+SUMMARY_IDS = Measure(recording.SUMMARY_IDS)
 
 # The loop's measures (``probes.loop_measures``), which the notebook's check reads too.
 LOOP = (LOSS_LAYER, OPTIMIZER, OPTIMIZER_PARAMETERS, LEARNING_RATES, CHECKPOINT_STEPS, METRICS,
@@ -100,24 +100,24 @@ _TREES = (LAYER_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS)
 _RUNS = (WEIGHT_SHAPES, WHICH_SUBLAYER, LAYER_OUTPUT)
 
 # What every answer keeps (``probes.property_cases``, ``properties.py``).
-INPUTS_AFTER = Measure(probes.INPUTS_AFTER, why=lambda got, expected, case: (
+INPUTS_AFTER = Measure(recording.INPUTS_AFTER, why=lambda got, expected, case: (
     'it changed the list it was given: pad a copy (tokens + [0] * n), never the '
     "caller's list, which greedy_decode goes on appending to"))
-UNDER_JIT = Measure(probes.UNDER_JIT, difference=lambda expected, got: [],
+UNDER_JIT = Measure(recording.UNDER_JIT, difference=lambda expected, got: [],
                     why=lambda got, expected, case: got[len('no: '):])
-DTYPE = Measure(probes.DTYPE)
-WRITTEN = Measure(probes.WRITTEN)
+DTYPE = Measure(recording.DTYPE)
+WRITTEN = Measure(recording.WRITTEN)
 _JITTED = (UNDER_JIT, DTYPE)
 
 # What the grader judges of each probe's cases.
 _OF_PROBE = {
-    probes.probe_DotProductAttention: (ATTENTION_OUTPUT, OUTPUT_TYPE) + _JITTED,
-    probes.probe_dot_product_self_attention: (SELF_ATTENTION_OUTPUT,) + _JITTED,
-    probes.probe_compute_attention_heads_closure: (HEADS_OUTPUT,) + _JITTED,
-    probes.probe_compute_attention_output_closure: (JOINED_OUTPUT,) + _JITTED,
-    probes.probe_CausalAttention: _TREES + _RUNS + (RAISED,),
-    probes.probe_DecoderBlock: _TREES + _RUNS,
-    probes.probe_TransformerLM: (MODEL_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS, WEIGHT_SHAPES,
+    probes_layers.probe_DotProductAttention: (ATTENTION_OUTPUT, OUTPUT_TYPE) + _JITTED,
+    probes_layers.probe_dot_product_self_attention: (SELF_ATTENTION_OUTPUT,) + _JITTED,
+    probes_layers.probe_compute_attention_heads_closure: (HEADS_OUTPUT,) + _JITTED,
+    probes_layers.probe_compute_attention_output_closure: (JOINED_OUTPUT,) + _JITTED,
+    probes_layers.probe_CausalAttention: _TREES + _RUNS + (RAISED,),
+    probes_layers.probe_DecoderBlock: _TREES + _RUNS,
+    probes_layers.probe_TransformerLM: (MODEL_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS, WEIGHT_SHAPES,
                                  REPEATED_SUBLAYERS, LAYER_OUTPUT, SHAPES_OF_WEIGHTS,
                                  OUTPUT_SHAPE, SHIFTED, ENCODINGS),
     probes.probe_training_loop: LOOP + (LOSS_AT_WORK, OPTIMIZER_STEP) + _RUNS,
@@ -140,8 +140,8 @@ def of(function):
 # The notebook's own measures: what only its checks read (they run the learner's function
 # beside the package's, in the learner's kernel), or judge otherwise than the grader.
 SHAPE = Measure('shape', compare.equal)
-KIND = Measure(probes.TYPE, compare.is_subclass)
-CAUSAL_ATTENTION_TREE = Measure(probes.TREE, compare.same_tree, why=mistakes.last_dense_why)
+KIND = Measure(recording.TYPE, compare.is_subclass)
+CAUSAL_ATTENTION_TREE = Measure(recording.TREE, compare.same_tree, why=mistakes.last_dense_why)
 TRANSFORMER_TREE = Measure('str(model)', compare.same_tree, why=mistakes.model_tree_why)
 BLOCK_TREE = Measure('str(layers)', compare.same_tree)
 SUBLAYER_TYPES = Measure('types of its sublayers', compare.equal)
@@ -149,7 +149,7 @@ SUBLAYER_COUNT = Measure('number of sublayers', compare.equal)
 RAISED_AS_ASSERT = Measure("an error raised, as the course's assert raises one "
                            '(10 features do not split into 3 heads)', compare.equal)
 RAN_WEIGHT_COUNT = Measure('number of weight arrays', compare.equal)
-RAN_WEIGHT_SHAPES = Measure(probes.WEIGHT_SHAPES, compare.equal)
+RAN_WEIGHT_SHAPES = Measure(recording.WEIGHT_SHAPES, compare.equal)
 RAN_OUTPUT = Measure("output in {} mode, with the package's weights and random key",
                      compare.allclose)
 # The predict-mode model decoded one token a call: its outputs side by side.
@@ -166,8 +166,8 @@ LOOP_MODEL_OUTPUT = Measure(
 READ_TOKEN = Measure('next token (read at position len(tokens))', compare.equal,
                      why=mistakes.read_why)
 PADDED_INPUTS = Measure("the model's input(s)", compare.equal, why=mistakes.padding_why)
-COURSE_NEXT_TOKEN = Measure(probes.NEXT_TOKEN, compare.equal)
-DECODED_SUMMARY = Measure(probes.SUMMARY, compare.equal, why=mistakes.summary_why)
+COURSE_NEXT_TOKEN = Measure(recording.NEXT_TOKEN, compare.equal)
+DECODED_SUMMARY = Measure(recording.SUMMARY, compare.equal, why=mistakes.summary_why)
 TRAINED_LOG_PROBABILITIES = Measure("log-probabilities, beside the package's model",
                                     compare.log_probabilities_agree)
 SUMMARY_TOKENS = Measure("the summary's ids, token for token", compare.equal)

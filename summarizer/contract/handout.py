@@ -36,17 +36,17 @@ import textwrap
 import nbformat
 
 from summarizer import files
-from summarizer.assignment import notebook_data, probes
+from summarizer.contract import notebook_data, recording
 from summarizer.config import NOTEBOOKS_DIR
 from summarizer.errors import SummarizerError
 # The graded functions, their source and the setup cell: exercise_code.py (read from here too).
-from summarizer.assignment.exercise_code import (GRADED, NOTEBOOK_HELPERS, NOTEBOOK_NAMES, OMIT,  # pylint: disable=unused-import
+from summarizer.contract.exercise_code import (GRADED, NOTEBOOK_HELPERS, NOTEBOOK_NAMES, OMIT,  # pylint: disable=unused-import
                                            SUMMARY, TRAINED_MODEL, Cut, cut, graded_function,
                                            references, setup_imports, setup_source)
 
 # What each check is handed after the function, as the course calls it.
-CHECK_ARGUMENTS = {probes.TRAINING_LOOP: (probes.TRANSFORMER_LM,),
-                   probes.NEXT_SYMBOL: (probes.TRANSFORMER_LM,)}
+CHECK_ARGUMENTS = {recording.TRAINING_LOOP: (recording.TRANSFORMER_LM,),
+                   recording.NEXT_SYMBOL: (recording.TRANSFORMER_LM,)}
 # Points of each graded cell: the exercises' checks, then the two checks of
 # the whole (Parts 4 and 5), which fail with any function they use.
 POINTS = {**dict.fromkeys(GRADED[:4], 1), **dict.fromkeys(GRADED[4:], 2), TRAINED_MODEL: 2,
@@ -70,7 +70,7 @@ BEGIN, END = '### BEGIN SOLUTION', '### END SOLUTION'
 
 BEYOND_THE_COURSE = 'Beyond the course'
 STEPS = {
-    probes.DOT_PRODUCT_ATTENTION: [
+    recording.DOT_PRODUCT_ATTENTION: [
         ('depth', 'the size of the queries\' last axis, d'),
         ('scores', 'every query\'s dot product with every key (the keys transposed on '
                    'their last two axes), divided by sqrt(depth), as float32: '
@@ -85,27 +85,27 @@ STEPS = {
                     'the sum of the values and jax.nn.softmax their mean'),
         (None, 'return the weights times the values: (..., L_q, d_v)'),
     ],
-    probes.HEADS_CLOSURE: [
+    recording.HEADS_CLOSURE: [
         ('batch', 'the batch size B of x (B, L, H * Dh)'),
         ('length', 'its length L'),
         ('x', 'the features split into n_heads heads of d_head: (B, L, H, Dh)'),
         ('x', 'the heads axis moved before the positions: (B, H, L, Dh)'),
         (None, 'return the heads folded into the batch: (B * H, L, Dh)'),
     ],
-    probes.SELF_ATTENTION: [
+    recording.SELF_ATTENTION: [
         ('length', 'the number of positions L of q (B, L, d)'),
         ('mask', 'the causal mask, boolean, True where position j <= i '
                  '(the lower triangle of a square of ones): (1, L, L)'),
         (None, 'return your DotProductAttention of q, k and v under it: (B, L, d)'),
     ],
-    probes.OUTPUT_CLOSURE: [
+    recording.OUTPUT_CLOSURE: [
         ('length', 'the number of positions L of x (B * H, L, Dh)'),
         ('x', 'the heads unfolded from the batch (let the batch size be worked '
               'out): (B, H, L, Dh)'),
         ('x', 'the positions moved back before the heads: (B, L, H, Dh)'),
         (None, 'return the heads joined into features: (B, L, H * Dh)'),
     ],
-    probes.CAUSAL_ATTENTION: [
+    recording.CAUSAL_ATTENTION: [
         (None, 'assert that d_feature is a multiple of n_heads, as the course does'),
         ('d_head', 'the features of each head'),
         ('AttnHeads', "a function returning a new tl.Fn layer named 'AttnHeads' that "
@@ -121,7 +121,7 @@ STEPS = {
                             'cache of keys and values (fast decoding); your layer, as the '
                             "course's, may leave them unused"),
     ],
-    probes.DECODER_BLOCK: [
+    recording.DECODER_BLOCK: [
         ('causal_attention', 'your CausalAttention of d_model in n_heads, in this '
                              'mode: (B, L, d_model)'),
         ('feed_forward', 'a list: LayerNorm, Dense of d_ff, a layer of ff_activation, '
@@ -130,7 +130,7 @@ STEPS = {
         (None, 'return a list of two residual layers: LayerNorm, the causal '
                'attention and a Dropout; then the feed-forward list'),
     ],
-    probes.TRANSFORMER_LM: [
+    recording.TRANSFORMER_LM: [
         ('positional_encoder', 'a list: an Embedding of vocab_size ids into d_model, '
                                'a Dropout, a PositionalEncoding of max_len '
                                '(all in this mode): ids (B, L) -- (B, L, d_model)'),
@@ -140,7 +140,7 @@ STEPS = {
                'encoder, the blocks, a LayerNorm, a Dense of vocab_size and a '
                'LogSoftmax: (B, L, vocab_size)'),
     ],
-    probes.TRAINING_LOOP: [
+    recording.TRAINING_LOOP: [
         ('output_dir', "the output directory with '~' expanded"),
         ('learning_rate', 'the course\'s 0.01'),
         ('train_task', 'a training.TrainTask over train_gen: cross-entropy loss, '
@@ -153,7 +153,7 @@ STEPS = {
                "d_ff=16, n_layers=1, n_heads=2 in 'train' mode, the train task, "
                'the eval task (in a list) and the output directory'),
     ],
-    probes.NEXT_SYMBOL: [
+    recording.NEXT_SYMBOL: [
         ('token_length', 'the number of tokens so far'),
         ('padded_length', 'the smallest power of 2 strictly greater than that'),
         ('padded', 'the tokens followed by zeros up to that length'),
@@ -165,7 +165,7 @@ STEPS = {
                       'predicted): (V,)'),
         (None, 'return the most likely id, as a Python int'),
     ],
-    probes.GREEDY_DECODE: [
+    recording.GREEDY_DECODE: [
         ('cur_output_tokens', 'the article\'s ids (tokenize ends them with EOS), then '
                               'SEP'),
         ('generated_output', 'the summary\'s ids so far, none yet'),
@@ -557,7 +557,7 @@ def _expected_cell(name):
 # --------------------------------------------------------------------------
 # The notebook.
 
-def _nbgrader(grade_id, solution=False, points=None):
+def nbgrader_metadata(grade_id, solution=False, points=None):
   """nbgrader's cell metadata: a solution cell, a graded cell or a read-only one."""
   metadata = {'grade': points is not None, 'grade_id': grade_id,
               'locked': not solution, 'schema_version': 3, 'solution': solution}
@@ -572,7 +572,7 @@ def _cell(kind, source, tag, solution=False, points=None, grade_id=None):
   cell = new(source)
   cell.metadata['tags'] = [tag]
   cell.id = tag.replace(':', '-').replace('.', '-')
-  cell.metadata['nbgrader'] = _nbgrader(grade_id or cell.id, solution, points)
+  cell.metadata['nbgrader'] = nbgrader_metadata(grade_id or cell.id, solution, points)
   return cell
 
 
@@ -621,15 +621,15 @@ def exercise_notebook(explained_by=NOTEBOOK_03, with_solutions=False):
       _cell('markdown', _PART_2, 'part:2'),
       *[cell for name in GRADED[:7] for cell in exercises[name]],
       _cell('markdown', _PART_3, 'part:3'),
-      *exercises[probes.TRAINING_LOOP],
+      *exercises[recording.TRAINING_LOOP],
       _cell('code', _TRAINING_RUN, 'run:training'),
       _cell('markdown', _PART_4, 'part:4'),
       _cell('code', _LOAD, 'run:load'),
       _cell('code', _TRAINED_CHECK, f'check:{TRAINED_MODEL}', points=POINTS[TRAINED_MODEL],
             grade_id=f'test_{TRAINED_MODEL}'),
       _cell('markdown', _PART_5, 'part:5'),
-      *exercises[probes.NEXT_SYMBOL],
-      *exercises[probes.GREEDY_DECODE],
+      *exercises[recording.NEXT_SYMBOL],
+      *exercises[recording.GREEDY_DECODE],
       _cell('code', _SUMMARY_CHECK, f'check:{SUMMARY}', points=POINTS[SUMMARY],
             grade_id=f'test_{SUMMARY}'),
       _cell('markdown', _DONE, 'done'),

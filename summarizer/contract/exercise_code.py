@@ -20,11 +20,11 @@ import tokenize
 
 import summarizer
 from summarizer import _trax
-from summarizer.assignment import probes
+from summarizer.contract import recording
 from summarizer.errors import SummarizerError
 
 # The graded functions in the course's order: UNQ_C1 to UNQ_C10.
-GRADED = probes.GRADED
+GRADED = recording.GRADED
 # The checks of the whole model (Parts 4 and 5), after the exercises' (a check's name is test_X).
 TRAINED_MODEL, SUMMARY = 'trained_model', 'summary'
 
@@ -228,7 +228,7 @@ _ALWAYS = {
     'tempfile': ('import', 'tempfile', 'tempfile'),
     'textwrap': ('import', 'textwrap', 'textwrap'),
     'checks': ('from', 'summarizer.assignment', 'checks'),
-    'notebook_data': ('from', 'summarizer.assignment', 'notebook_data'),
+    'notebook_data': ('from', 'summarizer.contract', 'notebook_data'),
     **{name: ('from', 'summarizer._trax', name) for name in ('trax', 'tl', 'fastmath', 'jnp')},
 }
 

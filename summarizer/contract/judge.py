@@ -1,6 +1,6 @@
 """The one judge: a case's measures held against the package's, and the failures it prints.
 
-A case, on both sides, is what the probes record (``probes.case``): its name,
+A case, on both sides, is what the probes record (``recording.case``): its name,
 its measures by name and the error its call raised. The in-notebook checks
 (``runner.py``) and the teacher's grader (``grading/grader.py``) both hand
 ``judge_case`` a recorded case, the ``measures.Measure``s it is judged by
@@ -16,15 +16,15 @@ learner's function returned (``reading``); one that cannot be read is
 
 import functools
 
-from summarizer.assignment import measures, probes
-from summarizer.assignment.failure_text import SAME_AS_ABOVE, Failure, NotRun, describe
+from summarizer.contract import measures, probes, recording
+from summarizer.contract.failure_text import SAME_AS_ABOVE, Failure, NotRun, describe
 
 # What a check prints, and a grade says, when nothing failed.
 ALL_PASSED = 'All tests passed'
 # A measure missing from a report: what came, as the failure prints it.
 NOT_MEASURED = '(not measured: the call did not get that far)'
 # Cases only a function that takes their argument (verbose, max_length) is run through.
-OPTIONAL_CASES = (probes.QUIET_CASE, probes.max_length_case())
+OPTIONAL_CASES = (recording.QUIET_CASE, probes.max_length_case())
 
 
 class Unread:
@@ -69,7 +69,7 @@ def read_each(output, reads):
   for name, read in reads.items():
     try:
       measured[name] = read(output)
-    except probes.CAUGHT as error:  # pylint: disable=broad-except
+    except recording.CAUGHT as error:  # pylint: disable=broad-except
       measured[name] = Unread(error)
   return measured
 
@@ -131,7 +131,7 @@ def agrees(measure, got, expected):
   """Whether what came agrees with what was expected, by the measure's comparison."""
   try:
     return bool(measure.agree(got, expected))
-  except probes.CAUGHT:  # pylint: disable=broad-except
+  except recording.CAUGHT:  # pylint: disable=broad-except
     return False  # Not even comparable (a type or shape far off).
 
 
@@ -159,7 +159,7 @@ def why(measure, got, expected, case):
     return None
   try:
     return measure.why(got, expected, case)
-  except probes.CAUGHT:  # pylint: disable=broad-except
+  except recording.CAUGHT:  # pylint: disable=broad-except
     return None
 
 
@@ -200,7 +200,7 @@ def judge_raised(case_name, error, measured, cause=None):
   described = describe(error)
   first = Failure(raised(case_name, described), [f'    why: {cause}'] if cause else [],
                   key=('raised', described),
-                  again=raised(case_name, type(probes.innermost(error)).__name__) + SAME_AS_ABOVE)
+                  again=raised(case_name, type(recording.innermost(error)).__name__) + SAME_AS_ABOVE)
   rest = list(measured[1:])
   if len(rest) > 1:  # One line for them all: what they are matters little here.
     rest = [f'{len(rest)} more tests']

@@ -22,7 +22,7 @@ import jax
 import numpy as np
 
 from summarizer.config import PACKAGE_DIR
-from summarizer.assignment import probes
+from summarizer.contract import recording
 
 
 @dataclasses.dataclass
@@ -128,10 +128,10 @@ def describe(error):
   A Trax ``LayerError`` is unwrapped to the exception that caused it, and
   the line is the last one of the learner's code in its traceback.
   """
-  error = probes.innermost(error)
+  error = recording.innermost(error)
   try:
     message = str(error).strip()
-  except probes.CAUGHT:  # pylint: disable=broad-except
+  except recording.CAUGHT:  # pylint: disable=broad-except
     message = '(a message that cannot be printed)'
   lines = message.splitlines()
   if len(lines) > 6:
@@ -216,7 +216,7 @@ def largest_difference(got, expected):
   """'largest difference ...' for two numeric arrays of one shape, else None."""
   try:
     got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
-  except probes.CAUGHT:  # pylint: disable=broad-except
+  except recording.CAUGHT:  # pylint: disable=broad-except
     return None
   if got.shape != expected.shape or got.size < 2:
     return None
@@ -259,7 +259,7 @@ def show(value, limit=300):
       text = f'{brackets[0]}{", ".join(shown)}{brackets[1]} ({len(value)} items)'
     else:
       text = repr(rounded(value))
-  except probes.CAUGHT:  # pylint: disable=broad-except
+  except recording.CAUGHT:  # pylint: disable=broad-except
     text = f'<a {type(value).__name__} that cannot be printed>'
   if len(text) > limit:
     text = text[:limit] + ' ...'

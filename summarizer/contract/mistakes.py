@@ -11,8 +11,8 @@ import numpy as np
 
 from summarizer import attention as _attention
 from summarizer._trax import fastmath, jnp
-from summarizer.assignment import probes
-from summarizer.assignment.compare import allclose
+from summarizer.contract import probes, probes_layers, recording
+from summarizer.contract.compare import allclose
 from summarizer.config import EOS, SEP
 
 
@@ -96,7 +96,7 @@ def join_heads_cause(got, x, expected):
 def repeated_blocks_cause(identities):
   """Names one block repeated, from the objects of a model's direct sublayers.
 
-  ``identities`` numbers them (``probes.sublayer_identities``). A block is
+  ``identities`` numbers them (``probes_layers.sublayer_identities``). A block is
   two residuals, numbered one after the other where they first
   appear: only when the repeats come as such pairs is the repeat a block's.
   """
@@ -208,14 +208,14 @@ def predict_mode_cause(measures):
   """Names the layers of a predict-mode model that ignore its mode, if any.
 
   Args:
-    measures: ``probes.predict_mode_layers``' measures of the model (the
+    measures: ``probes_layers.predict_mode_layers``' measures of the model (the
       judge hands one measure at a time: a missing one says nothing).
   """
-  shifted, encodings, ignoring = measures.get(probes.SHIFTED), measures.get(probes.ENCODINGS), []
-  if isinstance(shifted, int) and shifted != probes.TOKEN:
+  shifted, encodings, ignoring = measures.get(probes_layers.SHIFTED), measures.get(probes_layers.ENCODINGS), []
+  if isinstance(shifted, int) and shifted != probes_layers.TOKEN:
     ignoring.append('ShiftRight')  # In predict mode it passes the token through.
   if isinstance(encodings, list) and any(mode != 'predict' for mode in encodings):
-    ignoring.append(probes.POSITIONAL_ENCODING)
+    ignoring.append(recording.POSITIONAL_ENCODING)
   if not ignoring:
     return None
   return f"{' and '.join(sorted(ignoring))} ignored mode='predict': {PREDICT_MODE}"
@@ -279,21 +279,21 @@ def decoding_cause(written, summary=None):
 
 def attention_why(got, expected, case):
   del expected
-  return attention_cause(got, case[probes.INPUT_Q], case[probes.INPUT_K], case[probes.INPUT_V],
-                         case[probes.INPUT_MASK])
+  return attention_cause(got, case[recording.INPUT_Q], case[recording.INPUT_K], case[recording.INPUT_V],
+                         case[recording.INPUT_MASK])
 
 
 def mask_why(got, expected, case):
   del expected
-  return mask_cause(got, case[probes.INPUT_Q], case[probes.INPUT_K], case[probes.INPUT_V])
+  return mask_cause(got, case[recording.INPUT_Q], case[recording.INPUT_K], case[recording.INPUT_V])
 
 
 def split_heads_why(got, expected, case):
-  return split_heads_cause(got, case[probes.INPUT_X], expected)
+  return split_heads_cause(got, case[recording.INPUT_X], expected)
 
 
 def join_heads_why(got, expected, case):
-  return join_heads_cause(got, case[probes.INPUT_X], expected)
+  return join_heads_cause(got, case[recording.INPUT_X], expected)
 
 
 def blocks_why(got, expected, case):
@@ -308,23 +308,23 @@ def repeated_why(got, expected, case):
 
 def shifted_why(got, expected, case):
   del expected, case
-  return predict_mode_cause({probes.SHIFTED: got})
+  return predict_mode_cause({probes_layers.SHIFTED: got})
 
 
 def encodings_why(got, expected, case):
   del expected, case
-  return predict_mode_cause({probes.ENCODINGS: got})
+  return predict_mode_cause({probes_layers.ENCODINGS: got})
 
 
 def calls_why(got, expected, case):
   """An off-by-one of decoding in the calls; the case's summary (the learner's, in the notebook)."""
   del expected
-  return decoding_cause(got, case.get(probes.SUMMARY))
+  return decoding_cause(got, case.get(recording.SUMMARY))
 
 
 def summary_why(got, expected, case):
   del expected
-  return decoding_cause(case[probes.CALLS], got)
+  return decoding_cause(case[recording.CALLS], got)
 
 
 def shipped_why(got, expected, case):
@@ -366,7 +366,7 @@ def decoded_model_why(got, expected, case):
   """A predict-mode TransformerLM decoded token by token: as a run, then its layers' mode."""
   del expected
   ran = case[RAN]
-  return model_cause(got, ran) or predict_mode_cause(probes.predict_mode_layers(ran.model))
+  return model_cause(got, ran) or predict_mode_cause(probes_layers.predict_mode_layers(ran.model))
 
 
 # The notebook's next_symbol cases hand their tokens under this name beside the measures.
@@ -375,7 +375,7 @@ TOKENS = 'tokens'
 
 def read_why(got, expected, case):
   del expected
-  return read_cause(got - probes.StandInModel.FIRST, case[TOKENS], case[probes.MODEL_INPUTS])
+  return read_cause(got - probes.StandInModel.FIRST, case[TOKENS], case[recording.MODEL_INPUTS])
 
 
 def padding_why(got, expected, case):

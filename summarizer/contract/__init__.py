@@ -1,0 +1,22 @@
+"""The contract: what the learner's checks and the teacher's grader both run, written once.
+
+What is handed out:
+- ``exercise_code``: the graded functions' source, read from the package, and the
+  notebook's setup cell; ``handout`` writes the assignment notebook from it (and
+  nbgrader's source version); ``notebook_data`` is the data the notebook reads.
+
+How an answer is measured and judged:
+- ``recording``: every name a case is recorded under (the graded functions', the
+  measures', the cases'), and how a case is recorded;
+- ``probes`` (Exercises 8-10, Parts 4-5, the table of all) and ``probes_layers``
+  (Exercises 1-7): a function's outputs on the grading's inputs, nothing judged.
+  They run inside the sandbox too: the sandbox shows these three modules of the
+  contract, and nothing else of it;
+- ``measures``: each measure once, compared by ``compare``, its difference printed
+  by ``failure_text``, the mistake it names by ``mistakes``;
+- ``judge``: the one judge both sides hand a measure and its expected value.
+
+The learner's room (``summarizer.assignment``, the checks in the kernel) and the
+teacher's (``summarizer.grading``, the sandboxed grader) import this room, never
+each other; this room imports neither.
+"""

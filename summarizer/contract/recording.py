@@ -1,0 +1,176 @@
+"""What a probe records, and under which names: the contract's vocabulary, each name written once.
+
+The graded functions' names (the course's, in its order), the names of the
+measures a probe records (the keys of a case's ``'measures'``; ``measures.py``
+makes each a ``Measure``), the names of the cases, and how a case is recorded
+(``case``: ``{'name', 'measures', 'error'}``) from inputs drawn from the
+grading's seed.
+
+Inside the sandbox this module is imported with the probes (``probes.py``,
+``probes_layers.py``): it may import only the standard library, numpy,
+``summarizer._trax`` and ``summarizer.config`` (what the sandbox shows of the
+package).
+"""
+
+import inspect
+import traceback
+
+import numpy as np
+
+RUN_SEED = 7  # The random key of every layer run (dropout masks).
+MODES = ('train', 'eval', 'predict')
+# What a learner's function may raise that fails its case (KeyboardInterrupt still stops a run).
+CAUGHT = (Exception, SystemExit)
+
+# The graded functions, by the course's names, in its order (UNQ_C1 to UNQ_C10): the one place
+# each is written (``exercise_code.GRADED`` is ``GRADED``).
+DOT_PRODUCT_ATTENTION = 'DotProductAttention'
+HEADS_CLOSURE = 'compute_attention_heads_closure'
+SELF_ATTENTION = 'dot_product_self_attention'
+OUTPUT_CLOSURE = 'compute_attention_output_closure'
+CAUSAL_ATTENTION = 'CausalAttention'
+DECODER_BLOCK = 'DecoderBlock'
+TRANSFORMER_LM = 'TransformerLM'
+TRAINING_LOOP = 'training_loop'
+NEXT_SYMBOL = 'next_symbol'
+GREEDY_DECODE = 'greedy_decode'
+GRADED = (DOT_PRODUCT_ATTENTION, HEADS_CLOSURE, SELF_ATTENTION, OUTPUT_CLOSURE, CAUSAL_ATTENTION,
+          DECODER_BLOCK, TRANSFORMER_LM, TRAINING_LOOP, NEXT_SYMBOL, GREEDY_DECODE)
+# What the grader hands in: keys of its arrays and JSON.
+SHIPPED_SHAPES = 'shipped weight shapes'
+LOOP_MODEL = 'training_loop model'  # The weights of the loop's model ('weights/' + this).
+RETURNED_NONE = 'it returned None'
+POSITIONAL_ENCODING = 'PositionalEncoding'  # Trax's layer, which predict mode must reach.
+
+
+# --------------------------------------------------------------------------
+# The names of what is measured, as a report keys them: the one place each is
+# written (``measures.py`` defines how each is compared, printed and explained).
+
+OUTPUT = 'output'
+OUTPUT_TYPE = 'type of the output'
+INPUT = 'input '  # The inputs a case was run on: kept for the why: lines, never compared.
+INPUT_Q, INPUT_K, INPUT_V, INPUT_MASK, INPUT_X = (INPUT + name
+                                                  for name in ('q', 'k', 'v', 'mask', 'x'))
+TREE = 'str(layer)'
+TYPE = 'type'
+PARTS = 'types of its parts'
+THEIR_SUBLAYERS = 'types of their sublayers'
+WEIGHT_SHAPES = 'weight shapes'
+WHICH_SUBLAYER = 'which sublayer each is'
+SHAPES_OF_WEIGHTS = 'shapes of its weights'
+OUTPUT_SHAPE = 'output shape'
+LOSS_LAYER = 'loss layer'
+OPTIMIZER = 'optimizer'
+OPTIMIZER_PARAMETERS = 'optimizer parameters'
+LEARNING_RATES = 'learning rates at steps 1, 500, 1000, 1001, 4000'
+CHECKPOINT_STEPS = 'steps between checkpoints'
+METRICS = 'evaluation metrics'
+OUTPUT_DIRECTORY = 'output directory, from the home folder'
+LAYER_MODES = "modes of the model's layers"
+LOSS_AT_WORK = 'its loss layer on drawn log-probabilities'
+OPTIMIZER_STEP = "its optimizer's first step from drawn weights and gradients"
+NEXT_TOKEN = 'next token'
+NEXT_TOKEN_TYPE = 'type of the next token'
+MODEL_INPUTS = "the model's inputs"
+SUMMARY = 'the summary it returns'
+CALLS = 'the tokens next_symbol is given after tokenize(sentence), call by call'
+MODEL_GIVEN = 'the model next_symbol is given'
+PRINTED = 'what it prints, line by line'
+TAKES_VERBOSE = 'takes verbose'
+LOG_PROBABILITIES = 'log-probabilities'
+SUMMARY_IDS = "the summary's ids"
+# What every answer keeps (the properties, below).
+INPUTS_AFTER = 'the tokens it was given, after the call'
+UNDER_JIT = 'runs under jax.jit'
+DTYPE = 'dtype of the output'
+WRITTEN = 'tokens written when EOS never comes'
+
+# Cases the notebook's checks run too, by the same name.
+INDIVISIBLE_CASE = 'CausalAttention(d_feature=10, n_heads=3)'
+EXERCISE_MODEL_CASE = 'TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)'
+LOOP_CASE = 'training_loop(TransformerLM, train_gen, eval_gen, output_dir)'
+# A sentence greedy_decode is given where only how it ends matters (EOS first, or never).
+SHORT_SENTENCE = 'Nothing happened.'
+QUIET_CASE = 'greedy_decode(..., verbose=False)'  # Only for a greedy_decode that takes verbose.
+
+
+# --------------------------------------------------------------------------
+# Recording cases.
+
+def describe(error):
+  """'Type: message (line N of your cell: code)', short."""
+  message = str(error).strip().splitlines()
+  text = type(error).__name__ + (': ' + ' / '.join(message[:3])[:300] if message else '')
+  for frame in reversed(traceback.extract_tb(error.__traceback__)):
+    if frame.filename.startswith('<cell '):
+      text += f' ({frame.filename[1:-1]}, line {frame.lineno}: {(frame.line or "").strip()})'
+      break
+  return text
+
+
+def innermost(error):
+  """The exception a Trax ``LayerError`` wraps (its cause or context), however deeply.
+
+  Trax raises a LayerError inside the ``except`` clause that caught the
+  real exception, so each one keeps it as its context; a layer tree nests
+  one LayerError per level.
+  """
+  seen = set()
+  while type(error).__name__ == 'LayerError' and id(error) not in seen:
+    seen.add(id(error))
+    inner = error.__cause__ or error.__context__
+    if inner is None:
+      break
+    error = inner
+  return error
+
+
+def case(name, measure, *args, **kwargs):
+  """Runs ``measure(*args, **kwargs)``, a dict of measures, as one recorded case."""
+  try:
+    return {'name': name, 'measures': measure(*args, **kwargs), 'error': None}
+  except CAUGHT as error:  # pylint: disable=broad-except
+    return {'name': name, 'measures': {}, 'error': describe(innermost(error))}
+
+
+def accepts(function, name):
+  """Whether ``function`` takes a parameter ``name`` (True when unsure)."""
+  try:
+    parameters = inspect.signature(function).parameters.values()
+  except (TypeError, ValueError):
+    return True
+  return any(p.name == name or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+
+
+def array(value):
+  if value is None:
+    raise TypeError(RETURNED_NONE)
+  return np.asarray(value, dtype=np.float32)
+
+
+# --------------------------------------------------------------------------
+# Inputs drawn from the grading's seed (the same on both sides).
+
+def rng_for(seed, name):
+  """A numpy generator for one exercise, from the grading's seed."""
+  return np.random.default_rng([seed, sum(map(ord, name))])
+
+
+def floats(rng, shape):
+  return rng.normal(size=shape).astype(np.float32)
+
+
+def attention_inputs(rng):
+  """(name, query, key, value, mask) sets; every row of every mask attends somewhere."""
+  sets = []
+  for label in ('causal mask', 'random mask', 'batch of 1, no mask rows cut'):
+    batch, length, depth = int(rng.integers(1, 4)), int(rng.integers(3, 7)), int(rng.integers(2, 7))
+    q, k, v = (floats(rng, (batch, length, depth)) for _ in range(3))
+    if label == 'causal mask':
+      mask = np.tril(np.ones((1, length, length), bool))
+    else:
+      mask = rng.random((batch, length, length)) < 0.6
+      mask[..., np.arange(length), rng.integers(0, length, size=length)] = True
+    sets.append((f'{label}, q k v {q.shape}', q, k, v, mask))
+  return sets
