@@ -18,11 +18,12 @@ import argparse
 import os
 import sys
 
-from summarizer.contract.handout import (ASSIGNMENT, DEFAULT_OUT, GRADED, _write,
+from summarizer.contract.handout import (ASSIGNMENT, DEFAULT_OUT, _write,
                                            nbgrader_source_path, write_exercises,
                                            write_nbgrader_source)
 from summarizer.errors import OneLineParser, SummarizerError, run_command, user_path
 from summarizer.files import check_writable, exists_message
+from summarizer.contract.recording import GRADED
 
 
 def write_nbgrader_config(course_dir, sandbox='bwrap', force=False):

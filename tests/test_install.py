@@ -42,6 +42,7 @@ import pytest
 import summarizer
 from summarizer.contract import handout
 from summarizer.config import DATA_DIR, NOTEBOOKS_DIR
+from summarizer.contract.recording import GRADED
 
 CHECKOUT = os.path.dirname(os.path.dirname(os.path.abspath(summarizer.__file__)))
 SITE_PACKAGES = sysconfig.get_paths()['purelib']
@@ -225,7 +226,7 @@ def test_installed_package_works_from_any_folder(wheel, tmp_path):
   with open(folder / 'x.ipynb', encoding='utf-8') as f:
     cells = {cell['metadata']['nbgrader']['grade_id']: cell for cell in json.load(f)['cells']}
   assert [name for name, cell in cells.items()
-          if cell['metadata']['nbgrader']['solution']] == list(handout.GRADED)
+          if cell['metadata']['nbgrader']['solution']] == list(GRADED)
   for name, explanation in handout.explanations().items():  # Notebook 03's cells.
     assert explanation.strip() in ''.join(cells[f'explains-{name}']['source'])
 

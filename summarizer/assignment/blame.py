@@ -12,7 +12,7 @@ import io
 
 from summarizer import attention as _attention
 from summarizer import model as _model
-from summarizer.contract.exercise_code import GRADED
+from summarizer.contract.recording import GRADED
 from summarizer.contract.failure_text import learners_code
 
 

@@ -8,7 +8,6 @@ error as its cause, its message cut to a few lines, and the learner's last
 line, and which exercise's check to run when a check knows the function.
 """
 
-import traceback
 
 from summarizer.contract import failure_text, recording
 
@@ -27,20 +26,12 @@ def short(error):
   head += [line[:200] for line in message[1:MOST_LINES - 3]]
   if type(error) is not type(inner):
     head.insert(0, f'{type(error).__name__}, raised by Trax while it ran your layers:')
-  return '\n'.join(head[:MOST_LINES - 1] + [_learners_line(inner) or _learners_line(error)])
+  return '\n'.join(head[:MOST_LINES - 1] + [_your_line(inner) or _your_line(error)])
 
 
-def learners_frame(error):
-  """The learner's last frame in the error's traceback (a ``traceback.FrameSummary``), or None."""
-  for frame in reversed(traceback.extract_tb(error.__traceback__)):
-    if failure_text.learners_code(frame.filename):
-      return frame
-  return None
-
-
-def _learners_line(error):
+def _your_line(error):
   """'your line: in f, line N: code', the learner's last line in the traceback, or ''."""
-  frame = learners_frame(error)
+  frame = failure_text.learners_frame(error)
   if frame is None:
     return ''
   code = (frame.line or '').strip()

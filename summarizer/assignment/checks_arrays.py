@@ -11,7 +11,7 @@ import numpy as np
 
 from summarizer import attention as _attention
 from summarizer._trax import jnp
-from summarizer.contract import measures, probes, probes_layers, recording
+from summarizer.contract import measures, probes_layers, recording
 from summarizer.contract.compare import allclose
 from summarizer.contract.judge import reading
 from summarizer.contract.mistakes import attention_with, standard_softmax

@@ -14,7 +14,7 @@ import numpy as np
 from summarizer import attention as _attention
 from summarizer import model as _model
 from summarizer._trax import fastmath, tl, trax
-from summarizer.contract import measures, mistakes, probes, probes_layers, recording
+from summarizer.contract import measures, mistakes, probes_layers, recording
 from summarizer.contract.failure_text import NotRun
 from summarizer.contract.judge import read_each, reading
 from summarizer.assignment.runner import CHECK_SEED, run_cases, sublayer_names

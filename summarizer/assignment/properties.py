@@ -15,7 +15,6 @@ where the learner's values are tracers).
 
 import jax
 
-from summarizer.assignment import cell_errors
 from summarizer.contract import exercise_code, failure_text, probes, recording
 from summarizer.contract.judge import reading
 from summarizer.contract.measures import DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
@@ -77,13 +76,13 @@ def _jit_runs(function, arrays):
     return 'yes'
   except recording.CAUGHT as error:  # pylint: disable=broad-except
     if type(error).__name__ in _TRACED_TO_NUMPY:
-      return f'no: {_learners_line(error)} turns a traced array into NumPy: use jnp, not np'
+      return f'no: {_line_of(error)} turns a traced array into NumPy: use jnp, not np'
     return f'no: {failure_text.describe(error)}'
 
 
-def _learners_line(error):
+def _line_of(error):
   """'line N of f (code)': the learner's last line in the error's traceback."""
-  frame = cell_errors.learners_frame(error)
+  frame = failure_text.learners_frame(error)
   if frame is None:
     return 'your code'
   code = (frame.line or '').strip()

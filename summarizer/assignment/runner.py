@@ -18,7 +18,7 @@ import jax
 import numpy as np
 
 from summarizer.assignment import properties, tracing
-from summarizer.contract import judge, measures, probes, probes_layers, recording
+from summarizer.contract import judge, probes_layers, recording
 from summarizer.assignment.blame import Earlier, failing_own
 from summarizer.contract.failure_text import Failure, Printer
 
@@ -97,7 +97,6 @@ def run_cases(cases, check, function=None, given=None):
   return failed
 
 
-GRADED = recording.GRADED
 # Each exercise's check by its function's name (``checks.py`` fills it): blame asks whether an
 # earlier function fails its own.
 OWN_CHECKS = {}

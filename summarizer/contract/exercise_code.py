@@ -24,7 +24,6 @@ from summarizer.contract import recording
 from summarizer.errors import SummarizerError
 
 # The graded functions in the course's order: UNQ_C1 to UNQ_C10.
-GRADED = recording.GRADED
 # The checks of the whole model (Parts 4 and 5), after the exercises' (a check's name is test_X).
 TRAINED_MODEL, SUMMARY = 'trained_model', 'summary'
 
@@ -287,11 +286,11 @@ def setup_imports():
       two things in two modules (the notebook has one namespace).
   """
   imports = dict(_ALWAYS)
-  for graded in GRADED:
+  for graded in recording.GRADED:
     function = graded_function(graded)
     for dotted in references(function, cut(graded).tree):
       name = dotted.split('.')[0]
-      if name in GRADED or name in NOTEBOOK_HELPERS:
+      if name in recording.GRADED or name in NOTEBOOK_HELPERS:
         continue
       value = function.__globals__[name]
       if name not in imports:

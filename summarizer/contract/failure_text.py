@@ -113,13 +113,21 @@ def learners_code(filename):
   return not (filename.startswith('<frozen ') or os.path.realpath(filename).startswith(_NOT_LEARNERS))
 
 
-def _learners_line(error):
-  """' (in NAME, line N: CODE)': where the learner's code raised, or ''."""
+def learners_frame(error):
+  """The learner's last frame in the error's traceback (a ``traceback.FrameSummary``), or None."""
   for frame in reversed(traceback.extract_tb(error.__traceback__)):
-    if not os.path.realpath(frame.filename).startswith(_NOT_LEARNERS):
-      code = (frame.line or '').strip()
-      return f' (in {frame.name}, line {frame.lineno}' + (f': {code})' if code else ')')
-  return ''
+    if learners_code(frame.filename):
+      return frame
+  return None
+
+
+def _where_raised(error):
+  """' (in NAME, line N: CODE)': where the learner's code raised, or ''."""
+  frame = learners_frame(error)
+  if frame is None:
+    return ''
+  code = (frame.line or '').strip()
+  return f' (in {frame.name}, line {frame.lineno}' + (f': {code})' if code else ')')
 
 
 def describe(error):
@@ -139,7 +147,7 @@ def describe(error):
   if len(message) > 500:
     message = message[:500] + ' ...'
   name = type(error).__name__
-  return (f'{name}: {message}' if message else name) + _learners_line(error)
+  return (f'{name}: {message}' if message else name) + _where_raised(error)
 
 
 def difference(expected, got):

@@ -40,9 +40,10 @@ from summarizer.contract import notebook_data, recording
 from summarizer.config import NOTEBOOKS_DIR
 from summarizer.errors import SummarizerError
 # The graded functions, their source and the setup cell: exercise_code.py (read from here too).
-from summarizer.contract.exercise_code import (GRADED, NOTEBOOK_HELPERS, NOTEBOOK_NAMES, OMIT,  # pylint: disable=unused-import
+from summarizer.contract.exercise_code import (NOTEBOOK_HELPERS, NOTEBOOK_NAMES, OMIT,  # pylint: disable=unused-import
                                            SUMMARY, TRAINED_MODEL, Cut, cut, graded_function,
                                            references, setup_imports, setup_source)
+from summarizer.contract.recording import GRADED
 
 # What each check is handed after the function, as the course calls it.
 CHECK_ARGUMENTS = {recording.TRAINING_LOOP: (recording.TRANSFORMER_LM,),

@@ -20,6 +20,7 @@ import tempfile
 import time
 
 from summarizer.errors import SummarizerError
+from summarizer.contract.recording import GRADED
 
 GOAL_SECONDS = 20  # A submission's share of an autograde run, at most: 30 in 10 minutes.
 
@@ -58,7 +59,7 @@ def _class_run(n_submissions, graders):
     with open(os.path.join(course, 'nbgrader_config.py'), 'w', encoding='utf-8') as f:
       f.write(nbgrader_plugin.config_source(sandbox='bwrap'))
     _nbgrader(course, 'generate_assignment', handout.ASSIGNMENT)
-    answers = {name: handout.solution_source(name) for name in handout.GRADED}
+    answers = {name: handout.solution_source(name) for name in GRADED}
     for k in range(n_submissions):
       _submit(course, f'student{k:02d}', answers)
     started = time.monotonic()

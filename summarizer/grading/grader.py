@@ -30,8 +30,8 @@ from summarizer.grading import (jupyter_source, limits, report_schema, sandbox, 
 from summarizer.contract.judge import ALL_PASSED, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
+from summarizer.contract.recording import GRADED
 
-GRADED = handout.GRADED
 POINTS = handout.POINTS
 # Functions whose check runs the learner's earlier ones too (the note's run).
 USES_EARLIER = (recording.SELF_ATTENTION, recording.CAUSAL_ATTENTION, recording.DECODER_BLOCK,

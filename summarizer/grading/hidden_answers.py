@@ -26,8 +26,9 @@ import glob
 import importlib.util
 import os
 
-from summarizer.contract import probes, recording
+from summarizer.contract import recording
 from summarizer.errors import SummarizerError
+from summarizer.contract.recording import GRADED
 
 # Path under site-packages -> {top-level function or class there: the exercise
 # (1-10, the course's UNQ_C numbers) it answers}. Where Trax's name is the exercise's
@@ -95,10 +96,9 @@ def installed(path):
 
 def message(name, path, exercise):
   """What a hidden function raises: whose answer it is, to which exercise."""
-  from summarizer.contract import handout  # pylint: disable=g-import-not-at-top
   library = {'trax': 'Trax', 'jax': 'jax'}.get(path.split('/')[0], path.split('/')[0])
   return (f"{name} is {library}'s own answer to Exercise {exercise} "
-          f'({handout.GRADED[exercise - 1]}): hidden while grading; write your own')
+          f'({GRADED[exercise - 1]}): hidden while grading; write your own')
 
 
 def hidden_functions(tree, names):

@@ -26,6 +26,7 @@ from traitlets import Integer, Unicode
 
 from summarizer.contract import handout
 from summarizer.grading import class_run, grader
+from summarizer.contract.recording import GRADED
 
 # Where a repaired submission says what was repaired, or why it cannot be graded.
 REASON = 'summarizer_grading'
@@ -68,7 +69,7 @@ class SandboxedGrades(NbGraderPreprocessor):
         cell.execution_count = None
       elif cell.cell_type == 'code' and said.get('unreadable') and _points(grade_id):
         name = grade_id[len('test_'):]
-        title = grader.title(name) if name in grader.GRADED else grade_id
+        title = grader.title(name) if name in GRADED else grade_id
         cell.outputs = outputs(grader.Verdict(grade_id, title, 0, _points(grade_id),
                                               [said['unreadable']], []), None)
     if reason:
@@ -197,7 +198,7 @@ def _valid(validator, cell):
 
 def _teachers_metadata(grade_id):
   """The source version's metadata of a cell of the assignment, or None."""
-  if grade_id in grader.GRADED:
+  if grade_id in GRADED:
     return handout.nbgrader_metadata(grade_id, solution=True)
   if _points(grade_id):
     return handout.nbgrader_metadata(grade_id, points=_points(grade_id))

@@ -15,6 +15,7 @@ import ast
 import builtins
 
 from summarizer.contract import handout
+from summarizer.contract.recording import GRADED
 
 # Builtins that run or build code, or reach the interpreter (as names, called or not).
 RUNNERS = ('exec', 'eval', 'compile', '__import__', '__builtins__', 'get_ipython')
@@ -111,7 +112,7 @@ def reason(cell, found, what='function'):
           + MANUAL.format(what))
 
 
-def manual_reasons(cells, functions=(*handout.GRADED, WHOLE), ran=None):
+def manual_reasons(cells, functions=(*GRADED, WHOLE), ran=None):
   """The functions that go to a teacher: name -> the one-line reason.
 
   Args:
@@ -144,7 +145,7 @@ def manual_reasons(cells, functions=(*handout.GRADED, WHOLE), ran=None):
 WHOLE_RUNS = ('part 4', 'part 5')
 
 
-def watched_reasons(ran, functions=(*handout.GRADED, WHOLE)):
+def watched_reasons(ran, functions=(*GRADED, WHOLE)):
   """The functions whose own run the audit hook saw run what no cell holds: name -> reason.
 
   ``ran`` maps a submission's item ids (a function's name, 'part 4',
@@ -170,7 +171,7 @@ def watched_reasons(ran, functions=(*handout.GRADED, WHOLE)):
 # handout's imports (``worker.call_check``): named on the teacher's page.
 BEYOND = 'beyond'
 # Exercises 1 and 3, attention itself: a library's call there earns no automatic point.
-ATTENTION = (handout.GRADED[0], handout.GRADED[2])
+ATTENTION = (GRADED[0], GRADED[2])
 
 
 def beyond_calls(ran):
@@ -178,7 +179,7 @@ def beyond_calls(ran):
   calls = {}
   for item, result in ran.items():
     found = [_seen(event) for event in _events(result) if event.get('event') == BEYOND]
-    if found and item in handout.GRADED:
+    if found and item in GRADED:
       calls[item] = found
   return calls
 

@@ -45,13 +45,11 @@ The grader sends a function whose run had any event to a teacher, named.
 
 import ast
 import builtins
-import ctypes
 import functools
 import importlib.machinery
 import os
 import sys
 import threading
-import time
 import types
 from typing import NamedTuple
 

@@ -25,6 +25,7 @@ import textwrap
 
 from summarizer import text
 from summarizer.contract import handout
+from summarizer.contract.recording import GRADED
 
 # Exercise checks built on each function (the numbers of every later layer
 # change when an earlier function is wrong).
@@ -672,7 +673,7 @@ def namespace(variant=None):
   """The notebook's namespace: the setup, the package's solutions, then the variant."""
   names = {'tokenize': text.course_tokenize, 'detokenize': text.course_detokenize}
   exec(handout.setup_source(), names)  # pylint: disable=exec-used
-  for name in handout.GRADED:
+  for name in GRADED:
     exec(compile(handout.solution_source(name), f'<solution {name}>', 'exec'), names)  # pylint: disable=exec-used
   if variant is not None:
     # Kept where tracebacks find source lines, as Jupyter keeps its cells.
@@ -717,7 +718,7 @@ def course_namespace(**replaced):
   """
   names = {'tokenize': text.course_tokenize, 'detokenize': text.course_detokenize}
   exec(handout.setup_source(), names)  # pylint: disable=exec-used
-  for name in handout.GRADED:
+  for name in GRADED:
     source = replaced.get(name, COURSE_ANSWERS[name])
     exec(compile(source, f'<course {name}>', 'exec'), names)  # pylint: disable=exec-used
   return names

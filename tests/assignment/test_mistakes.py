@@ -10,6 +10,7 @@ import pytest
 import learner_variants
 from summarizer.assignment import checks
 from summarizer.contract import mistakes
+from summarizer.contract.recording import GRADED
 
 # What a failed check may print at most: lines (one at least for each failed test, and
 # the checks of the layers count up to 19), and characters on a line below a header.
@@ -22,7 +23,7 @@ def headers(printed):
 
 
 def fix_first(function):
-  number = learner_variants.handout.GRADED.index(function) + 1
+  number = GRADED.index(function) + 1
   return f'fix Exercise {number} ({function}) first'
 
 
@@ -53,7 +54,7 @@ def test_the_checks_catch_mistakes_and_pass_correct_answers(variant):
 
 def test_every_graded_function_has_mistakes_and_a_correct_variant():
   functions = [variant.function for variant in learner_variants.VARIANTS]
-  for name in learner_variants.handout.GRADED:
+  for name in GRADED:
     kinds = {variant.correct for variant in learner_variants.VARIANTS if variant.function == name}
     assert kinds == {True, False}, name
   assert len(functions) >= 30
@@ -92,7 +93,7 @@ def test_a_cause_is_named_only_when_recognised():
 @pytest.mark.slow
 def test_the_courses_answers_pass_every_check(capsys):
   names = learner_variants.course_namespace()
-  for name in learner_variants.handout.GRADED:
+  for name in GRADED:
     failed, printed = learner_variants.run_check(checks, name, names)
     assert (failed, printed) == (0, 'All tests passed\n'), name
 

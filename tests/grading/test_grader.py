@@ -22,9 +22,9 @@ from summarizer.contract import handout, judge, probes, probes_layers, recording
 from summarizer.grading import grader, sandbox
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
+from summarizer.contract.recording import GRADED
 
 SEED = 11
-GRADED = handout.GRADED
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
 
 

@@ -22,6 +22,7 @@ from summarizer._trax import tl, trax
 from summarizer.contract import handout
 from summarizer.grading import grader, hidden_answers, sandbox
 from summarizer.errors import SummarizerError
+from summarizer.contract.recording import GRADED
 
 SEED = 11
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -58,7 +59,7 @@ def test_the_list_covers_every_exercise_that_has_a_counterpart():
 
 def test_the_courses_answers_call_nothing_hidden():
   hidden_names = {name for names in hidden_answers.HIDDEN.values() for name in names}
-  for name in handout.GRADED:
+  for name in GRADED:
     for source in (handout.solution_source(name), learner_variants.COURSE_ANSWERS[name]):
       used = {node.attr for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Attribute)}
       assert not used & hidden_names, name

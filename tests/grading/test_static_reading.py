@@ -19,8 +19,8 @@ import pytest
 import learner_variants
 from summarizer.contract import handout
 from summarizer.grading import grader, nbgrader_plugin, static_reading
+from summarizer.contract.recording import GRADED
 
-GRADED = handout.GRADED
 SEED = 11
 SCRATCH = nbformat.v4.new_code_cell  # A cell the learner added: no nbgrader metadata.
 
