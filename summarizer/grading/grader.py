@@ -36,7 +36,7 @@ POINTS = handout.POINTS
 # Functions whose check runs the learner's earlier ones too (the note's run).
 USES_EARLIER = (recording.SELF_ATTENTION, recording.CAUSAL_ATTENTION, recording.DECODER_BLOCK,
                 recording.TRANSFORMER_LM, recording.TRAINING_LOOP)
-WHOLE = ('part 4', 'part 5')  # The whole-model items, apart (see worker.py).
+WHOLE_ITEMS = ('part 4', 'part 5')  # The whole-model items, apart (see worker.py).
 WHOLE_IDS = tuple(f'test_{name}' for name in (handout.TRAINED_MODEL, handout.SUMMARY))  # Their cells.
 # Near-copies of the package's code (see ``near_copy``): the similarity (0-1) of
 # normalised code from which a function is flagged, on its structure alone or
@@ -134,7 +134,7 @@ def trusted_setup():
 
 def _item(item_id, probe, package, submission=0):
   """One run: the learner's cells up to the probed function's (all for the whole model)."""
-  function = None if probe in WHOLE else probe
+  function = None if probe in WHOLE_ITEMS else probe
   return dict(id=item_id, probe=probe, function=function, package=list(package),
               upto=function, seconds=limits.function_seconds(probe),
               memory_mb=limits.PROCESS_MEMORY_MB, submission=submission)
@@ -146,7 +146,7 @@ def first_items(functions=GRADED, whole=True, submission=0):
   Items are in the course's order: the package's solutions they receive only
   grow, so no process of the sandbox ever holds the answer to its own function.
   """
-  items = [_item(part, part, [], submission) for part in WHOLE] if whole else []
+  items = [_item(part, part, [], submission) for part in WHOLE_ITEMS] if whole else []
   return items + [_item(name, name, GRADED[:GRADED.index(name)], submission)
                   for name in GRADED if name in functions]
 
@@ -299,7 +299,7 @@ def fitted(ran, expected):
   """
   for item_id, entry in ran.items():
     probe = item_id.split('/', 1)[-1].replace(' with yours', '')
-    cases = expected['whole'] if probe in WHOLE or probe == 'whole' else expected.get(probe)
+    cases = expected['whole'] if probe in WHOLE_ITEMS or probe == 'whole' else expected.get(probe)
     if entry.get('results') is None or cases is None:
       continue
     try:
@@ -310,7 +310,7 @@ def fitted(ran, expected):
 
 
 def _course_order(item):
-  return -1 if item['probe'] in WHOLE else GRADED.index(item['probe'])
+  return -1 if item['probe'] in WHOLE_ITEMS else GRADED.index(item['probe'])
 
 
 def _mine(ran, k):
@@ -334,7 +334,7 @@ def verdicts_of(cells, ran, expected, own, whole=True, manual=None):
                              + '; '.join(calls[:3]))
   verdicts = [own[name] for name in GRADED if name in own]
   verdicts += whole_verdicts(ran, expected['whole'], own) if whole else []
-  keys = [static_reading.WHOLE if v.grade_id in WHOLE_IDS else v.grade_id[len('test_'):] for v in verdicts]
+  keys = [static_reading.WHOLE_KEY if v.grade_id in WHOLE_IDS else v.grade_id[len('test_'):] for v in verdicts]
   return [by_hand(v, manual[key]) if key in manual else v for v, key in zip(verdicts, keys)]
 
 
@@ -444,7 +444,7 @@ def whole_verdicts(ran, expected_cases, own):
                                                  'Part 5: the summary'), (0, 1)):
     key = grade_id[len('test_'):]
     expected = expected_cases[index:index + 1]
-    lines = failure_lines('whole', _only_case(ran.get(WHOLE[index]), expected), expected)
+    lines = failure_lines('whole', _only_case(ran.get(WHOLE_ITEMS[index]), expected), expected)
     if lines and blame:
       lines.append(blame)
     verdicts.append(Verdict(grade_id, title_, 0 if lines else POINTS[key], POINTS[key],

@@ -14,7 +14,6 @@ trips nothing; a cell that does not parse runs nothing, and trips nothing.
 import ast
 import builtins
 
-from summarizer.contract import handout
 from summarizer.contract.recording import GRADED
 
 # Builtins that run or build code, or reach the interpreter (as names, called or not).
@@ -39,7 +38,7 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 ATTRIBUTE_CALLS = ('getattr', 'setattr', 'delattr', 'hasattr')
 
 MANUAL = 'a teacher grades this {} by hand'
-WHOLE = 'whole'  # The key of the whole model (Parts 4 and 5): every cell runs before it.
+WHOLE_KEY = 'whole'  # The key of the whole model (Parts 4 and 5): every cell runs before it.
 
 
 def _module(name):
@@ -112,12 +111,12 @@ def reason(cell, found, what='function'):
           + MANUAL.format(what))
 
 
-def manual_reasons(cells, functions=(*GRADED, WHOLE), ran=None):
+def manual_reasons(cells, functions=(*GRADED, WHOLE_KEY), ran=None):
   """The functions that go to a teacher: name -> the one-line reason.
 
   Args:
     cells: The learner's cells in order (``grader.learner_cells``).
-    functions: The graded functions to look at, and ``WHOLE`` for the whole
+    functions: The graded functions to look at, and ``WHOLE_KEY`` for the whole
       model (Parts 4 and 5), which runs every cell.
     ran: The submission's runs (item id -> result): a function whose run
       the sandbox's audit hook saw run code that is not a cell's (``worker.py``)
@@ -137,15 +136,15 @@ def manual_reasons(cells, functions=(*GRADED, WHOLE), ran=None):
     first = next((k for k in range(last + 1) if found[k]), None)
     if first is not None:
       reasons[name] = reason(cells[first], found[first],
-                             'part' if name == WHOLE else 'function')
+                             'part' if name == WHOLE_KEY else 'function')
   return reasons
 
 
-# The runs of the whole model (``grader.WHOLE``): Parts 4 and 5 share their key.
+# The runs of the whole model (``grader.WHOLE_ITEMS``): Parts 4 and 5 share their key.
 WHOLE_RUNS = ('part 4', 'part 5')
 
 
-def watched_reasons(ran, functions=(*GRADED, WHOLE)):
+def watched_reasons(ran, functions=(*GRADED, WHOLE_KEY)):
   """The functions whose own run the audit hook saw run what no cell holds: name -> reason.
 
   ``ran`` maps a submission's item ids (a function's name, 'part 4',
@@ -154,12 +153,12 @@ def watched_reasons(ran, functions=(*GRADED, WHOLE)):
   """
   reasons = {}
   for item, result in ran.items():
-    name = WHOLE if item in WHOLE_RUNS else item
+    name = WHOLE_KEY if item in WHOLE_RUNS else item
     events = [event for event in _events(result) if event.get('event') != BEYOND]
     if name not in functions or name in reasons or not events:
       continue
     reasons[name] = (f"code run that is not a cell's ({_seen(events[0])}, seen as it ran): "
-                     + MANUAL.format('part' if name == WHOLE else 'function'))
+                     + MANUAL.format('part' if name == WHOLE_KEY else 'function'))
   for name, calls in beyond_calls(ran).items():
     if name in ATTENTION and name in functions and name not in reasons:
       reasons[name] = (f"a library's code where the exercise asks for the learner's own "

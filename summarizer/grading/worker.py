@@ -204,7 +204,7 @@ def rebind_defaults(function, learners, names):
 
 # The whole-model items: Part 4 and Part 5 apart, so that a crash in Part 5
 # (next_symbol, greedy_decode) leaves Part 4's result.
-WHOLE = {'whole': (4, 5), 'part 4': (4,), 'part 5': (5,)}
+PARTS_OF_ITEM = {'whole': (4, 5), 'part 4': (4,), 'part 5': (5,)}
 
 
 def run_item(job, item, solutions, given, events=None, surface=None):
@@ -214,12 +214,12 @@ def run_item(job, item, solutions, given, events=None, surface=None):
   calls beyond the handout's imports (``call_check``, ``origin_event``).
   """
   errors, check = [], None
-  if events is not None and surface is not None and item['probe'] not in WHOLE:
+  if events is not None and surface is not None and item['probe'] not in PARTS_OF_ITEM:
     check = watchers.call_check(events, surface, PROBE_FILES)
   names = namespace(job, item, solutions, errors, check)
-  if item['probe'] in WHOLE:
+  if item['probe'] in PARTS_OF_ITEM:
     cases = probes.probe_whole(names, given, job['model_size'], job['model_file'],
-                               WHOLE[item['probe']])
+                               PARTS_OF_ITEM[item['probe']])
   elif item['function'] not in names or not callable(names[item['function']]):
     cases = []
     errors.append(f"{item['function']} is not defined by its cell")

@@ -132,11 +132,11 @@ def test_the_packages_function_exec_d_from_base64_goes_to_the_teacher_with_what_
   notebook = learner_variants.notebook_with(dict(
       learner_variants.COURSE_ANSWERS, DotProductAttention=hidden('DotProductAttention')))
   reasons = static_reading.manual_reasons(grader.learner_cells(notebook))
-  assert set(reasons) == {*GRADED, static_reading.WHOLE}  # Every later cell runs after it.
+  assert set(reasons) == {*GRADED, static_reading.WHOLE_KEY}  # Every later cell runs after it.
   assert reasons['DotProductAttention'] == (
       "code built at run time (import base64, cell 'DotProductAttention' line 1): "
       'a teacher grades this function by hand')
-  assert reasons[static_reading.WHOLE].endswith('a teacher grades this part by hand')
+  assert reasons[static_reading.WHOLE_KEY].endswith('a teacher grades this part by hand')
   assert grader.near_copies(grader.read_cells(grader.learner_cells(notebook))) == {}
 
 
@@ -144,7 +144,7 @@ def test_a_scratch_cell_with_eval_sends_the_functions_after_it():
   notebook, label = scratch_before(learner_variants.notebook_with(
       learner_variants.COURSE_ANSWERS), 'dot_product_self_attention', "n = eval('1 + 1')")
   reasons = static_reading.manual_reasons(grader.learner_cells(notebook))
-  assert set(reasons) == {*GRADED[2:], static_reading.WHOLE}
+  assert set(reasons) == {*GRADED[2:], static_reading.WHOLE_KEY}
   assert reasons['dot_product_self_attention'] == (
       f'code built at run time (eval, {label} line 1): a teacher grades this function by hand')
 
@@ -153,8 +153,8 @@ def test_a_cell_after_the_last_function_sends_only_the_whole_model():
   notebook = learner_variants.notebook_with(learner_variants.COURSE_ANSWERS)
   notebook.cells.append(SCRATCH('x = 1\nimport marshal'))
   reasons = static_reading.manual_reasons(grader.learner_cells(notebook))
-  assert list(reasons) == [static_reading.WHOLE]
-  assert f'(import marshal, cell {len(notebook.cells)} line 2)' in reasons[static_reading.WHOLE]
+  assert list(reasons) == [static_reading.WHOLE_KEY]
+  assert f'(import marshal, cell {len(notebook.cells)} line 2)' in reasons[static_reading.WHOLE_KEY]
 
 
 # --------------------------------------------------------------------------
