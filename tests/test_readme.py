@@ -98,8 +98,14 @@ def where(block):
   return f'{block["page"]}:{block["line"]}'
 
 
-def test_every_page_is_run():
-  # A Markdown page outside the ignored folders is one of PAGES, so none is left unrun.
+def markdown_pages():
+  """The checkout's Markdown pages: git's, where it is a git checkout (what git ignores is not
+  a page: build/lib/ of a wheel build), else every one outside the ignored folders."""
+  listed = subprocess.run(['git', '-C', ROOT, 'ls-files', '--cached', '--others',
+                           '--exclude-standard', '--', '*.md'],
+                          capture_output=True, text=True, check=False)
+  if listed.returncode == 0:
+    return {page for page in listed.stdout.splitlines() if os.path.exists(os.path.join(ROOT, page))}
   pages = set()
   for folder, subfolders, files in os.walk(ROOT):
     left_out = ignored(folder, subfolders)
@@ -107,7 +113,28 @@ def test_every_page_is_run():
                      if not name.startswith('.') and name not in left_out]
     pages.update(os.path.relpath(os.path.join(folder, name), ROOT).replace(os.sep, '/')
                  for name in files if name.endswith('.md'))
-  assert pages == set(PAGES)
+  return pages
+
+
+def test_every_page_is_run():
+  # A Markdown page of the checkout is one of PAGES, so none is left unrun.
+  assert markdown_pages() == set(PAGES)
+
+
+def test_a_page_that_git_ignores_is_no_page_to_run(tmp_path):
+  # A wheel build leaves build/lib/summarizer/README.md: git ignores it, and so does the test.
+  built = os.path.join(ROOT, 'build', 'lib', 'summarizer')
+  made = not os.path.exists(os.path.join(ROOT, 'build'))
+  os.makedirs(built, exist_ok=True)
+  page = os.path.join(built, 'README.md')
+  try:
+    with open(page, 'w', encoding='utf-8') as f:
+      f.write('# a copy\n')
+    assert 'build/lib/summarizer/README.md' not in markdown_pages()
+  finally:
+    os.remove(page)
+    if made:
+      shutil.rmtree(os.path.join(ROOT, 'build'))
 
 
 @pytest.mark.parametrize('page', PAGES)
@@ -181,10 +208,13 @@ def test_ci_reads_the_test_command_and_it_names_a_supported_python():
   pytest_command = command.split(' && ')[-1]
   assert re.fullmatch(r'\.venv/bin/python -m pytest(?: -[-\w]+(?: \w+)?)*', pytest_command)
   assert ' -n ' not in pytest_command or '--dist loadfile' in pytest_command
-  version = re.match(r'python(3\.\d+) -m venv \.venv', command).group(1)
+  # The set-up's own Python: the one `python3` starts, which must be one the package accepts.
+  assert command.startswith('python3 -m venv .venv && ')
   with open(os.path.join(ROOT, 'pyproject.toml'), encoding='utf-8') as f:
     low, high = re.search(r'requires-python = ">=3\.(\d+),<3\.(\d+)"', f.read()).groups()
-  assert int(low) <= int(version.split('.')[1]) < int(high)
+  minor = subprocess.run(['python3', '-c', 'import sys; print(sys.version_info[1])'],
+                         capture_output=True, text=True, check=True).stdout.strip()
+  assert int(low) <= int(minor) < int(high)
 
 
 # Summaries printed by blocks that summarise one file: FILE -> standard output.

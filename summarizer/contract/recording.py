@@ -23,7 +23,7 @@ MODES = ('train', 'eval', 'predict')
 CAUGHT = (Exception, SystemExit)
 
 # The graded functions, by the course's names, in its order (UNQ_C1 to UNQ_C10): the one place
-# each is written (``exercise_code.GRADED`` is ``GRADED``).
+# each is written; every other module imports ``GRADED`` from here.
 DOT_PRODUCT_ATTENTION = 'DotProductAttention'
 HEADS_CLOSURE = 'compute_attention_heads_closure'
 SELF_ATTENTION = 'dot_product_self_attention'

@@ -16,6 +16,7 @@ import pytest
 
 import learner_variants
 from summarizer.grading import grader, limits, sandbox, watchdog
+from summarizer.contract.recording import GRADED
 
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
 pytestmark = needs_bwrap
@@ -218,7 +219,7 @@ def test_a_looping_function_parts_4_and_5_use_fits_in_the_submissions_seconds():
   # A loop in a function of the whole model costs its run and both parts'.
   in_the_body = limits.FUNCTION_SECONDS + sum(limits.WHOLE_SECONDS.values())
   # A loop at the top of a cell costs its function's run and a few seconds of every other.
-  at_the_top = limits.FUNCTION_SECONDS + limits.OTHER_CELLS_SECONDS * (len(grader.GRADED) + 1)
+  at_the_top = limits.FUNCTION_SECONDS + limits.OTHER_CELLS_SECONDS * (len(GRADED) + 1)
   assert max(in_the_body, at_the_top) + rest < limits.SUBMISSION_SECONDS <= 240 - 20
 
 
@@ -230,7 +231,7 @@ def test_a_stop_is_the_functions_one_line_and_no_note_run_follows_it():
   assert grader.failure_lines('DecoderBlock', timed_out, []) == [
       "stopped after 30 s (wall clock), its limit: a loop that never ends, or a sleep?"]
   own = {name: grader.Verdict('test_' + name, name, 0, 1, ['wrong'] if name == 'TransformerLM'
-                              else [], []) for name in grader.GRADED}
+                              else [], []) for name in GRADED}
   assert [item['probe'] for item in grader.with_yours_items(own)] == ['training_loop']
   assert grader.with_yours_items(own, stopped=['TransformerLM']) == []
   assert grader.was_stopped(stopped) and grader.was_stopped(timed_out)
