@@ -9,7 +9,7 @@ The notebook is the course's assignment in its five parts (the data; UNQ_C1 to
 UNQ_C7; training_loop and a short run of it; the shipped weights in your
 TransformerLM; next_symbol, greedy_decode and your summary of an article), each
 graded function with its steps above a blank, followed by its check. It is
-written by ``assignment.handout``; the grade comes from ``grading.grader``
+written by ``contract.handout``; the grade comes from ``grading.grader``
 (the sandbox); ``--nbgrader`` writes the course directory's
 ``nbgrader_config.py`` whose autograde uses that grade (``nbgrader_plugin``).
 """

@@ -3,10 +3,13 @@
 - ``grader``: the verdict. The learner's cells, read first by ``static_reading``
   (code built at run time goes to a teacher), run in a bubblewrap sandbox
   (``sandbox``, with ``worker`` inside it, Trax's own answers hidden by
-  ``hidden_answers``) that returns only outputs (the assignment room's
+  ``hidden_answers``) that returns only outputs (the contract's
   ``probes``); ``report_schema`` reads them back within bounds, and the
-  assignment room's ``judge`` holds each of the function's ``measures`` against
+  contract's ``judge`` holds each of the function's ``measures`` against
   the package's own results (``reference_results``), as the notebook's checks
   do. ``watchdog`` stops the sandbox from outside at the limits of ``limits``.
 - ``nbgrader_plugin``: the nbgrader preprocessors that write that verdict.
+
+The grader imports the contract (``summarizer.contract``), never the learner's room
+(``summarizer.assignment``).
 """
