@@ -157,6 +157,15 @@ def was_stopped(result):
   return bool(status.get('timed out') or status.get('stopped'))
 
 
+def failed_own_check(result):
+  """Whether a run that failed did so on its own checks: it ran, whole, and was not stopped.
+
+  A function stopped at a limit, never run, or whose sandbox stopped before
+  it is not blamed for a later part's failure: nothing says it is wrong.
+  """
+  return bool(result) and not was_stopped(result) and result.get('results') is not None
+
+
 def with_yours_items(own, submission=0, stopped=()):
   """The note's runs: functions that pass while an earlier one of the learner's fails.
 
@@ -191,23 +200,25 @@ def prepared(seed):
   return given, json_given, expected, folder
 
 
-def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS):
+def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS, watched=None):
   """Runs items (each naming its submission) in one sandbox; returns id -> result.
 
-  The sandbox is stopped after ``seconds`` (wall clock), all its items together.
+  The sandbox is stopped after ``seconds`` (CPU, and charged: ``limits.py``), all its
+  items together; ``watched`` is ``sandbox.run``'s.
   """
   given, json_given, _, compiled = prepared(seed)
   job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
          'model_size': notebook_data.model_size(), 'model_file': notebook_data.MODEL_FILE,
          'given': json_given, 'other cells seconds': limits.OTHER_CELLS_SECONDS,
          'file mb': limits.FILE_MB, 'item bytes': report_schema.MAX_ITEM_BYTES,
+         'starved factor': limits.STARVED_FACTOR,
          # Read-only in bubblewrap; a plain process could write it for the next student.
          'jax cache': compiled if mode == 'bwrap' else None}
   solutions = [{name: handout.solution_source(name) for name in item['package']}
                for item in items]
   return sandbox.run(job, given, solutions, mode=mode,
                      read_only_dirs=[notebook_data.MODEL_DIR, compiled], seconds=seconds,
-                     waiting=_sandbox_running)
+                     watched=watched, waiting=_sandbox_running)
 
 
 # The grader's own work in this process (reading cells, the static reading,
@@ -271,24 +282,47 @@ def _graded_batch(notebooks, seed, mode, functions, whole):
   expected = prepared(seed)[2]
   items = sorted((dict(item, id=f'{k}/{item["id"]}') for k in range(len(submissions))
                   for item in first_items(functions, whole, k)), key=_course_order)
-  deadline = time.monotonic() + limits.SUBMISSION_SECONDS * len(submissions)
-  ran = fitted(run_items(submissions, items, seed, mode, deadline - time.monotonic()), expected)
+  budget, watches = limits.SUBMISSION_SECONDS * len(submissions), []
+  ran = fitted(run_items(submissions, items, seed, mode, budget, watches), expected)
   owns = [{name: function_verdict(name, ran.get(f'{k}/{name}'), expected[name])
            for name in functions} for k in range(len(submissions))]
   later = [dict(item, id=f'{k}/{item["id"]}') for k, own in enumerate(owns)
            for item in with_yours_items(own, k, [n for n in functions
                                                  if was_stopped(ran.get(f'{k}/{n}'))])]
-  if later and deadline - time.monotonic() > limits.FUNCTION_SECONDS / 2:  # Notes only.
-    ran.update(fitted(run_items(submissions, later, seed, mode, deadline - time.monotonic()),
-                      expected))
+  left = budget - watches[0].clock.cpu  # CPU seconds: the notes' run takes what is left.
+  if later and left > limits.FUNCTION_SECONDS / 2:  # Notes only.
+    ran.update(fitted(run_items(submissions, later, seed, mode, left), expected))
   if sandbox.package_digest(watched) != before:
     raise SummarizerError('the installed package changed while grading: reinstall it '
                           'before trusting any grade')
   seconds = round(time.monotonic() - started, 1)
   return [Report(seed, mode, verdicts_of(cell_sources(cells), _mine(ran, k), expected, owns[k],
-                                         whole, static_reading.manual_reasons(
-                                             cells, ran=_mine(ran, k))), seconds)
+                                         whole, dict(static_reading.manual_reasons(
+                                             cells, ran=_mine(ran, k)), **starved_reasons(
+                                                 _mine(ran, k)))), seconds)
           for k, cells in enumerate(submissions)]
+
+
+def starved_reasons(ran):
+  """The functions whose run a busy machine starved (``limits.STARVED_FACTOR``): key -> reason.
+
+  Not the learner's doing: a teacher grades them, or grades the submission
+  again when the machine is quieter; never a zero.
+  """
+  reasons = {}
+  for item, result in ran.items():
+    status = (result or {}).get('status') or {}
+    if status.get('passed') == 'starved' and ' with yours' not in item:
+      key = static_reading.WHOLE_KEY if item in WHOLE_ITEMS else item
+      reasons.setdefault(key, (str(status.get('stopped') or _starved_line(status)) +
+                               ': a teacher grades this by hand, or grades it again'))
+  return reasons
+
+
+def _starved_line(status):
+  """The worker's starved run said as the watch outside says it."""
+  clock = (status.get('cpu seconds', 0), status.get('seconds', 0), status.get('charged seconds', 0))
+  return watchdog.stopped_after(status.get('limit', 0), 'starved', clock)
 
 
 def fitted(ran, expected):
@@ -357,8 +391,7 @@ def failure_lines(name, result, expected_cases):
   if status.get('stopped'):
     return [str(status['stopped'])]
   if status.get('timed out'):
-    return [watchdog.stopped_after(status['seconds']) + ', its limit: a loop that never ends, '
-            'or a sleep?']
+    return [_timed_out_line(status)]
   if result.get('unfit'):
     return [f"its report does not fit what the grader reads ({result['unfit'][:300]}): "
             'nothing in it is graded']
@@ -379,6 +412,17 @@ def failure_lines(name, result, expected_cases):
   if not failed and results.get('cases'):
     return []
   return [hidden_reason(line) for line in lines + shortened(failed)]
+
+
+def _timed_out_line(status):
+  """A run the worker stopped at a bound of its clock (``cpu_clock.over``), said in one line."""
+  passed, limit = status.get('passed'), status.get('limit', 0)
+  if passed == 'starved':
+    return _starved_line(status)
+  if passed == 'cpu':
+    return watchdog.stopped_after(limit, 'cpu') + ', its limit: a loop that never ends?'
+  return (watchdog.stopped_after(limit, 'charged') + ', its limit: a sleep, or a wait that '
+          'never ends?')
 
 
 def shortened(lines, keep=8):
@@ -436,7 +480,7 @@ def earlier_note(name, result, expected_cases, own):
 
 def whole_verdicts(ran, expected_cases, own):
   """Parts 4 and 5: each passes or fails by its case of the whole-model run."""
-  at_fault = [n for n in GRADED if n in own and own[n].lines]
+  at_fault = [n for n in GRADED if n in own and own[n].lines and failed_own_check(ran.get(n))]
   blame = (f"    why: these functions fail their own checks: {', '.join(at_fault)}"
            if at_fault else None)
   verdicts = []

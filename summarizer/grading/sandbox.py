@@ -5,7 +5,7 @@
 
 - the filesystem is empty but for what is bound read-only: ``/usr``, the
   Python installation and its virtual environment, the shipped model's
-  folder, the job and the worker's two files (``worker.py``, ``watchers.py``);
+  folder, the job and the worker's files (``worker.py``, ``watchers.py``, ``cpu_clock.py``);
 - the package's folder is a fresh tmpfs holding only ``VISIBLE_MODULES``:
   no graded function (``graded_modules()``), no assignment room, of the
   contract only the probes, no notebook, no ``.git``: ``from summarizer import
@@ -22,8 +22,8 @@
 
 Results come back on the worker's standard output only (see ``worker.py``).
 ``Watch`` looks at the sandbox from outside while it runs: its processes'
-memory together, their number, and the submission's wall-clock seconds (the
-limits are in ``limits.py``).
+memory together, their number, and the submission's CPU seconds and wall
+clock charged to it (the limits are in ``limits.py``).
 With ``mode='process'`` (the teacher's explicit choice where bubblewrap is
 missing) the worker is a plain separate process: limits and fresh inputs,
 but nothing hidden and nothing read-only (the worker still imports Trax's
@@ -53,8 +53,9 @@ from summarizer.errors import SummarizerError
 from summarizer.contract.recording import GRADED
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The worker's files, bound into the sandbox's /grader/ (the worker and what watches the cells).
-WORKER_FILES = ('worker.py', 'watchers.py')
+# The worker's files, bound into the sandbox's /grader/ (the worker, what watches the cells,
+# and the clocks of a run, which the watch outside reads too).
+WORKER_FILES = ('worker.py', 'watchers.py', 'cpu_clock.py')
 # The package's files the sandbox shows: what the notebook's setup imports
 # (Trax through the package, the constants, and the checkpoint reader that
 # ``_trax`` puts in place of Trax's pickle), and the contract's probes, which the
@@ -201,7 +202,7 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
       source), sent on the worker's stdin one item at a time.
     mode: 'bwrap', or 'process' (weaker, named by the teacher).
     read_only_dirs: Host folders the sandbox may read (the shipped model's).
-    seconds: Wall-clock seconds for the whole run.
+    seconds: CPU (and charged) seconds for the whole run (``limits.py``).
     watched: A list the run's ``Watch`` is appended to (its peaks).
     waiting: A context manager held while the sandbox runs (``grader.py``'s
       lets another thread's grading work meanwhile).
@@ -316,6 +317,8 @@ def _mark_stops(items, order, stops):
         break
       entry = items.setdefault(item_id, {'status': {}, 'results': None})
       entry['status'].setdefault('stopped', stop.reason if k == 0 else 'not run: ' + stop.reason)
+      if stop.starved:
+        entry['status'].setdefault('passed', 'starved')
 
 
 def _frame(data):

@@ -76,10 +76,10 @@ def trusted_roots(job_dir):
               os.path.join(sys.argv[2], 'summarizer') if len(sys.argv) > 2 else sys.prefix}
   folders = {folder for folder in folders if folder and folder != os.sep}
   folders |= {os.path.realpath(folder) for folder in folders}
-  # The worker's two files alone of their folder: with --sandbox process it is the
+  # The worker's files alone of their folder: with --sandbox process it is the
   # job's folder, which the learner's code can write to. (The probes are the package's.)
   here = os.path.dirname(os.path.abspath(__file__))
-  files = {os.path.join(here, 'worker.py'), os.path.join(here, 'watchers.py')}
+  files = {os.path.join(here, name) for name in ('worker.py', 'watchers.py', 'cpu_clock.py')}
   return (tuple(folder.rstrip(os.sep) + os.sep for folder in folders),
           frozenset(files | {os.path.realpath(path) for path in files}))
 

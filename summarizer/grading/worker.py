@@ -32,6 +32,7 @@ watched from inside each child by ``watchers.py`` (bound beside this file).
 """
 
 import ast
+import contextlib
 import ctypes
 import importlib.abc
 import importlib.util
@@ -81,6 +82,7 @@ def hide_answers(job_dir):
 
 if __name__ == '__main__':
   hide_answers(sys.argv[1])
+import cpu_clock  # pylint: disable=import-error,wrong-import-position
 import watchers  # pylint: disable=import-error,wrong-import-position
 from summarizer.contract import probes, probes_layers, recording  # pylint: disable=wrong-import-position
 
@@ -104,6 +106,39 @@ class TookTooLong(BaseException):
   """A statement of another cell than the graded one ran past its seconds (see run_cell)."""
 
 
+class StatementClock:
+  """A statement's seconds: CPU time (``ITIMER_PROF``) and wall clock charged to it.
+
+  The wall-clock alarm comes after ``seconds``; when the statement's charged
+  seconds (``cpu_clock``: a busy machine's waits aside) are still under them,
+  it is set again for what is left: a sleep is stopped, a starved statement
+  is not (the worker's clock of the whole run decides that).
+  """
+
+  def __init__(self, seconds):
+    self.seconds = seconds
+    self.clock = cpu_clock.RunClock(os.getpid())
+
+  def __enter__(self):
+    signal.signal(signal.SIGPROF, _too_long)
+    signal.signal(signal.SIGALRM, self.alarm)
+    signal.setitimer(signal.ITIMER_PROF, self.seconds)
+    signal.setitimer(signal.ITIMER_REAL, self.seconds)
+    return self
+
+  def alarm(self, signum, frame):
+    del signum, frame
+    _, _, charged = self.clock.read()
+    if charged >= self.seconds:
+      raise TookTooLong()
+    signal.setitimer(signal.ITIMER_REAL, max(0.5, self.seconds - charged))
+
+  def __exit__(self, *exc):
+    signal.setitimer(signal.ITIMER_PROF, 0)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    return False
+
+
 def _too_long(signum, frame):
   del signum, frame
   raise TookTooLong()
@@ -112,10 +147,10 @@ def _too_long(signum, frame):
 def run_cell(source, label, names, errors, seconds=None, check=None):
   """Runs a cell statement by statement, as far as each goes; errors are recorded.
 
-  With ``seconds``, each statement is stopped after that many seconds of
-  wall-clock time (a scratch cell's loop costs the other functions a few
-  seconds, not their whole limit). With ``check`` (``call_check``), every
-  call of the cell's code goes through it.
+  With ``seconds``, each statement is stopped after that many seconds of CPU
+  time or of wall clock charged to it (``StatementClock``: a scratch cell's
+  loop costs the other functions a few seconds, not their whole limit). With
+  ``check`` (``call_check``), every call of the cell's code goes through it.
   """
   filename = f'<cell {label}>'
   linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
@@ -125,19 +160,14 @@ def run_cell(source, label, names, errors, seconds=None, check=None):
     errors.append(f'{label}: SyntaxError: {error.msg} (line {error.lineno})')
     return
   for statement in tree.body:
-    if seconds:
-      signal.signal(signal.SIGALRM, _too_long)
-      signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-      exec(compiled(statement, filename, check), names)  # pylint: disable=exec-used
+      with StatementClock(seconds) if seconds else contextlib.nullcontext():
+        exec(compiled(statement, filename, check), names)  # pylint: disable=exec-used
     except TookTooLong:
       errors.append(f'{label}: line {statement.lineno} ran past {seconds} s and was stopped '
                     '(while grading another function)')
     except (Exception, SystemExit) as error:  # pylint: disable=broad-except
       errors.append(f'{label}: {recording.describe(error)}')
-    finally:
-      if seconds:
-        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def compiled(statement, filename, check=None):
@@ -320,7 +350,7 @@ def fork_item(job, item, solutions, given):
   sys.stderr.flush()
   read_end, write_end = os.pipe()
   events_read, events_write = os.pipe()
-  started = time.monotonic()
+  clock = cpu_clock.RunClock(os.getpid(), own=False)  # The child's processes, not this one.
   pid = os.fork()
   if pid == 0:
     os.close(read_end)
@@ -328,13 +358,15 @@ def fork_item(job, item, solutions, given):
     child(job, item, solutions, given, write_end, events_write)
   os.close(write_end)
   os.close(events_write)
-  data, timed_out = read_until(read_end, started + item['seconds'], job['item bytes'])
+  data, passed = read_until(read_end, clock, item['seconds'], job['item bytes'],
+                            job['starved factor'])
   os.close(read_end)
-  status = reap(pid, time.monotonic() + (0 if timed_out else 5))
+  status = reap(pid, time.monotonic() + (0 if passed else 5))
+  cpu, wall, charged = clock.read()
   sweep()
-  return {'exit': os.waitstatus_to_exitcode(status), 'timed out': timed_out,
-          'seconds': round(time.monotonic() - started, 2),
-          'events': read_events(events_read)}, data
+  return {'exit': os.waitstatus_to_exitcode(status), 'timed out': bool(passed), 'passed': passed,
+          'seconds': round(wall, 2), 'cpu seconds': round(cpu, 2), 'limit': item['seconds'],
+          'charged seconds': round(charged, 2), 'events': read_events(events_read)}, data
 
 
 def read_events(fd, cap=1 << 20, keep=8):
@@ -380,22 +412,26 @@ def reap(pid, deadline):
   return os.waitpid(pid, 0)[1]
 
 
-def read_until(fd, deadline, cap):
-  """Reads a pipe to its end, or until the deadline or the cap."""
+def read_until(fd, clock, seconds, cap, starved, every=0.25):
+  """Reads a pipe to its end, or until the run passes a bound of its clock, or the cap.
+
+  Returns:
+    (the bytes read, the bound passed: 'cpu', 'charged', 'starved' (``cpu_clock.over``), or None).
+  """
   chunks, size = [], 0
   while True:
-    left = deadline - time.monotonic()
-    if left <= 0:
-      return b''.join(chunks), True
-    ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+    passed = cpu_clock.over(clock.read(), seconds, starved)
+    if passed:
+      return b''.join(chunks), passed
+    ready, _, _ = select.select([fd], [], [], every)
     if not ready:
       continue
     chunk = os.read(fd, 1 << 20)
     if not chunk:
-      return b''.join(chunks), False
+      return b''.join(chunks), None
     size += len(chunk)
     if size > cap:
-      return b'', False
+      return b'', None
     chunks.append(chunk)
 
 
@@ -465,6 +501,9 @@ def not_dumpable():
 
 def main(job_dir):
   not_dumpable()
+  # What a child leaves behind stays this process's (as the sandbox's first it is anyway): a
+  # run's clock counts its orphans' CPU time with --sandbox process too.
+  ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
   job, given = load_job(job_dir)
   preload(job['setup'])
   channel, solutions = sys.stdout.buffer, {}
