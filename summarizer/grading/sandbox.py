@@ -116,6 +116,10 @@ def _system_binds():
 def _python_binds():
   paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
   paths.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
+  # Libraries' folders a .pth file adds from elsewhere (a virtual environment that
+  # reads another's packages): only such folders, never a checkout on the path.
+  paths |= {os.path.realpath(entry) for entry in sys.path
+            if os.path.basename(entry) in ('site-packages', 'dist-packages') and os.path.isdir(entry)}
   binds = []
   for path in sorted(paths):
     if not path.startswith('/usr'):

@@ -72,6 +72,9 @@ def trusted_roots(job_dir):
   """The libraries' folders and the grader's own files, (folders, files): none the learner's to write."""
   import sysconfig  # pylint: disable=g-import-not-at-top
   folders = set(sysconfig.get_paths().values()) | {sys.prefix, sys.base_prefix, sys.exec_prefix}
+  # Libraries' folders a .pth file adds (bound read-only in the sandbox, as sandbox.py binds them).
+  folders |= {entry for entry in sys.path
+              if os.path.basename(entry) in ('site-packages', 'dist-packages')}
   folders |= {os.path.join(job_dir, 'hidden'),
               os.path.join(sys.argv[2], 'summarizer') if len(sys.argv) > 2 else sys.prefix}
   folders = {folder for folder in folders if folder and folder != os.sep}
