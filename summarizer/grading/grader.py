@@ -13,6 +13,7 @@ is graded by a teacher, by hand: its verdict says why, and scores nothing.
 """
 
 import ast
+import collections
 import contextlib
 import dataclasses
 import difflib
@@ -103,7 +104,7 @@ def learner_cells(path_or_notebook):
   notebook = path_or_notebook
   if isinstance(path_or_notebook, str):
     notebook = handout.read_notebook(path_or_notebook)
-  cells = []
+  cells, read = [], 0
   for index, cell in enumerate(notebook.cells):
     nbgrader = cell.get('metadata', {}).get('nbgrader') or {}
     if cell.get('cell_type') != 'code' or nbgrader and not nbgrader.get('solution'):
@@ -111,9 +112,14 @@ def learner_cells(path_or_notebook):
     grade_id = nbgrader.get('grade_id')
     graded = grade_id if grade_id in GRADED else None
     source = cell.get('source', '')
-    source = jupyter_source.python_source(''.join(source) if isinstance(source, list)
-                                          else str(source))  # Magics as Jupyter runs them.
-    cells.append({'label': graded or f'cell {index + 1}', 'grade_id': graded, 'source': source})
+    source = ''.join(map(str, source)) if isinstance(source, list) else str(source)
+    entry = {'label': graded or f'cell {index + 1}', 'grade_id': graded, 'source': source}
+    read += len(source)
+    if len(source) > limits.CELL_CHARS or read > limits.NOTEBOOK_CHARS:
+      entry[static_reading.TOO_LONG] = len(source)  # Unread here: a teacher's (static_reading).
+    else:
+      entry['source'] = jupyter_source.python_source(source)  # Magics as Jupyter runs them.
+    cells.append(entry)
   return cells
 
 
@@ -534,6 +540,7 @@ def normalised(source, name):
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
+@functools.lru_cache(maxsize=64)  # Each cell is compared with every graded function.
 def definitions(source):
   """The tokens (``normalised``) of every function, lambda and class a source defines, any name."""
   try:
@@ -545,9 +552,9 @@ def definitions(source):
 
 def _tokens(function):
   """A definition's tokens: its own name left out, so that renaming it changes nothing."""
-  numbers, tokens, queue = {}, [], [function]
+  numbers, tokens, queue = {}, [], collections.deque([function])
   while queue:
-    node = queue.pop(0)
+    node = queue.popleft()
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
         and isinstance(node.value.value, str):
       continue
@@ -640,21 +647,35 @@ def near_copies(cells):
   cell, is flagged as the copy in its own cell is. The graded function's own
   cell is read first.
   """
+  deadline = time.monotonic() + limits.READING_SECONDS
+
   def flag(name, alongside=0):
     sources = [cells[name]] if name in cells else []
     sources += [source for label, source in cells.items() if label != name]
-    return next(filter(None, (near_copy(name, source, alongside) for source in sources)), None)
+    for source in sources:
+      if time.monotonic() > deadline:
+        return UNREAD_COPIES
+      found = near_copy(name, source, alongside)
+      if found:
+        return found
+    return None
   named = [name for name in GRADED if name in cells]
   flags = {name: flag(name) for name in named}
-  alone = sum(bool(each) for each in flags.values())
+  alone = sum(bool(each) and each != UNREAD_COPIES for each in flags.values())
   flags = {name: each or flag(name, alone) for name, each in flags.items()}
   return {name: each for name, each in flags.items() if each}
+
+
+UNREAD_COPIES = (f'not compared with the package\'s code: the notebook\'s cells took more than '
+                 f'{limits.READING_SECONDS} s to compare; for the teacher to see, no points lost')
 
 
 def cell_sources(cells):
   """Every learner cell's source by its label (``learner_cells``); a graded cell pasted twice, both."""
   sources = {}
   for index, cell in enumerate(cells):
+    if static_reading.TOO_LONG in cell:
+      continue  # Left unread (``learner_cells``): a teacher reads it.
     if cell['label'] in sources:  # The last copy keeps the graded name, as Jupyter shows it.
       sources[f"{cell['label']} (copy {index})"] = sources.pop(cell['label'])
     sources[cell['label']] = cell['source']

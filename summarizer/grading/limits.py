@@ -36,6 +36,14 @@ SANDBOX_PROCESSES = 16
 # Size (MB) of the sandbox's /tmp and /dev/shm (each a tmpfs in memory); one file at most FILE_MB.
 TMP_MB = 256
 FILE_MB = 64
+# The teacher's own process reads, parses and compares a submission's cells outside the
+# sandbox: characters of one learner cell it reads (the course's longest solution cell
+# holds about 2,000), and of all of them together; a cell past either goes to a teacher
+# unread (it still runs in the sandbox, whose outcome the teacher sees). Seconds of the
+# comparison with the package's code (near-copies): past them, the rest is left unread.
+CELL_CHARS = 100_000
+NOTEBOOK_CHARS = 400_000
+READING_SECONDS = 30
 # How often (seconds) the watch outside the sandbox looks at it.
 WATCH_SECONDS = 0.1
 # How often (seconds) the worker reads a function's run's clocks.

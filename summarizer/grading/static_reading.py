@@ -15,6 +15,7 @@ import ast
 import builtins
 
 from summarizer.contract.recording import GRADED
+from summarizer.grading import limits
 
 # Builtins that run or build code, or reach the interpreter (as names, called or not).
 RUNNERS = ('exec', 'eval', 'compile', '__import__', '__builtins__', 'get_ipython')
@@ -38,6 +39,9 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 ATTRIBUTE_CALLS = ('getattr', 'setattr', 'delattr', 'hasattr')
 
 MANUAL = 'a teacher grades this {} by hand'
+# The key of a cell the grader left unread, its size (``grader.learner_cells``,
+# past ``limits.CELL_CHARS``): what runs after it goes to a teacher, as code built at run time does.
+TOO_LONG = 'too long'
 WHOLE_KEY = 'whole'  # The key of the whole model (Parts 4 and 5): every cell runs before it.
 
 
@@ -107,6 +111,10 @@ def where(cell):
 def reason(cell, found, what='function'):
   """The one line a verdict gives: the first construct found, its cell and line."""
   construct, line = found[0]
+  if construct == TOO_LONG and TOO_LONG in cell:
+    return (f'{where(cell)} holds {cell[TOO_LONG]:,} characters, more than the grader reads '
+            f'({limits.CELL_CHARS:,} a cell, {limits.NOTEBOOK_CHARS:,} in all): '
+            + MANUAL.format(what))
   return (f'code built at run time ({construct}, {where(cell)} line {line}): '
           + MANUAL.format(what))
 
@@ -129,7 +137,7 @@ def manual_reasons(cells, functions=(*GRADED, WHOLE_KEY), ran=None):
     of its run.
   """
   reasons = watched_reasons(ran or {}, functions)
-  found = [findings(cell['source']) for cell in cells]
+  found = [[(TOO_LONG, 1)] if TOO_LONG in cell else findings(cell['source']) for cell in cells]
   ids = [cell['grade_id'] for cell in cells]
   for name in functions:
     last = len(cells) - 1 - ids[::-1].index(name) if name in ids else len(cells) - 1
