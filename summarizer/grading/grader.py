@@ -320,8 +320,8 @@ def starved_reasons(ran):
     status = (result or {}).get('status') or {}
     if status.get('passed') == 'starved' and ' with yours' not in item:
       key = static_reading.WHOLE_KEY if item in WHOLE_ITEMS else item
-      reasons.setdefault(key, (str(status.get('stopped') or _starved_line(status)) +
-                               ': a teacher grades this by hand, or grades it again'))
+      reasons.setdefault(key, (str(status.get('stopped') or _starved_line(status)).removeprefix(
+          'not run: ') + ': a teacher grades this by hand, or grades it again'))
   return reasons
 
 

@@ -122,6 +122,9 @@ class Watch:
     return Stop(reason, everything, starved)
 
 
+STARVED = 'the grading machine was too busy'  # A starved run's words (class_run finds them).
+
+
 def stopped_after(seconds, passed='cpu', clock=None):
   """How a run stopped at a limit is said (the grader's verdict says it too).
 
@@ -135,5 +138,5 @@ def stopped_after(seconds, passed='cpu', clock=None):
   if passed == 'charged':
     return f"stopped after {seconds:.0f} s (wall clock, the machine's load aside)"
   cpu, wall, _ = clock
-  return (f'not graded: the grading machine was too busy (the run got {cpu:.0f} s of CPU '
+  return (f'not graded: {STARVED} (the run got {cpu:.0f} s of CPU '
           f'in {wall:.0f} s, under its limit of {seconds:.0f} s)')
