@@ -20,6 +20,13 @@ import os
 import time
 
 TICKS = os.sysconf('SC_CLK_TCK')
+# A run whose wall clock passes this many times its limit, its CPU and charged seconds
+# under it, was starved by a busy machine (at load 27 on 2 cores a run gets about a
+# fourteenth of a core): stopped, for a teacher (``limits.STARVED_FACTOR``).
+STARVED_FACTOR = 15
+STARVED = 'the grading machine was too busy'  # A starved run's words (class_run finds them).
+# What a run stopped at each bound may have done, after 'stopped after N s ..., its limit'.
+HINTS = {'cpu': ': a loop that never ends?', 'charged': ': a sleep, or a wait that never ends?'}
 # An interval whose threads were ready to run for less than this share of it slept:
 # charged in full (a sleeping cell on a busy machine wakes, briefly waits, sleeps).
 SLEEPING = 0.05
@@ -121,7 +128,7 @@ class RunClock:
     return min(1.0, self.charged / wall) if wall > 0 else 1.0
 
 
-def over(clock_read, seconds, starved):
+def over(clock_read, seconds, starved=STARVED_FACTOR):
   """Which bound a run passed: 'cpu', 'charged' (a sleep), 'starved' (the machine), or None.
 
   Args:
@@ -138,3 +145,20 @@ def over(clock_read, seconds, starved):
   if wall > seconds * starved:
     return 'starved'
   return None
+
+
+def stopped_after(seconds, passed='cpu', clock=(0, 0, 0)):
+  """How a run stopped at a bound is said (the worker's and the watch's lines, on the feedback).
+
+  Args:
+    seconds: The run's limit.
+    passed: The bound it passed (``over``'s).
+    clock: Its (CPU, wall, charged) seconds, for 'starved'.
+  """
+  if passed == 'cpu':
+    return f'stopped after {seconds:.0f} s of CPU time'
+  if passed == 'charged':
+    return f"stopped after {seconds:.0f} s (wall clock, the machine's load aside)"
+  cpu, wall, _ = clock
+  return (f'not graded: {STARVED} (the run got {cpu:.0f} s of CPU in {wall:.0f} s, under its '
+          f'limit of {seconds:.0f} s)')

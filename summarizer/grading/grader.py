@@ -217,7 +217,6 @@ def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS,
          'model_size': notebook_data.model_size(), 'model_file': notebook_data.MODEL_FILE,
          'given': json_given, 'other cells seconds': limits.OTHER_CELLS_SECONDS,
          'file mb': limits.FILE_MB, 'item bytes': report_schema.MAX_ITEM_BYTES,
-         'starved factor': limits.STARVED_FACTOR,
          # Read-only in bubblewrap; a plain process could write it for the next student.
          'jax cache': compiled if mode == 'bwrap' else None}
   solutions = [{name: handout.solution_source(name) for name in item['package']}
@@ -303,32 +302,10 @@ def _graded_batch(notebooks, seed, mode, functions, whole):
                           'before trusting any grade')
   seconds = round(time.monotonic() - started, 1)
   return [Report(seed, mode, verdicts_of(cell_sources(cells), _mine(ran, k), expected, owns[k],
-                                         whole, dict(static_reading.manual_reasons(
-                                             cells, ran=_mine(ran, k)), **starved_reasons(
-                                                 _mine(ran, k)))), seconds)
+                                         whole, static_reading.manual_reasons(
+                                             cells, ran=_mine(ran, k))), seconds)
           for k, cells in enumerate(submissions)]
 
-
-def starved_reasons(ran):
-  """The functions whose run a busy machine starved (``limits.STARVED_FACTOR``): key -> reason.
-
-  Not the learner's doing: a teacher grades them, or grades the submission
-  again when the machine is quieter; never a zero.
-  """
-  reasons = {}
-  for item, result in ran.items():
-    status = (result or {}).get('status') or {}
-    if status.get('passed') == 'starved' and ' with yours' not in item:
-      key = static_reading.WHOLE_KEY if item in WHOLE_ITEMS else item
-      reasons.setdefault(key, (str(status.get('stopped') or _starved_line(status)).removeprefix(
-          'not run: ') + ': a teacher grades this by hand, or grades it again'))
-  return reasons
-
-
-def _starved_line(status):
-  """The worker's starved run said as the watch outside says it."""
-  clock = (status.get('cpu seconds', 0), status.get('seconds', 0), status.get('charged seconds', 0))
-  return watchdog.stopped_after(status.get('limit', 0), 'starved', clock)
 
 
 def fitted(ran, expected):
@@ -397,7 +374,7 @@ def failure_lines(name, result, expected_cases):
   if status.get('stopped'):
     return [str(status['stopped'])]
   if status.get('timed out'):
-    return [_timed_out_line(status)]
+    return [watchdog.stopped_after(status.get('limit', 0)) + ', its limit']
   if result.get('unfit'):
     return [f"its report does not fit what the grader reads ({result['unfit'][:300]}): "
             'nothing in it is graded']
@@ -418,17 +395,6 @@ def failure_lines(name, result, expected_cases):
   if not failed and results.get('cases'):
     return []
   return [hidden_reason(line) for line in lines + shortened(failed)]
-
-
-def _timed_out_line(status):
-  """A run the worker stopped at a bound of its clock (``cpu_clock.over``), said in one line."""
-  passed, limit = status.get('passed'), status.get('limit', 0)
-  if passed == 'starved':
-    return _starved_line(status)
-  if passed == 'cpu':
-    return watchdog.stopped_after(limit, 'cpu') + ', its limit: a loop that never ends?'
-  return (watchdog.stopped_after(limit, 'charged') + ', its limit: a sleep, or a wait that '
-          'never ends?')
 
 
 def shortened(lines, keep=8):

@@ -15,6 +15,8 @@ the run's processes); the whole sandbox is watched from outside it
 and the submission's seconds.
 """
 
+from summarizer.grading import cpu_clock
+
 # The course's answers, graded here on the 2 cores: CPUSEC_PLACEHOLDER, 838 MB
 # and 2 processes in the sandbox at most. A function that loops in Parts 4 and 5 costs
 # FUNCTION_SECONDS + both WHOLE_SECONDS, well within SUBMISSION_SECONDS.
@@ -49,9 +51,9 @@ WATCH_SECONDS = 0.1
 # How often (seconds) the worker reads a function's run's clocks.
 ITEM_WATCH_SECONDS = 0.25
 # A run whose wall clock passes this many times its limit, its CPU and charged
-# seconds under it, was starved by a busy machine (at load 27 on 2 cores a
-# run gets about a fourteenth of a core): stopped, for a teacher.
-STARVED_FACTOR = 15
+# seconds under it, was starved by a busy machine: stopped, for a teacher (the
+# worker reads it inside the sandbox, where this module is not: it is cpu_clock's).
+STARVED_FACTOR = cpu_clock.STARVED_FACTOR
 
 
 def function_seconds(probe):

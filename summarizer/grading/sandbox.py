@@ -47,15 +47,13 @@ import time
 import numpy as np
 
 import summarizer
-from summarizer.grading import hidden_answers, limits, report_schema, watchdog
+from summarizer.grading import hidden_answers, limits, report_schema, watchdog, watchers
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 from summarizer.contract.recording import GRADED
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The worker's files, bound into the sandbox's /grader/ (the worker, what watches the cells,
-# and the clocks of a run, which the watch outside reads too).
-WORKER_FILES = ('worker.py', 'watchers.py', 'cpu_clock.py')
+WORKER_FILES = watchers.WORKER_FILES  # Bound into the sandbox's /grader/.
 # The package's files the sandbox shows: what the notebook's setup imports
 # (Trax through the package, the constants, and the checkpoint reader that
 # ``_trax`` puts in place of Trax's pickle), and the contract's probes, which the
@@ -116,10 +114,8 @@ def _system_binds():
 def _python_binds():
   paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
   paths.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
-  # Libraries' folders a .pth file adds from elsewhere (a virtual environment that
-  # reads another's packages): only such folders, never a checkout on the path.
-  paths |= {os.path.realpath(entry) for entry in sys.path
-            if os.path.basename(entry) in ('site-packages', 'dist-packages') and os.path.isdir(entry)}
+  # Libraries' folders a .pth file adds from elsewhere: only such, never a checkout on the path.
+  paths |= {os.path.realpath(entry) for entry in watchers.added_libraries()}
   binds = []
   for path in sorted(paths):
     if not path.startswith('/usr'):

@@ -145,6 +145,24 @@ def manual_reasons(cells, functions=(*GRADED, WHOLE_KEY), ran=None):
     if first is not None:
       reasons[name] = reason(cells[first], found[first],
                              'part' if name == WHOLE_KEY else 'function')
+  reasons.update(starved_reasons(ran or {}, functions))
+  return reasons
+
+
+def starved_reasons(ran, functions=(*GRADED, WHOLE_KEY)):
+  """The functions whose own run a busy machine starved (``cpu_clock.over``): name -> reason.
+
+  Not the learner's doing, so never a zero: a teacher grades them, or grades
+  the submission again when the machine is quieter (``class_run`` does, once).
+  """
+  reasons = {}
+  for item, result in ran.items():
+    status = (result or {}).get('status') or {}
+    name = WHOLE_KEY if item in WHOLE_RUNS else item
+    if status.get('passed') == 'starved' and name in functions and name not in reasons:
+      reasons[name] = (str(status.get('stopped', 'not graded')).removeprefix('not run: ')
+                       + ': ' + MANUAL.format('part' if name == WHOLE_KEY else 'function')
+                       + ', or grades it again')
   return reasons
 
 

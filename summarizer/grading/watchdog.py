@@ -99,7 +99,7 @@ class Watch:
       return self.stop(inside, f'stopped at {used} MB of memory, over the sandbox\'s '
                        f'{self.memory_mb} MB (all its processes together)', everything)
     clock = self.clock.read(table)
-    passed = cpu_clock.over(clock, self.seconds, limits.STARVED_FACTOR)
+    passed = cpu_clock.over(clock, self.seconds)
     if passed:
       return self.stop(inside, stopped_after(self.seconds, passed, clock) +
                        ('' if passed == 'starved' else ", the submission's limit"),
@@ -122,21 +122,5 @@ class Watch:
     return Stop(reason, everything, starved)
 
 
-STARVED = 'the grading machine was too busy'  # A starved run's words (class_run finds them).
-
-
-def stopped_after(seconds, passed='cpu', clock=None):
-  """How a run stopped at a limit is said (the grader's verdict says it too).
-
-  Args:
-    seconds: The run's limit.
-    passed: The bound it passed (``cpu_clock.over``'s).
-    clock: Its (CPU, wall, charged) seconds, for 'starved'.
-  """
-  if passed == 'cpu':
-    return f'stopped after {seconds:.0f} s of CPU time'
-  if passed == 'charged':
-    return f"stopped after {seconds:.0f} s (wall clock, the machine's load aside)"
-  cpu, wall, _ = clock
-  return (f'not graded: {STARVED} (the run got {cpu:.0f} s of CPU '
-          f'in {wall:.0f} s, under its limit of {seconds:.0f} s)')
+# How a stop is said, and the words of a starved one (the worker says them too).
+stopped_after, STARVED = cpu_clock.stopped_after, cpu_clock.STARVED

@@ -68,13 +68,22 @@ GENERATORS = ('collections/__init__.py',)
 IMPORT_PATHS = ('path', 'bytecode_path', 'source_path', 'filename', 'fullpath')
 
 
+# The worker's files, bound into the sandbox's /grader/ (``sandbox.py``): the worker, these
+# watchers, and the clocks of a run, which the watch outside reads too.
+WORKER_FILES = ('worker.py', 'watchers.py', 'cpu_clock.py')
+
+
+def added_libraries():
+  """Libraries' folders on the path that a .pth file added (a virtual environment reading another's)."""
+  return [entry for entry in sys.path
+          if os.path.basename(entry) in ('site-packages', 'dist-packages') and os.path.isdir(entry)]
+
+
 def trusted_roots(job_dir):
   """The libraries' folders and the grader's own files, (folders, files): none the learner's to write."""
   import sysconfig  # pylint: disable=g-import-not-at-top
   folders = set(sysconfig.get_paths().values()) | {sys.prefix, sys.base_prefix, sys.exec_prefix}
-  # Libraries' folders a .pth file adds (bound read-only in the sandbox, as sandbox.py binds them).
-  folders |= {entry for entry in sys.path
-              if os.path.basename(entry) in ('site-packages', 'dist-packages')}
+  folders |= set(added_libraries())  # Bound read-only in the sandbox (sandbox.py).
   folders |= {os.path.join(job_dir, 'hidden'),
               os.path.join(sys.argv[2], 'summarizer') if len(sys.argv) > 2 else sys.prefix}
   folders = {folder for folder in folders if folder and folder != os.sep}
@@ -82,7 +91,7 @@ def trusted_roots(job_dir):
   # The worker's files alone of their folder: with --sandbox process it is the
   # job's folder, which the learner's code can write to. (The probes are the package's.)
   here = os.path.dirname(os.path.abspath(__file__))
-  files = {os.path.join(here, name) for name in ('worker.py', 'watchers.py', 'cpu_clock.py')}
+  files = {os.path.join(here, name) for name in WORKER_FILES}
   return (tuple(folder.rstrip(os.sep) + os.sep for folder in folders),
           frozenset(files | {os.path.realpath(path) for path in files}))
 

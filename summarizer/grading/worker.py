@@ -358,15 +358,16 @@ def fork_item(job, item, solutions, given):
     child(job, item, solutions, given, write_end, events_write)
   os.close(write_end)
   os.close(events_write)
-  data, passed = read_until(read_end, clock, item['seconds'], job['item bytes'],
-                            job['starved factor'])
+  data, passed = read_until(read_end, clock, item['seconds'], job['item bytes'])
   os.close(read_end)
   status = reap(pid, time.monotonic() + (0 if passed else 5))
-  cpu, wall, charged = clock.read()
+  read = [round(seconds, 2) for seconds in clock.read()]  # CPU, wall, charged.
   sweep()
+  said = passed and (cpu_clock.stopped_after(item['seconds'], passed, read)
+                     + (', its limit' + cpu_clock.HINTS[passed] if passed in cpu_clock.HINTS else ''))
   return {'exit': os.waitstatus_to_exitcode(status), 'timed out': bool(passed), 'passed': passed,
-          'seconds': round(wall, 2), 'cpu seconds': round(cpu, 2), 'limit': item['seconds'],
-          'charged seconds': round(charged, 2), 'events': read_events(events_read)}, data
+          'seconds': read[1], 'clock': read, 'events': read_events(events_read),
+          **({'stopped': said} if said else {})}, data
 
 
 def read_events(fd, cap=1 << 20, keep=8):
@@ -412,7 +413,7 @@ def reap(pid, deadline):
   return os.waitpid(pid, 0)[1]
 
 
-def read_until(fd, clock, seconds, cap, starved, every=0.25):
+def read_until(fd, clock, seconds, cap, every=0.25):
   """Reads a pipe to its end, or until the run passes a bound of its clock, or the cap.
 
   Returns:
@@ -420,7 +421,7 @@ def read_until(fd, clock, seconds, cap, starved, every=0.25):
   """
   chunks, size = [], 0
   while True:
-    passed = cpu_clock.over(clock.read(), seconds, starved)
+    passed = cpu_clock.over(clock.read(), seconds)
     if passed:
       return b''.join(chunks), passed
     ready, _, _ = select.select([fd], [], [], every)

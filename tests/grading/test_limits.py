@@ -15,7 +15,7 @@ import time
 import pytest
 
 import learner_variants
-from summarizer.grading import grader, limits, sandbox, watchdog
+from summarizer.grading import cpu_clock, grader, limits, sandbox, watchdog
 from summarizer.contract.recording import GRADED
 
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
@@ -226,8 +226,9 @@ def test_a_looping_function_parts_4_and_5_use_fits_in_the_submissions_seconds():
 def test_a_stop_is_the_functions_one_line_and_no_note_run_follows_it():
   stopped = {'status': {'exit': -9, 'stopped': 'stopped at 9 processes, over the sandbox\'s 8'},
              'results': None}
+  said = cpu_clock.stopped_after(30, 'cpu') + ', its limit' + cpu_clock.HINTS['cpu']
   timed_out = {'status': {'exit': -9, 'timed out': True, 'passed': 'cpu', 'limit': 30,
-                          'seconds': 31.5}, 'results': None}
+                          'seconds': 31.5, 'stopped': said}, 'results': None}
   assert grader.failure_lines('DecoderBlock', stopped, []) == [stopped['status']['stopped']]
   assert grader.failure_lines('DecoderBlock', timed_out, []) == [
       'stopped after 30 s of CPU time, its limit: a loop that never ends?']
