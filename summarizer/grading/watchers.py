@@ -63,7 +63,7 @@ WATCHED = frozenset({'exec', 'compile', 'code.__new__', 'object.__setattr__', 'm
 # The grader's own code run from a string in the learner's namespace: trusted.
 GRADER_FILES = ('<grader setup>', '<package solution>')
 # Library functions a learner may call that build code from identifiers alone.
-GENERATORS = ('collections/__init__.py',)
+GENERATORS = ('collections/__init__.py', 'dataclasses.py')
 # Locals of the import machinery's frames that name the file being loaded.
 IMPORT_PATHS = ('path', 'bytecode_path', 'source_path', 'filename', 'fullpath')
 
