@@ -156,6 +156,8 @@ def _summary_runs(articles, loaded, args, search, err):
       summary_run = summaries.summarize_tokens(
           article, loaded, args.max_length, args.method, args.temperature,
           args.top_k, args.seed, on_cut=warn_cut, search=search, stream=args.stream)
+    if summary_run.cleaning:
+      print(f'warning: {where}{summary_run.cleaning}', file=err)
     yield name, where, summary_run
 
 
@@ -186,7 +188,8 @@ def _explain(articles, args, out, err):
 
   explained = explanation.explain(
       articles[0][1], args.model, args.max_length, args.method, args.temperature, args.top_k,
-      args.seed, args.vocab, args.n_heads, on_cut=warn_cut, search=beam.Search.from_args(args))
+      args.seed, args.vocab, args.n_heads, on_cut=warn_cut, search=beam.Search.from_args(args),
+      on_clean=lambda line: print(f'warning: {line}', file=err))
   explained.save(args.explain, args.force)
   loaded = loaded_model.load(args.model, args.vocab, args.n_heads)
   if explained.out_of_domain:

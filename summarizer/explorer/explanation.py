@@ -196,7 +196,7 @@ def check_output_path(path, force=True):
 
 def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
             top_k=None, seed=0, vocab_file=None, n_heads=None, on_cut='warn',
-            search=None):
+            search=None, on_clean='warn'):
   """Summarises an article and returns what the model attended to as it wrote.
 
   The summary comes from the decoder ``summarize`` uses (the same summary);
@@ -215,6 +215,9 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
     search: A ``inference.beam.Search`` (beams and constraints); default:
       ``summarize``'s (beam search, or greedy search for the course's
       decoder or sampling).
+    on_clean: Called with the warning line if the article held characters
+      no reader sees (``inference.article.cleaned``); 'warn' (default)
+      raises an ``ArticleCleanedWarning``.
 
   Returns:
     An ``Explanation``.
@@ -226,6 +229,10 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
   run = summaries.summarize_tokens(
       text, loaded, max_length, method, temperature, top_k, seed,
       on_cut=api.warn_cut if on_cut == 'warn' else on_cut, search=search)
+  if on_clean == 'warn':
+    api.warn_cleaned(run, stacklevel=3)
+  elif on_clean is not None and run.cleaning:
+    on_clean(run.cleaning)
   details = run.details()
   kept = run.article_ids  # What the summary was written from.
   n, m = len(kept), len(run.ids)

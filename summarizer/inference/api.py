@@ -16,6 +16,16 @@ class ArticleCutWarning(UserWarning):
   """An article was longer than the model reads, and its end was left out."""
 
 
+class ArticleCleanedWarning(UserWarning):
+  """An article held characters no reader sees (zero-width, bidi controls, ...): removed."""
+
+
+def warn_cleaned(run, stacklevel=4):
+  """Raises an ``ArticleCleanedWarning`` if ``run``'s article was cleaned before it was read."""
+  if run.cleaning:
+    warnings.warn(run.cleaning, ArticleCleanedWarning, stacklevel=stacklevel)
+
+
 def warn_cut(kept, total, stacklevel=4):
   """Raises an ``ArticleCutWarning`` for an article cut to ``kept`` of its ``total`` tokens.
 
@@ -55,7 +65,9 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
     ``undertrained``, a warning line if the summary is mostly one token
     repeated, or if the model scored below Lead-3 when its run ended
     (``summarizer.inference.undertrained``), else None.
-    An article cut to fit the model also raises an ``ArticleCutWarning``.
+    An article cut to fit the model also raises an ``ArticleCutWarning``;
+    one cleaned of characters no reader sees (``inference.article.cleaned``)
+    an ``ArticleCleanedWarning``.
   """
   run = _summary_run(text, model_dir, max_length, method, temperature, num_beams,
                      length_penalty, no_repeat_ngram_size, min_length)
@@ -83,6 +95,8 @@ def _summary_run(text, model_dir, max_length, method, temperature, num_beams,
   settings = search_options.chosen(num_beams, length_penalty, no_repeat_ngram_size,
                                    search_options.greedy_for(method, temperature))
   search = beam.Search(*settings, min_length)
-  return summarize_tokens(text, load(model_dir), max_length, method, temperature,
-                          on_cut=functools.partial(warn_cut, stacklevel=5), search=search,
-                          stream=False)
+  run = summarize_tokens(text, load(model_dir), max_length, method, temperature,
+                         on_cut=functools.partial(warn_cut, stacklevel=5), search=search,
+                         stream=False)
+  warn_cleaned(run)
+  return run

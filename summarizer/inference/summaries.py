@@ -12,7 +12,7 @@ from summarizer.decoding import MAX_SUMMARY_TOKENS, greedy_tokens
 from summarizer.errors import SummarizerError
 from summarizer.inference import beam
 from summarizer.inference import search_options
-from summarizer.inference.article import article_ids
+from summarizer.inference.article import article_ids, cleaned, cleaning_message
 
 
 class SummaryRun:
@@ -37,6 +37,8 @@ class SummaryRun:
     _check_arguments(text, max_length, method, temperature, search)
     self._loaded = loaded
     kept, self.article_tokens = article_ids(loaded, text, max_length)
+    # What the article was cleaned of before it was read (one warning line; None: nothing).
+    self.cleaning = cleaning_message(cleaned(text)[1])
     self.kept_tokens = len(kept)
     self.prefix = kept + [EOS, SEP]
     self.article_perplexity = None

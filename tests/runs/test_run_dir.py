@@ -70,7 +70,7 @@ def test_output_dir_rules(tmp_path):
   other = dataclasses.replace(MICRO, d_model=64)
   config_module.PRESETS['other'] = other
   try:
-    with pytest.raises(SummarizerError, match='d_model 32 in the checkpoint, 64 requested'):
+    with pytest.raises(SummarizerError, match=r'd_model 32 in the checkpoint \(its config.json and weights\), 64 requested'):
       train_run(micro_args(out, preset='other', resume=True))
   finally:
     del config_module.PRESETS['other']
