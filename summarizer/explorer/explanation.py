@@ -215,9 +215,7 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
     search: A ``inference.beam.Search`` (beams and constraints); default:
       ``summarize``'s (beam search, or greedy search for the course's
       decoder or sampling).
-    on_clean: Called with the warning line if the article held characters
-      no reader sees (``inference.article.cleaned``); 'warn' (default)
-      raises an ``ArticleCleanedWarning``.
+    on_clean: As ``api.warn_cleaned`` takes it.
 
   Returns:
     An ``Explanation``.
@@ -229,10 +227,7 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
   run = summaries.summarize_tokens(
       text, loaded, max_length, method, temperature, top_k, seed,
       on_cut=api.warn_cut if on_cut == 'warn' else on_cut, search=search)
-  if on_clean == 'warn':
-    api.warn_cleaned(run, stacklevel=3)
-  elif on_clean is not None and run.cleaning:
-    on_clean(run.cleaning)
+  api.warn_cleaned(run, stacklevel=3, on_clean=on_clean)
   details = run.details()
   kept = run.article_ids  # What the summary was written from.
   n, m = len(kept), len(run.ids)

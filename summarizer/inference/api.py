@@ -20,10 +20,18 @@ class ArticleCleanedWarning(UserWarning):
   """An article held characters no reader sees (zero-width, bidi controls, ...): removed."""
 
 
-def warn_cleaned(run, stacklevel=4):
-  """Raises an ``ArticleCleanedWarning`` if ``run``'s article was cleaned before it was read."""
-  if run.cleaning:
+def warn_cleaned(run, stacklevel=4, on_clean='warn'):
+  """Says that ``run``'s article was cleaned before it was read, if it was.
+
+  ``on_clean``: 'warn' raises an ``ArticleCleanedWarning``; a function is
+  called with the warning line; None says nothing.
+  """
+  if not run.cleaning or on_clean is None:
+    return
+  if on_clean == 'warn':
     warnings.warn(run.cleaning, ArticleCleanedWarning, stacklevel=stacklevel)
+  else:
+    on_clean(run.cleaning)
 
 
 def warn_cut(kept, total, stacklevel=4):
