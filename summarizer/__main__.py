@@ -195,7 +195,8 @@ def _explain(articles, args, out, err):
   if explained.out_of_domain:
     print('warning: ' + calibration.ood_warning(explained.article_perplexity,
                                                 loaded.calibration), file=err)
-  warning = undertrained.undertrained_warning(explained.summary_ids, loaded)
+  warning = undertrained.undertrained_warning(explained.summary_ids, loaded,
+                                              beam.Search.from_args(args))
   if warning:
     print(f'warning: {warning}', file=err)
   out.write(explained.summary + '\n')
@@ -230,7 +231,7 @@ def run(args, stdin=None, out=None, err=None, compilation_cache=False):
       out.write(f'{"" if number == 0 else chr(10)}==> {name} <==\n')
     _generate(summary_run, loaded, args.stream, where, out, err)
     details = summary_run.details()
-    warning = undertrained.undertrained_warning(summary_run.ids, loaded)
+    warning = undertrained.undertrained_warning(summary_run.ids, loaded, summary_run.search)
     if warning:
       print(f'warning: {where}{warning}', file=err)
     if not summary_run.ids:  # An empty summary: the article was read all the same.

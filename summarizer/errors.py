@@ -117,21 +117,22 @@ def _quiet_output():
   output is redirected (not one that a test put in its place).
   """
   if sys.stdout is None:
-    return
+    return False
   try:
     sys.stdout.flush()  # A write to another file failed: what was printed still goes out.
-    return
+    return False
   except OSError:
     pass
   if sys.stdout is not sys.__stdout__:
-    return
+    return True
   try:
     descriptor = sys.stdout.fileno()
   except (OSError, ValueError):
-    return
+    return True
   devnull = os.open(os.devnull, os.O_WRONLY)
   os.dup2(devnull, descriptor)
   os.close(devnull)
+  return True
 
 
 # Why a write fails, where no retry helps: a full disk, a quota, a size limit.
@@ -140,10 +141,14 @@ WRITE_FAILURES = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 def output_lost(error):
   """Says in one line that a write failed (``error``, an ``OSError``); returns the exit status."""
-  _quiet_output()
+  stdout_lost = _quiet_output()
   why = error.strerror or error
-  say(f'error: {error.filename}: cannot write ({why})' if error.filename
-      else f'error: cannot write the output ({why}); it is lost')
+  if error.filename:
+    say(f'error: {error.filename}: cannot write ({why})')
+  elif stdout_lost:
+    say(f'error: cannot write the output ({why}); it is lost')
+  else:  # Which file, the error does not say; nothing is claimed lost.
+    say(f'error: a write failed ({why})')
   return USAGE_ERROR
 
 

@@ -1,4 +1,4 @@
-"""The Python API: ``summarize(text)`` and ``summarize_details(text)``."""
+"""The Python API: ``summarize(text)``, ``summarize_details(text)``, ``summarize_many(texts)``."""
 
 import functools
 import warnings
@@ -9,6 +9,7 @@ from summarizer.inference import search_options
 from summarizer.inference import undertrained
 from summarizer.inference.article import cut_message
 from summarizer.inference.loaded_model import load
+from summarizer.inference import summaries
 from summarizer.inference.summaries import check_article, summarize_tokens
 
 
@@ -79,7 +80,8 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
   """
   run = _summary_run(text, model_dir, max_length, method, temperature, num_beams,
                      length_penalty, no_repeat_ngram_size, min_length)
-  return dict(run.details(), undertrained=undertrained.undertrained_warning(run.ids, run.loaded))
+  warning = undertrained.undertrained_warning(run.ids, run.loaded, run.search)
+  return dict(run.details(), undertrained=warning)
 
 
 def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
@@ -94,6 +96,27 @@ def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
   run = _summary_run(text, model_dir, max_length, method, temperature, num_beams,
                      length_penalty, no_repeat_ngram_size, min_length)
   return run.details()['summary_text']
+
+
+def summarize_many(texts, model_dir=None, max_length=MAX_SUMMARY_TOKENS, method='fast',
+                   num_beams=None, length_penalty=None, no_repeat_ngram_size=None,
+                   min_length=0, batch_size=search_options.BATCH_SIZE):
+  """Summarises several articles, decoded side by side; returns their summaries, in order.
+
+  Each summary is the one ``summarize`` gives its article alone (the
+  arguments are its own; ``batch_size``: the most articles decoded side by
+  side). An article cut to fit the model raises an ``ArticleCutWarning``,
+  one cleaned an ``ArticleCleanedWarning``.
+  """
+  texts = summaries.check_articles(texts)
+  settings = search_options.chosen(num_beams, length_penalty, no_repeat_ngram_size,
+                                   search_options.greedy_for(method, 0.0))
+  runs = summaries.summarize_many(
+      texts, load(model_dir), max_length, method, beam.Search(*settings, min_length),
+      batch_size, on_cut=lambda index, kept, total: warn_cut(kept, total, stacklevel=5))
+  for run in runs:
+    warn_cleaned(run, stacklevel=3)
+  return [run.details()['summary_text'] for run in runs]
 
 
 def _summary_run(text, model_dir, max_length, method, temperature, num_beams,

@@ -147,7 +147,10 @@ def read(model_dir=None, vocab_file=None, n_heads=None, own_run=False):
   elif os.path.exists(pkl):  # The course's layout: the architecture is in the shapes.
     checkpoint = read_checked(model_dir, pkl, read_checkpoint)
     config = config_from_weights(checkpoint[1], n_heads, model_dir)
-    values, vocab_file = {}, vocab_file or course_vocab_file(model_dir)
+    if vocab_file is None:
+      vocab_file = course_vocab_file(model_dir)
+      _check_course_layout(model_dir, config, vocab_file)
+    values = {}
   else:
     raise SummarizerError(f'{model_dir}: not a model directory (no config.json '
                           f'and no {BASENAME}.pkl.gz)')
@@ -204,6 +207,24 @@ def course_vocab_file(model_dir):
   beside = os.path.join(os.path.dirname(os.path.abspath(model_dir)), 'vocab_dir',
                         COURSE_VOCAB_NAME)
   return beside if os.path.isfile(beside) else COURSE_VOCAB_FILE
+
+
+def _check_course_layout(model_dir, config, vocab_file):
+  """Refuses a directory without config.json whose weights are not the course's model.
+
+  Read as the course's checkpoint, it takes the course's vocabulary; where
+  that has more ids than the weights, the directory is one of ours that
+  lost its config.json, and that is what is said (not the vocabulary).
+  """
+  n_ids = text.vocab_size(vocab_file)
+  if n_ids <= config.vocab_size:
+    return
+  ours = (f'; it holds {VOCAB_NAME}, as a model directory of ours does, which needs its '
+          'config.json' if os.path.exists(os.path.join(model_dir, VOCAB_NAME)) else '')
+  raise SummarizerError(
+      f'{model_dir}: no config.json, and its weights know {config.vocab_size} ids, not the '
+      f"{n_ids} of the course's vocabulary, so it is not the course's checkpoint{ours}; "
+      'restore its config.json, or export it again')
 
 
 def _check_vocab_fingerprint(model_dir, values, vocab_file):
