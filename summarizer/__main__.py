@@ -94,6 +94,11 @@ def parse_args(argv=None):
     p.error(f'argument --temperature: {problem}')
   if args.top_k is not None and args.top_k < 1:
     p.error('argument --top-k: must be at least 1')
+  # A flag that would change nothing is refused, not ignored.
+  if args.top_k is not None and args.temperature == 0:
+    p.error('argument --top-k: only sampling (--temperature above 0) reads it')
+  if args.force and args.explain is None:
+    p.error('argument --force: only --explain writes a file; leave out --force')
   if args.n_heads is not None and args.n_heads < 1:
     p.error('argument --n-heads: must be at least 1')
   # Beam search unless the course's decoder, sampling or streaming is asked for.

@@ -141,8 +141,7 @@ def read(model_dir=None, vocab_file=None, n_heads=None, own_run=False):
     if n_heads is not None and n_heads != config.n_heads:
       raise SummarizerError(f'{model_dir}: its config.json says n_heads '
                             f'{config.n_heads}, not {n_heads}')
-    vocab_file = vocab_file or _own_vocab_file(model_dir, values)
-    _check_vocab_fingerprint(model_dir, values, vocab_file)
+    asked_vocab, vocab_file = vocab_file, vocab_file or _own_vocab_file(model_dir, values)
     checkpoint = None
   elif os.path.exists(pkl):  # The course's layout: the architecture is in the shapes.
     checkpoint = read_checked(model_dir, pkl, read_checkpoint)
@@ -165,6 +164,7 @@ def read(model_dir=None, vocab_file=None, n_heads=None, own_run=False):
     checkpoint = read_checked(model_dir, pkl, read_checkpoint)
     _check_sizes(checkpoint[1], config, model_dir)
     check_fingerprint(model_dir, values, checkpoint[1], warn=not own_run)
+    _check_vocab_fingerprint(model_dir, values, vocab_file, asked_vocab)
   step, weights = checkpoint
   _check_numbers(weights, model_dir)
   return ModelDirectory(model_dir, config, vocab_file, tuple(weights), values, step)
@@ -227,7 +227,7 @@ def _check_course_layout(model_dir, config, vocab_file):
       'restore its config.json, or export it again')
 
 
-def _check_vocab_fingerprint(model_dir, values, vocab_file):
+def _check_vocab_fingerprint(model_dir, values, vocab_file, asked=None):
   """Refuses a vocabulary other than the one the model's config.json records.
 
   Another vocabulary with no more ids than the model loads without a
@@ -237,9 +237,9 @@ def _check_vocab_fingerprint(model_dir, values, vocab_file):
   """
   recorded = values.get('vocab_fingerprint')
   if recorded and text.vocab_fingerprint(vocab_file) != recorded:
+    remedy = 'leave out --vocab' if asked else f'restore the model\'s own {VOCAB_NAME}'
     raise SummarizerError(f'{vocab_file}: not the vocabulary the model in {model_dir} was '
-                          'trained with (its config.json records another); leave out '
-                          '--vocab, or restore its own')
+                          f'trained with (its config.json records another); {remedy}')
 
 
 def _check_sizes(weights, config, model_dir):
