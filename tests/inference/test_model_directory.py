@@ -319,3 +319,24 @@ def test_weights_that_are_not_finite_real_numbers_are_refused_at_load_in_one_lin
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and err.startswith(f'error: {model_dir}: cannot load the weights')
   assert fragment in err, err
+
+
+def test_a_folder_of_ours_that_lost_its_config_is_named_not_the_courses_vocabulary(tmp_path):
+  from summarizer.config import DEFAULT_MODEL_DIR  # pylint: disable=g-import-not-at-top
+  model_dir = tmp_path / 'model'
+  shutil.copytree(DEFAULT_MODEL_DIR, model_dir)
+  (model_dir / 'config.json').unlink()
+  with pytest.raises(SummarizerError) as raised:
+    model_directory.read(str(model_dir))
+  assert str(raised.value) == (
+      f"{model_dir}: no config.json, and its weights know 2048 ids, not the 33021 of the "
+      "course's vocabulary, so it is not the course's checkpoint; it holds vocab.subwords, as a "
+      "model directory of ours does, which needs its config.json; restore its config.json, or "
+      'export it again')
+
+
+def test_several_articles_are_pointed_at_a_name_the_package_exports():
+  import summarizer  # pylint: disable=g-import-not-at-top
+  with pytest.raises(TypeError, match=r'several articles: summarizer.summarize_many\)'):
+    summarizer.summarize(['one article.', 'another.'])
+  assert callable(summarizer.summarize_many)
