@@ -92,13 +92,7 @@ def parse_args(argv=None):
   problem = search_options.temperature_problem(args.temperature)
   if problem:
     p.error(f'argument --temperature: {problem}')
-  if args.top_k is not None and args.top_k < 1:
-    p.error('argument --top-k: must be at least 1')
-  # A flag that would change nothing is refused, not ignored.
-  if args.top_k is not None and args.temperature == 0:
-    p.error('argument --top-k: only sampling (--temperature above 0) reads it')
-  if args.force and args.explain is None:
-    p.error('argument --force: only --explain writes a file; leave out --force')
+  _check_top_k_and_force(p, args)
   if args.n_heads is not None and args.n_heads < 1:
     p.error('argument --n-heads: must be at least 1')
   # Beam search unless the course's decoder, sampling or streaming is asked for.
@@ -114,6 +108,16 @@ def parse_args(argv=None):
   if args.files.count('-') > 1:
     p.error("standard input ('-') can be read once")
   return args
+
+
+def _check_top_k_and_force(p, args):
+  """Refuses a --top-k below 1; and a flag that would change nothing, not ignored."""
+  if args.top_k is not None and args.top_k < 1:
+    p.error('argument --top-k: must be at least 1')
+  if args.top_k is not None and args.temperature == 0:
+    p.error('argument --top-k: only sampling (--temperature above 0) reads it')
+  if args.force and args.explain is None:
+    p.error('argument --force: only --explain writes a file; leave out --force')
 
 
 def read_articles(args, stdin=None):

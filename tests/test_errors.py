@@ -33,6 +33,10 @@ CASES = [
      '--num-beams: must be between 1 and 64'),
     (summarize_command, ['--text', 'x', '--length-penalty', 'nan'],
      '--length-penalty: must be a finite number'),
+    # A flag that would change nothing is refused, not ignored.
+    (summarize_command, ['--text', 'x', '--top-k', '5'],
+     '--top-k: only sampling (--temperature above 0) reads it'),
+    (summarize_command, ['--text', 'x', '--force'], '--force: only --explain writes a file'),
     (evaluate, ['--num-beams', '100000'], '--num-beams: must be between 1 and 64'),
     (evaluate, ['--batch-size', '0'], '--batch-size: must be between 1 and 1024'),
 ]

@@ -46,6 +46,8 @@ VOCAB_NAME = 'vocab.subwords'   # A model directory's copy of its vocabulary.
 # the ids their meaning. The shapes tell all but n_heads, dropout and the
 # vocabulary; the fingerprint tells all of them. (The activation, ReLU as in the
 # course, is the package's code, not a value of config.json.)
+# What a training run's folder holds beside its checkpoint (runs.manifest.RUN_MANIFEST).
+RUN_MANIFEST = '.summarizer-run.json'
 BOUND_FIELDS = ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'n_heads', 'max_len', 'dropout',
                 'vocab_file', 'vocab_fingerprint')
 
@@ -293,7 +295,8 @@ def check_fingerprint(model_dir, values, weights, warn=True):
 
   A directory exported before fingerprints has its sizes checked against
   the weights' shapes (``_check_sizes``) and loads; its n_heads, dropout
-  and vocabulary cannot be checked, which one line on standard error says.
+  and vocabulary cannot be checked, which one line on standard error says
+  (not for a training run's own folder, whose record --resume checks).
 
   Raises:
     SummarizerError: naming config.json and the first field that differs
@@ -303,10 +306,12 @@ def check_fingerprint(model_dir, values, weights, warn=True):
   path = os.path.join(model_dir, 'config.json')
   record = values.get(FINGERPRINT_KEY)
   if record is None:
-    if warn:
-        say(f'warning: {path} has no {FINGERPRINT_KEY} (written before the package wrote one): '
-          f'its sizes were checked against the weights, its n_heads {values.get("n_heads")} '
-          'and vocabulary could not be; export it again to bind them')
+    # A training run's own folder (its manifest beside it) is no export: its config.json is
+    # the run's record, written from memory with each checkpoint, and --resume checks it.
+    if warn and not os.path.exists(os.path.join(model_dir, RUN_MANIFEST)):
+      say(f'warning: {path} has no {FINGERPRINT_KEY} (exported before fingerprints, or not by '
+          f'this package): its sizes were checked against the weights, its n_heads '
+          f'{values.get("n_heads")} and vocabulary could not be; export it again to bind them')
     return
   recorded = record.get('fields') or {}
   for name in BOUND_FIELDS:
