@@ -80,8 +80,9 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
   """
   run = _summary_run(text, model_dir, max_length, method, temperature, num_beams,
                      length_penalty, no_repeat_ngram_size, min_length)
-  warning = undertrained.undertrained_warning(run.ids, run.loaded, run.search)
-  return dict(run.details(), undertrained=warning)
+  details = run.details()  # The summary is written here: its ids are known after.
+  return dict(details, undertrained=undertrained.undertrained_warning(run.ids, run.loaded,
+                                                                      run.search))
 
 
 def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
