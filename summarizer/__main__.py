@@ -92,8 +92,7 @@ def parse_args(argv=None):
   problem = search_options.temperature_problem(args.temperature)
   if problem:
     p.error(f'argument --temperature: {problem}')
-  if args.top_k is not None and args.top_k < 1:
-    p.error('argument --top-k: must be at least 1')
+  _check_top_k_and_force(p, args)
   if args.n_heads is not None and args.n_heads < 1:
     p.error('argument --n-heads: must be at least 1')
   # Beam search unless the course's decoder, sampling or streaming is asked for.
@@ -109,6 +108,16 @@ def parse_args(argv=None):
   if args.files.count('-') > 1:
     p.error("standard input ('-') can be read once")
   return args
+
+
+def _check_top_k_and_force(p, args):
+  """Refuses a --top-k below 1; and a flag that would change nothing, not ignored."""
+  if args.top_k is not None and args.top_k < 1:
+    p.error('argument --top-k: must be at least 1')
+  if args.top_k is not None and args.temperature == 0:
+    p.error('argument --top-k: only sampling (--temperature above 0) reads it')
+  if args.force and args.explain is None:
+    p.error('argument --force: only --explain writes a file; leave out --force')
 
 
 def read_articles(args, stdin=None):
@@ -156,6 +165,8 @@ def _summary_runs(articles, loaded, args, search, err):
       summary_run = summaries.summarize_tokens(
           article, loaded, args.max_length, args.method, args.temperature,
           args.top_k, args.seed, on_cut=warn_cut, search=search, stream=args.stream)
+    if summary_run.cleaning:
+      print(f'warning: {where}{summary_run.cleaning}', file=err)
     yield name, where, summary_run
 
 
@@ -186,13 +197,15 @@ def _explain(articles, args, out, err):
 
   explained = explanation.explain(
       articles[0][1], args.model, args.max_length, args.method, args.temperature, args.top_k,
-      args.seed, args.vocab, args.n_heads, on_cut=warn_cut, search=beam.Search.from_args(args))
+      args.seed, args.vocab, args.n_heads, on_cut=warn_cut, search=beam.Search.from_args(args),
+      on_clean=lambda line: print(f'warning: {line}', file=err))
   explained.save(args.explain, args.force)
   loaded = loaded_model.load(args.model, args.vocab, args.n_heads)
   if explained.out_of_domain:
     print('warning: ' + calibration.ood_warning(explained.article_perplexity,
                                                 loaded.calibration), file=err)
-  warning = undertrained.undertrained_warning(explained.summary_ids, loaded)
+  warning = undertrained.undertrained_warning(explained.summary_ids, loaded,
+                                              beam.Search.from_args(args))
   if warning:
     print(f'warning: {warning}', file=err)
   out.write(explained.summary + '\n')
@@ -227,7 +240,7 @@ def run(args, stdin=None, out=None, err=None, compilation_cache=False):
       out.write(f'{"" if number == 0 else chr(10)}==> {name} <==\n')
     _generate(summary_run, loaded, args.stream, where, out, err)
     details = summary_run.details()
-    warning = undertrained.undertrained_warning(summary_run.ids, loaded)
+    warning = undertrained.undertrained_warning(summary_run.ids, loaded, summary_run.search)
     if warning:
       print(f'warning: {where}{warning}', file=err)
     if not summary_run.ids:  # An empty summary: the article was read all the same.

@@ -12,6 +12,7 @@ import errno
 import fcntl
 import math
 import os
+import signal
 import sys
 
 # Exit statuses: argparse's for bad input, and the shell's for Ctrl-C.
@@ -116,21 +117,22 @@ def _quiet_output():
   output is redirected (not one that a test put in its place).
   """
   if sys.stdout is None:
-    return
+    return False
   try:
     sys.stdout.flush()  # A write to another file failed: what was printed still goes out.
-    return
+    return False
   except OSError:
     pass
   if sys.stdout is not sys.__stdout__:
-    return
+    return True
   try:
     descriptor = sys.stdout.fileno()
   except (OSError, ValueError):
-    return
+    return True
   devnull = os.open(os.devnull, os.O_WRONLY)
   os.dup2(devnull, descriptor)
   os.close(devnull)
+  return True
 
 
 # Why a write fails, where no retry helps: a full disk, a quota, a size limit.
@@ -139,10 +141,14 @@ WRITE_FAILURES = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 def output_lost(error):
   """Says in one line that a write failed (``error``, an ``OSError``); returns the exit status."""
-  _quiet_output()
+  stdout_lost = _quiet_output()
   why = error.strerror or error
-  say(f'error: {error.filename}: cannot write ({why})' if error.filename
-      else f'error: cannot write the output ({why}); it is lost')
+  if error.filename:
+    say(f'error: {error.filename}: cannot write ({why})')
+  elif stdout_lost:
+    say(f'error: cannot write the output ({why}); it is lost')
+  else:  # Which file, the error does not say; nothing is claimed lost.
+    say(f'error: a write failed ({why})')
   return USAGE_ERROR
 
 
@@ -174,6 +180,64 @@ def _stdout_unwritable():
     return True
 
 
+# TensorFlow's errors of its own file I/O (``tf.errors``; its file writer raises them, not
+# OSError), by class name: the class need not be imported to be recognised.
+_TENSORFLOW_IO_ERRORS = ('ResourceExhaustedError', 'PermissionDeniedError', 'NotFoundError',
+                         'DataLossError', 'FailedPreconditionError', 'UnavailableError',
+                         'AlreadyExistsError', 'OutOfRangeError')
+
+
+def library_io_error(error):
+  """What went wrong, in one line, where ``error`` is TensorFlow's or jax's own I/O error; else None.
+
+  TensorFlow's file writer (``tf.io.gfile``, a vocabulary's ``store_to_file``)
+  raises ``tf.errors.ResourceExhaustedError`` on a full disk, jax a
+  ``JaxRuntimeError``: neither is an ``OSError``.
+  """
+  kind, module = type(error).__name__, type(error).__module__ or ''
+  if module.startswith('tensorflow') and kind in _TENSORFLOW_IO_ERRORS:
+    text = getattr(error, 'message', None) or str(error)
+  elif module.startswith(('jax', 'jaxlib')) and kind in ('XlaRuntimeError', 'JaxRuntimeError'):
+    text = str(error)
+  else:
+    return None
+  return (text.strip().splitlines() or [kind])[0][:300]
+
+
+def _interrupted_at_once(signum, frame):
+  """SIGINT's handler: an import (jax's, say, inside C++) or a command not started yet ends here.
+
+  A KeyboardInterrupt raised inside an import can cross C++ code (jax's
+  nanobind modules), which aborts Python with a C++ message; and before the
+  command's work starts there is nothing of the user's to keep. Both exit at
+  once, in one line, with status 130. Anywhere else Ctrl-C is Python's
+  KeyboardInterrupt, which ``run_command`` (or a run's own handler) catches.
+  """
+  del signum
+  importing = False
+  while frame is not None:
+    if frame.f_code.co_filename.startswith('<frozen importlib'):
+      importing = True
+      break
+    frame = frame.f_back
+  if importing or not _RUNNING:
+    say('stopped (Ctrl-C)')
+    os._exit(INTERRUPTED)  # pylint: disable=protected-access
+  raise KeyboardInterrupt
+
+
+_RUNNING = []  # The commands whose work is under way (``run_command``).
+
+
+def stop_cleanly_on_interrupt():
+  """Installs the Ctrl-C handler of a command (``_interrupted_at_once``), before heavy imports.
+
+  Only where Ctrl-C is Python's own (not ignored, as in a background job).
+  """
+  if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted_at_once)
+
+
 def run_command(work, interrupted='stopped'):
   """Runs a command's work and returns the exit status.
 
@@ -191,6 +255,7 @@ def run_command(work, interrupted='stopped'):
     the output went away.
   """
   hold_closed_streams()
+  _RUNNING.append(work)
   try:
     status = work()
     if sys.stdout is not None:
@@ -215,3 +280,12 @@ def run_command(work, interrupted='stopped'):
     if e.errno not in WRITE_FAILURES:
       raise
     return output_lost(e)
+  except Exception as e:  # pylint: disable=broad-except
+    reason = library_io_error(e)
+    if reason is None:
+      raise
+    _quiet_output()
+    say(f'error: {reason}')
+    return USAGE_ERROR
+  finally:
+    _RUNNING.pop()

@@ -15,6 +15,7 @@ is never left half written. A failure removes it.
 """
 
 import contextlib
+import functools
 import json
 import os
 import re
@@ -136,9 +137,20 @@ def parse_json(text, where):
     raise SummarizerError(f'{where}: nested more than {MAX_JSON_DEPTH} levels deep, '
                           'deeper than any document the package writes')
   try:
-    return json.loads(text)
+    return json.loads(text, object_pairs_hook=functools.partial(_unique_keys, where))
   except ValueError as e:
     raise SummarizerError(f'{where}: not JSON ({e})') from None
+
+
+def _unique_keys(where, pairs):
+  """A JSON object's dict, refusing a key given twice (JSON would keep the last, silently)."""
+  record = {}
+  for key, value in pairs:
+    if key in record:
+      raise SummarizerError(f'{where}: "{key}" is given twice ({json.dumps(record[key])[:40]}, '
+                            f'then {json.dumps(value)[:40]}); keep one')
+    record[key] = value
+  return record
 
 
 def read_json(path, limit, what):

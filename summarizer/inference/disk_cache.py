@@ -101,6 +101,8 @@ def cache_setting():
   home = os.path.expanduser('~')
   if not base and not os.path.isabs(home):  # No $HOME and no user entry: nowhere sure.
     return None, 'no home folder: the compilation cache is off'
+  if not base and not os.path.isdir(home):  # A home folder is not the cache's to make.
+    return None, f'the home folder {home} does not exist: the compilation cache is off'
   return os.path.join(base or os.path.join(home, '.cache'), 'summarizer', 'jax'), why
 
 

@@ -118,9 +118,14 @@ def _acquire(directory):
   if left_by:
     print(f'note: {directory} was locked by {left_by}, which has ended without '
           'releasing it; taking it over', file=sys.stderr, flush=True)
-  os.ftruncate(fd, 0)
-  os.lseek(fd, 0, os.SEEK_SET)
-  os.write(fd, (this_process() + '\n').encode('utf-8'))
+  try:
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.write(fd, (this_process() + '\n').encode('utf-8'))
+  except OSError as e:  # A full disk: the lock file is taken away again, the rest untouched.
+    _release(directory, fd, ())
+    raise SummarizerError(f'{directory}: cannot write its lock file {LOCK_NAME} '
+                          f'({e.strerror or e}); nothing in it was changed') from None
   return fd
 
 
