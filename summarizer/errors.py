@@ -9,7 +9,6 @@ also when the output cannot be written (a full disk).
 
 import argparse
 import errno
-import fcntl
 import math
 import os
 import sys
@@ -167,7 +166,15 @@ def hold_closed_streams():
 
 
 def _stdout_unwritable():
-  """Whether standard output is open for reading only (``1</dev/null``)."""
+  """Whether standard output is open for reading only (``1</dev/null``).
+
+  Only asked after a write failed with ``EBADF``; where the platform cannot
+  tell a descriptor's mode (Windows has no ``fcntl``), that failure says it.
+  """
+  try:
+    import fcntl  # pylint: disable=import-outside-toplevel
+  except ImportError:
+    return True
   try:
     return fcntl.fcntl(1, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
   except OSError:
