@@ -20,6 +20,8 @@ The grader refuses anywhere but Linux, in one line, before any work: its
 platform faked (``sys.platform``, ``platform.system``).
 """
 
+import errno
+import io
 import json
 import os
 import platform
@@ -30,11 +32,12 @@ import textwrap
 import nbformat
 import pytest
 
-from summarizer import exercises
+from summarizer import exercises, files
 from summarizer.assignment import handout
 from summarizer.config import DATA_DIR
-from summarizer.errors import SummarizerError
+from summarizer.errors import SummarizerError, utf8_streams
 from summarizer.grading import grader, nbgrader_plugin
+from summarizer.runs import locks
 
 # Imported by every Python on PYTHONPATH's folder: what Windows lacks, gone.
 HIDE = textwrap.dedent('''
@@ -181,3 +184,63 @@ def test_the_nbgrader_plugin_refuses_off_linux(monkeypatch):
   not_linux(monkeypatch)
   with pytest.raises(SummarizerError, match='^grading runs on Linux only .* WSL2 on Windows$'):
     nbgrader_plugin.SandboxedGrades().preprocess(nbformat.v4.new_notebook(), {})
+
+
+# What Windows lacks, faked in this process: the package's own ways around it.
+
+def test_without_o_nofollow_a_link_is_refused_before_and_after_the_open(tmp_path, monkeypatch):
+  monkeypatch.setattr(files, 'NO_FOLLOW', 0)
+  target = tmp_path / 'thesis.md'
+  target.write_text('my thesis\n', encoding='utf-8')
+  link = tmp_path / 'train.log'
+  link.symlink_to(target)
+  flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND
+  with pytest.raises(OSError) as refused:
+    files.open_unfollowed(str(link), flags)
+  assert refused.value.errno == errno.ELOOP
+  # A link put there after the check (the check fooled here) is found once open.
+  monkeypatch.setattr(os.path, 'islink', lambda path: False)
+  with pytest.raises(OSError) as refused:
+    files.open_unfollowed(str(link), flags)
+  assert refused.value.errno == errno.ELOOP
+  assert target.read_text(encoding='utf-8') == 'my thesis\n'
+  fd = files.open_unfollowed(str(tmp_path / 'new.log'), flags)  # A file of its own: opened.
+  os.close(fd)
+  assert (tmp_path / 'new.log').is_file()
+
+
+def test_a_held_lock_names_its_holder_where_its_first_byte_cannot_be_read(tmp_path,
+                                                                         monkeypatch):
+  holder = subprocess.Popen([sys.executable, '-c', textwrap.dedent('''
+      import sys
+      from summarizer.runs import locks
+      with locks.locked(sys.argv[1]):
+        print('held', flush=True)
+        sys.stdin.read()
+  '''), str(tmp_path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+  try:
+    assert holder.stdout.readline() == 'held\n'
+    read = os.read
+
+    def windows_read(fd, size):  # Windows: the holder's lock on byte 0 refuses other readers.
+      if os.lseek(fd, 0, os.SEEK_CUR) == 0:
+        raise PermissionError(errno.EACCES, 'locked')
+      return read(fd, size)
+    monkeypatch.setattr(locks.os, 'read', windows_read)
+    with pytest.raises(SummarizerError, match=f'is in use by process {holder.pid} \\(python'):
+      with locks.locked(str(tmp_path)):
+        pass
+  finally:
+    holder.stdin.close()
+    holder.wait(timeout=60)
+
+
+def test_a_summary_in_a_console_code_page_is_written_as_utf_8(monkeypatch):
+  raw = io.BytesIO()
+  console = io.TextIOWrapper(raw, encoding='cp1252')
+  monkeypatch.setattr(sys, 'stdout', console)
+  utf8_streams()
+  print('Zelvalon lose 6-1 → Keltalex, 40,443 fans in Garzeldale ✓')
+  console.flush()
+  assert raw.getvalue().decode('utf-8') == (
+      'Zelvalon lose 6-1 → Keltalex, 40,443 fans in Garzeldale ✓\n')
