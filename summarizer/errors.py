@@ -9,7 +9,6 @@ also when the output cannot be written (a full disk).
 
 import argparse
 import errno
-import fcntl
 import math
 import os
 import signal
@@ -172,8 +171,34 @@ def hold_closed_streams():
         os.close(devnull)
 
 
+def utf8_streams():
+  """Makes standard output and error write UTF-8, whatever the console's code page.
+
+  Where Python writes a stream in another encoding (Windows' cp1252, when
+  output goes to a file or a pipe), a summary's or a check's character
+  outside it would end the command with ``UnicodeEncodeError``. UTF-8, as
+  Python's UTF-8 mode writes (PEP 686: the default from Python 3.15); a
+  stream already in UTF-8 (Linux, macOS, Windows' own console) is left as
+  it is.
+  """
+  import codecs  # pylint: disable=import-outside-toplevel
+  for stream in (sys.stdout, sys.stderr):
+    encoding = getattr(stream, 'encoding', None)
+    if (encoding and hasattr(stream, 'reconfigure')
+        and codecs.lookup(encoding).name != 'utf-8'):
+      stream.reconfigure(encoding='utf-8', errors='replace')
+
+
 def _stdout_unwritable():
-  """Whether standard output is open for reading only (``1</dev/null``)."""
+  """Whether standard output is open for reading only (``1</dev/null``).
+
+  Only asked after a write failed with ``EBADF``; where the platform cannot
+  tell a descriptor's mode (Windows has no ``fcntl``), that failure says it.
+  """
+  try:
+    import fcntl  # pylint: disable=import-outside-toplevel
+  except ImportError:
+    return True
   try:
     return fcntl.fcntl(1, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
   except OSError:
@@ -256,6 +281,7 @@ def run_command(work, interrupted='stopped'):
   """
   hold_closed_streams()
   _RUNNING.append(work)
+  utf8_streams()
   try:
     status = work()
     if sys.stdout is not None:

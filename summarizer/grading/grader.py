@@ -261,6 +261,7 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
 
 def _graded_batch(notebooks, seed, mode, functions, whole):
   """``grade_batch``'s work, this thread holding ``_OWN_WORK``."""
+  sandbox.require_linux()
   started = time.monotonic()
   seed = session_seed(seed)
   if mode == 'bwrap' and not shutil.which('bwrap'):

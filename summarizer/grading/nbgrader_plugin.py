@@ -27,6 +27,7 @@ from traitlets import Integer, Unicode
 from summarizer.contract import handout
 from summarizer.grading import class_run, grader
 from summarizer.contract.recording import GRADED
+from summarizer.grading.sandbox import require_linux
 
 # Where a repaired submission says what was repaired, or why it cannot be graded.
 REASON = 'summarizer_grading'
@@ -49,6 +50,7 @@ class SandboxedGrades(NbGraderPreprocessor):
                     'a core this process may use; 1: one after another)').tag(config=True)
 
   def preprocess(self, nb, resources):
+    require_linux()
     said = nb.metadata.get(REASON) or {}
     if said.get('unreadable'):
       verdicts, seed = {}, None
