@@ -50,6 +50,7 @@ class Mark:
     key, label: The cause's key and its words (a failure only).
     line: The learner's line the feedback names, or ''.
     text: The feedback the student reads in that cell.
+    code: The student's own cell of that function (its solution cell), or ''.
     reason: Why, for what is not a pass or a mistake (a limit, a teacher's grade).
     group: The group's text (``group``), '' where it is in none.
   """
@@ -62,6 +63,7 @@ class Mark:
   label: str = ''
   line: str = ''
   text: str = ''
+  code: str = ''
   reason: str = ''
   group: str = ''
 
@@ -186,28 +188,39 @@ def _student_marks(gradebook, course, assignment, student, maxima, titles):
   grades = {grade.name[len('test_'):]: grade for grade in notebook.grades}
   records = read_records(os.path.join(course, 'autograded', student, assignment,
                                       assignment + '.ipynb'))
-  for name, (record, _) in (records or {}).items():
-    if record and record.get('title'):
-      titles.setdefault(name, record['title'])
+  for name, each in (records or {}).items():
+    if (each.get('record') or {}).get('title'):
+      titles.setdefault(name, each['record']['title'])
   marks = [_mark(student, name, points, grades.get(name), records) for name, points in
            maxima.items()]
   return marks, sum(mark.points or 0 for mark in marks)
 
 
 def read_records(path):
-  """{graded name: (its verdict record or None, its feedback text)}; None where unreadable."""
+  """{graded name: {'record', 'text', 'code'}} of an autograded notebook; None where unreadable.
+
+  'record' is the verdict record its graded cell keeps (None if it keeps
+  none), 'text' the feedback that cell shows, 'code' the student's own cell
+  of the function.
+  """
   try:
     notebook = nbformat.read(path, as_version=4)
   except Exception:  # pylint: disable=broad-except  # Missing, cut short, not JSON: said so.
     return None
   found = {}
   for cell in notebook.cells:
-    grade_id = (cell.get('metadata', {}).get('nbgrader') or {}).get('grade_id') or ''
-    if cell.get('cell_type') == 'code' and grade_id.startswith('test_'):
-      text = ''.join(output.get('text', '') for output in cell.get('outputs', [])
-                     if output.get('output_type') == 'stream')
+    nbgrader = cell.get('metadata', {}).get('nbgrader') or {}
+    grade_id = nbgrader.get('grade_id') or ''
+    if cell.get('cell_type') != 'code' or not grade_id:
+      continue
+    if nbgrader.get('solution'):
+      found.setdefault(grade_id, {})['code'] = cell.get('source', '')
+    elif grade_id.startswith('test_'):
       record = cell.metadata.get(VERDICT)
-      found[grade_id[len('test_'):]] = (record if isinstance(record, dict) else None, text)
+      found.setdefault(grade_id[len('test_'):], {}).update(
+          record=record if isinstance(record, dict) else None,
+          text=''.join(output.get('text', '') for output in cell.get('outputs', [])
+                       if output.get('output_type') == 'stream'))
   return found
 
 
@@ -223,8 +236,8 @@ def _mark(student, name, max_points, grade, records):
                                reason=_said(records, name, 'manual'))
   if records is None:
     return dataclasses.replace(mark, status=NO_FEEDBACK)
-  record, text = records.get(name, (None, ''))
-  mark.text = text
+  found = records.get(name) or {}
+  record, mark.text, mark.code = found.get('record'), found.get('text', ''), found.get('code', '')
   if mark.points >= max_points:
     return mark
   if record is None:
@@ -239,7 +252,7 @@ def _mark(student, name, max_points, grade, records):
 
 
 def _said(records, name, field):
-  record = ((records or {}).get(name) or (None, ''))[0]
+  record = ((records or {}).get(name) or {}).get('record')
   return str((record or {}).get(field) or '')
 
 

@@ -150,14 +150,17 @@ def _who(report, mark):
 
 def _group(report, group):
   first = group.marks[0]
+  who = _text(report.names.get(first.student, first.student))
   line = (f'<p>the learner\'s line: <span class="line">{_text(first.line)}</span></p>'
           if first.line else '<p>the feedback names no line of the learner\'s</p>')
+  if first.code and not first.line:
+    line += (f'<details><summary>{who}\'s {_text(first.exercise)} cell</summary>'
+             f'<pre>{_text(first.code)}</pre></details>')
   names = ', '.join(report.names.get(student, student) for student in group.students)
   return (f'<div class="group"><p><span class="count">{len(group.marks)} '
           f'student{"s" if len(group.marks) != 1 else ""}</span>: {_text(first.label)}</p>'
           f'<p class="names">{_text(names)}</p>{line}'
-          f'<details open><summary>{_text(report.names.get(first.student, first.student))}'
-          f'\'s feedback</summary><pre>{_text(feedback_excerpt(first.text))}</pre></details>'
+          f'<details open><summary>{who}\'s feedback</summary><pre>{_text(feedback_excerpt(first.text))}</pre></details>'
           '</div>')
 
 

@@ -15,6 +15,8 @@ import shutil
 
 import pytest
 
+from summarizer.assignment import handout
+
 from .graded_class import ASSIGNMENT, NOTEBOOK
 
 pytestmark = [pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap'),
@@ -54,7 +56,8 @@ def test_the_class_is_graded_ahead_side_by_side_and_each_verdict_used_once(cours
   # Every submission readable under the assignment's name is graded ahead, the
   # first one's included; the renamed one (a name nbgrader's hook changes) in its turn.
   assert 'Grading ahead: 10 submissions, ' in log and 'Graded ahead: 10 of 10' in log
-  assert log.count(', graded ahead)') == 10
+  assert log.count(', graded ahead)') == 10, [line for line in log.splitlines()
+                                               if 'ahead' in line or 'Sandboxed' in line]
 
 
 def test_the_courses_answers_get_full_marks_and_a_blank_nothing(course):
