@@ -22,6 +22,7 @@ from summarizer.grading import causes, class_report
 from summarizer.grading.class_report import LOST, feedback_excerpt, not_mistakes
 
 HTML_NAME, CSV_NAME = 'class_report.html', 'class_report.csv'
+LARGEST = 8  # The groups listed first, the class's largest.
 COLUMNS = ('student', 'exercise', 'title', 'points', 'max_points', 'status', 'group', 'line')
 # The pass-rate picture's colours: passed, lost (a mistake, a limit), neither (waiting, absent).
 PASSED_COLOUR, LOST_COLOUR, OTHER_COLOUR = '#3a8a3a', '#c0392b', '#b0b0b0'
@@ -35,7 +36,7 @@ h1 { font-size: 1.5em; margin: 0 0 .2em; } h2 { font-size: 1.2em; margin: 1.6em 
 pre { background: #f5f5f5; padding: .5em; overflow-x: auto; font-size: 13px; margin: .3em 0; }
 .line { font-family: monospace; background: #fff6d5; padding: 0 .3em; }
 .apart { border-left: 4px solid #b0b0b0; padding: .2em .8em; margin: .6em 0; }
-.passed { color: #3a8a3a; }
+.passed { color: #3a8a3a; } .largest li { margin: .15em 0; }
 """
 
 
@@ -91,7 +92,7 @@ def csv_text(report):
 def page_html(report):
   """The whole page as one string."""
   ordered = sorted(report.exercises, key=lambda each: -report.failed(each[0]))
-  body = [_head(report), _pictures(report)]
+  body = [_head(report), _pictures(report), _largest(report)]
   body += [_exercise(report, name, title) for name, title, _ in ordered
            if report.failed(name) or not_mistakes(report, name)]
   clean = [title for name, title, _ in report.exercises
@@ -120,6 +121,20 @@ def _head(report):
           f'submissions, {len(report.exercises)} exercises ({report.max_total:g} points). '
           f'Median score {middle:g} / {report.max_total:g}. '
           f'Most failed: {_text(worst or "none")}.</p>')
+
+
+def _largest(report, keep=LARGEST):
+  """The largest groups of the whole class, one line each, linked to their exercise."""
+  order = {name: index for index, (name, _, _) in enumerate(report.exercises)}
+  groups = sorted((group for groups in report.groups.values() for group in groups),
+                  key=lambda group: (-len(group.marks), order[group.exercise]))[:keep]
+  if not groups:
+    return '<p>No student failed an exercise for a cause the grader names.</p>'
+  titles = {name: title for name, title, _ in report.exercises}
+  lines = [f'<li><a href="#{_text(group.exercise)}">{_text(titles[group.exercise])}</a>: '
+           f'<b>{len(group.marks)}</b> ({_text(", ".join(group.students))}): '
+           f'{_text(group.marks[0].label[:160])}</li>' for group in groups]
+  return '<h2>The largest groups</h2><ol class="largest">' + ''.join(lines) + '</ol>'
 
 
 def _pictures(report):
@@ -199,6 +214,7 @@ def _score_picture(report, pyplot):
   axes.hist(list(report.totals.values()), bins=[x - 0.5 for x in range(top + 2)],
             color='#4a78b0', edgecolor='white')
   axes.set_xlim(-0.5, top + 0.5)
+  axes.set_xticks(range(0, top + 1, 2 if top > 10 else 1))
   axes.set_xlabel(f'total points (of {report.max_total:g})')
   axes.set_ylabel('students')
   axes.yaxis.get_major_locator().set_params(integer=True)
@@ -210,15 +226,18 @@ def _rate_picture(report, pyplot):
   names = [name for name, _, _ in report.exercises][::-1]  # The first exercise at the top.
   counts = [(sum(m.status == causes.PASSED for m in report.of(name)), report.failed(name),
              len(report.of(name))) for name in names]
+  labels = [title.replace('Exercise ', 'Ex. ') for _, title, _ in report.exercises][::-1]
   passed = [each[0] for each in counts]
   lost = [each[1] for each in counts]
   other = [each[2] - each[0] - each[1] for each in counts]
   figure, axes = pyplot.subplots(figsize=(5.6, 3.4))
-  axes.barh(names, passed, color=PASSED_COLOUR, label='passed')
-  axes.barh(names, lost, left=passed, color=LOST_COLOUR, label='failed')
-  axes.barh(names, other, left=[a + b for a, b in zip(passed, lost)], color=OTHER_COLOUR,
+  axes.barh(labels, passed, color=PASSED_COLOUR, label='passed')
+  axes.barh(labels, lost, left=passed, color=LOST_COLOUR, label='failed')
+  axes.barh(labels, other, left=[a + b for a, b in zip(passed, lost)], color=OTHER_COLOUR,
             label='neither (by hand, not graded)')
   axes.set_xlabel('students')
+  axes.xaxis.get_major_locator().set_params(integer=True)
   axes.set_title('Pass rate per exercise')
-  axes.legend(loc='lower right', fontsize=7)
+  axes.legend(loc='upper center', bbox_to_anchor=(0.5, -0.18), ncol=3, fontsize=7,
+              frameon=False)
   return _png(figure, pyplot)
