@@ -13,6 +13,7 @@ left them.
 import os
 import shutil
 import sys
+import warnings
 
 from nbgrader.api import Gradebook
 
@@ -60,4 +61,5 @@ def _copy_submission(gradebook, graded, source, student):
 
 
 if __name__ == '__main__':
+  warnings.simplefilter('ignore')  # SQLAlchemy's on nbgrader's own add_submission.
   synthesise(sys.argv[1], int(sys.argv[2]), sys.argv[3])
