@@ -33,7 +33,7 @@ import nbformat
 import pytest
 
 from summarizer import exercises, files
-from summarizer.assignment import handout
+from summarizer.contract import handout
 from summarizer.config import DATA_DIR
 from summarizer.errors import SummarizerError, utf8_streams
 from summarizer.grading import grader, nbgrader_plugin
@@ -85,7 +85,8 @@ SAMPLE = os.path.join(DATA_DIR, 'samples', 'sport.txt')
 CHECK_ANSWERS = textwrap.dedent('''
     import io, contextlib
     from summarizer import text
-    from summarizer.assignment import checks, handout
+    from summarizer.assignment import checks
+    from summarizer.contract import handout
     names = {'tokenize': text.course_tokenize, 'detokenize': text.course_detokenize}
     exec(handout.setup_source(), names)
     for name in handout.GRADED:
