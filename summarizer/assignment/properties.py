@@ -19,8 +19,21 @@ from summarizer.contract import exercise_code, failure_text, probes, recording
 from summarizer.contract.judge import reading
 from summarizer.contract.measures import DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
 
-_TRACED_TO_NUMPY = ('TracerArrayConversionError', 'ConcretizationTypeError',
-                    'TracerIntegerConversionError', 'TracerBoolConversionError')
+# jax's errors for a traced array used where its value is needed, each said as what the
+# learner's line did: jax raises each for that use alone (jax.errors' documentation).
+TRACER_ERRORS = {
+    'TracerBoolConversionError': (
+        'uses a traced array as a bool (if, while, and, or, not): under jax.jit its values '
+        'are unknown; use jnp.where, or test a shape or `is None`'),
+    'TracerArrayConversionError': (
+        'hands a traced array to NumPy: under jax.jit it has no values yet; use jnp, not np'),
+    'TracerIntegerConversionError': (
+        'uses a traced array as a Python int (an index, a size, range()): under jax.jit its '
+        'values are unknown; take sizes from .shape'),
+    'ConcretizationTypeError': (
+        "needs a traced array's values (a shape, a size, a Python number or list): under "
+        'jax.jit only its shape and dtype are known; take sizes from .shape'),
+}
 
 
 def cases(check, function):
@@ -75,8 +88,9 @@ def _jit_runs(function, arrays):
     jax.block_until_ready(jax.jit(function)(**arrays))
     return 'yes'
   except recording.CAUGHT as error:  # pylint: disable=broad-except
-    if type(error).__name__ in _TRACED_TO_NUMPY:
-      return f'no: {_line_of(error)} turns a traced array into NumPy: use jnp, not np'
+    said = TRACER_ERRORS.get(type(error).__name__)
+    if said:
+      return f'no: {_line_of(error)} {said}'
     return f'no: {failure_text.describe(error)}'
 
 
@@ -85,6 +99,5 @@ def _line_of(error):
   frame = failure_text.learners_frame(error)
   if frame is None:
     return 'your code'
-  code = (frame.line or '').strip()
-  code = code if len(code) <= 60 else code[:60] + ' ...'
-  return f'line {frame.lineno} of {frame.name}' + (f' ({code})' if code else '')
+  code = failure_text.frame_code(frame, limit=50, part_only=True)
+  return f'line {frame.lineno} of {frame.name}' + (f' (`{code}`)' if code else '')
