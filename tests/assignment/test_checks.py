@@ -33,11 +33,11 @@ CHECKS = {
 }
 
 # How many cases each check counts (one per comparison).
-N_CASES = {
+N_CASES = {  # TransformerLM: its signature too; training_loop: the data it evaluates on.
     'DotProductAttention': 9, 'compute_attention_heads_closure': 5,
     'dot_product_self_attention': 5, 'compute_attention_output_closure': 5,
-    'CausalAttention': 18, 'DecoderBlock': 22, 'TransformerLM': 19,
-    'training_loop': 10, 'next_symbol': 12, 'greedy_decode': 7,
+    'CausalAttention': 18, 'DecoderBlock': 22, 'TransformerLM': 20,
+    'training_loop': 11, 'next_symbol': 12, 'greedy_decode': 7,
 }
 
 
