@@ -17,7 +17,6 @@ from summarizer._trax import fastmath, tl, trax
 from summarizer.contract import measures, mistakes, probes_layers, recording
 from summarizer.contract.failure_text import NotRun
 from summarizer.contract.judge import read_each, reading
-from summarizer.assignment.defaults import DEFAULTS, defaults
 from summarizer.assignment.runner import CHECK_SEED, run_cases, sublayer_names
 
 
@@ -266,8 +265,8 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
   the printed layer, its type (a ``tl.Serial``) and its nine sublayers'
   types. Then the exercise's model (d_model=4, d_ff=16, one block, two
   heads) is traced: it has 316,336 weights and returns a score for each of
-  the 33,300 ids at each position. Its signature's defaults are the
-  course's (``mode='train'``, ...: ``defaults.py``).
+  the 33,300 ids at each position. Beside them, its signature's defaults
+  are the course's (``properties.py``, ``defaults.py``: ``mode='train'``, ...).
 
   Args:
     TransformerLM: The function to check.
@@ -290,9 +289,6 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
   # on the eval run's model and ids.
   cases += _probe_run_cases(probes_layers.transformer_runs, TransformerLM, _model.TransformerLM,
                             mistakes.ran_model_why)
-  cases.append({'name': f"{recording.TRANSFORMER_LM}'s signature",
-                'call': lambda: {DEFAULTS.name: defaults(TransformerLM, _model.TransformerLM)},
-                'expected': {DEFAULTS: defaults(_model.TransformerLM, _model.TransformerLM)}})
   _, options, ids = probes_layers.transformer_runs(CHECK_SEED)[-1]
   arguments = {k: v for k, v in options.items() if k not in ('mode', 'max_len')}
   cases.append(_step_by_step_case(TransformerLM, arguments, ids))

@@ -64,8 +64,12 @@ def defaults(function, course):
     theirs = {}
   lines = _default_lines(function) if hasattr(function, '__code__') else {}
   name = getattr(function, '__name__', 'your function')
+  passes_on = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in theirs.values())
   said = {}
-  for parameter in inspect.signature(course).parameters:
+  for parameter, course_parameter in inspect.signature(course).parameters.items():
+    if parameter not in theirs and passes_on:  # **kwargs hands it on: its default is theirs.
+      said[parameter] = Written(_shown(course_parameter.default))
+      continue
     value = theirs[parameter].default if parameter in theirs else inspect.Parameter.empty
     line = lines.get(parameter)
     said[parameter] = Written(_shown(value), f'line {line} of {name}' if line else None)
@@ -81,8 +85,8 @@ def difference(expected, got):
     if came != wanted:
       lines = [f"the course's signature has {parameter}={wanted}, yours {parameter}={came}"]
       where = getattr(came, 'where', None)
-      return lines + ([f'where: {where} writes {parameter}={came}; the course has '
-                       f'{parameter}={wanted} here'] if where else [])
+      return lines + ([f'where: {where} writes {parameter}={came}, where the course '
+                       f'writes {parameter}={wanted}'] if where else [])
   return []
 
 

@@ -5,6 +5,8 @@
 - It runs under ``jax.jit`` where the package's function does, with the
   package's dtype (NumPy on a traced array fails only once a layer runs it).
 - ``greedy_decode`` writes ``max_length`` tokens exactly when EOS never comes.
+- ``TransformerLM``'s signature has the course's defaults (``mode='train'``, ...:
+  ``defaults.py``).
 
 ``cases(check, function)`` gives them as ``(case, traced)``, each case in the
 runner's form (``runner.py``: its name, its call, which returns its measures
@@ -15,25 +17,11 @@ where the learner's values are tracers).
 
 import jax
 
+from summarizer import model as package_model
+from summarizer.assignment.defaults import DEFAULTS, defaults
 from summarizer.contract import exercise_code, failure_text, probes, recording
 from summarizer.contract.judge import reading
 from summarizer.contract.measures import DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
-
-# jax's errors for a traced array used where its value is needed, each said as what the
-# learner's line did: jax raises each for that use alone (jax.errors' documentation).
-TRACER_ERRORS = {
-    'TracerBoolConversionError': (
-        'uses a traced array as a bool (if, while, and, or, not): under jax.jit its values '
-        'are unknown; use jnp.where, or test a shape or `is None`'),
-    'TracerArrayConversionError': (
-        'hands a traced array to NumPy: under jax.jit it has no values yet; use jnp, not np'),
-    'TracerIntegerConversionError': (
-        'uses a traced array as a Python int (an index, a size, range()): under jax.jit its '
-        'values are unknown; take sizes from .shape'),
-    'ConcretizationTypeError': (
-        "needs a traced array's values (a shape, a size, a Python number or list): under "
-        'jax.jit only its shape and dtype are known; take sizes from .shape'),
-}
 
 
 def cases(check, function):
@@ -42,6 +30,11 @@ def cases(check, function):
     return [({'name': probes.tokens_case(),
               'call': reading({INPUTS_AFTER.name: list}, lambda: probes.tokens_after(function)),
               'expected': {INPUTS_AFTER: list(probes.PROPERTY_TOKENS)}}, False)]
+  if check == recording.TRANSFORMER_LM:
+    return [({'name': f"{recording.TRANSFORMER_LM}'s signature",
+              'call': lambda: {DEFAULTS.name: defaults(function, package_model.TransformerLM)},
+              'expected': {DEFAULTS: defaults(package_model.TransformerLM,
+                                              package_model.TransformerLM)}}, False)]
   if check == recording.GREEDY_DECODE and recording.accepts(function, 'max_length'):
     return [_writes_max_length(function)]
   if check not in (recording.DOT_PRODUCT_ATTENTION, recording.HEADS_CLOSURE, recording.SELF_ATTENTION,
@@ -88,7 +81,7 @@ def _jit_runs(function, arrays):
     jax.block_until_ready(jax.jit(function)(**arrays))
     return 'yes'
   except recording.CAUGHT as error:  # pylint: disable=broad-except
-    said = TRACER_ERRORS.get(type(error).__name__)
+    said = recording.TRACER_ERRORS.get(type(error).__name__)
     if said:
       return f'no: {_line_of(error)} {said}'
     return f'no: {failure_text.describe(error)}'

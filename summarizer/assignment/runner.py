@@ -23,6 +23,10 @@ from summarizer.assignment.blame import Earlier, failing_own
 from summarizer.contract.failure_text import Failure, Printer, why_line
 
 
+# Characters a check's failures take before the later ones are held back (said in one
+# line): a failure's text stays under 1,600 characters.
+TEXT_BUDGET = 1400
+
 # The last check's name and tally, for the assertion of a check cell.
 _LAST_RUN = {}
 
@@ -74,8 +78,8 @@ def run_cases(cases, check, function=None, given=None):
       fix = failing_own(given, _own_check)
     fixes[id(case)] = fix
   located = _where(ran, fixes, untraced, check)
-  printer = Printer()
-  for case, _, printed in ran:
+  printer = Printer(TEXT_BUDGET)
+  for case, recorded, printed in ran:
     if not printed:
       continue
     if fixes[id(case)]:  # The case's own numbers would only mislead: the cause is earlier.
@@ -84,7 +88,9 @@ def run_cases(cases, check, function=None, given=None):
       printed[0].details = [why_line(fixes[id(case)])]  # With the first: the others say 'above'.
     elif located and located[0] is case:  # One where: line a check.
       printed[0].details += [f'    {located[1]}']
-    printer.print_case(case['name'], printed)
+    printer.print_within(case['name'], printed,
+                         len(printed) if recorded['error'] is None else len(case['expected']))
+  printer.close()
   print(f'{passed} Tests passed, {failed} Tests failed' if failed else judge.ALL_PASSED)
   _LAST_RUN.update(check=check, failed=failed, total=passed + failed)
   return failed

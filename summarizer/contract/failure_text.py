@@ -10,8 +10,10 @@ the learner's code that raised it. A case's failures like those printed above
 are printed as one line, and arrays are shown once a check.
 """
 
+import contextlib
 import dataclasses
 import difflib
+import io
 import linecache
 import os
 import sys
@@ -89,9 +91,42 @@ class Printer:
   one says only where its arrays differ most.
   """
 
-  def __init__(self):
+  def __init__(self, budget=None):
+    """A printer; with a ``budget``, a check's text stays short (``print_within``)."""
     self.seen = set()
     self.arrays_shown = False
+    self.budget, self.used, self.held = budget, 0, [0, 0]  # held: cases, tests
+
+  def print_within(self, case_name, failures, tests):
+    """Prints a case's failures unless they would take the text past the budget.
+
+    The first case is always printed; once one is held back, every later one
+    is too (the first failures come first: a learner fixes them first), and
+    ``close`` says in one line how many were.
+
+    Args:
+      case_name, failures: As ``print_case``'s.
+      tests: How many of the check's tests they are (the tally counts them).
+    """
+    if not self.held[0]:
+      state = (set(self.seen), self.arrays_shown)
+      text = io.StringIO()
+      with contextlib.redirect_stdout(text):
+        self.print_case(case_name, failures)
+      if self.budget is None or not self.used or self.used + len(text.getvalue()) <= self.budget:
+        self.used += len(text.getvalue())
+        print(text.getvalue(), end='')
+        return
+      self.seen, self.arrays_shown = state
+    self.held[0] += 1
+    self.held[1] += tests
+
+  def close(self):
+    """The line that says how many failures were held back, if any."""
+    cases, tests = self.held
+    if cases:
+      print(f'Failed: {cases} more case{"s" if cases > 1 else ""}: {tests} more '
+            f'test{"s" if tests > 1 else ""}: not shown (fix the failures above first)')
 
   def print_case(self, case_name, failures):
     """Prints a case's failures; those like one above (and said by their header) in one line."""

@@ -259,8 +259,8 @@ def test_an_eval_default_in_the_signature_fails_at_its_line():
   assert failed == 1, printed
   assert "the course's signature has mode='train', yours mode='eval'" in printed
   assert lines_starting(printed, 'where: ') == [
-      f"where: line {changed_line(EVAL_MODE_BY_DEFAULT)} of TransformerLM writes mode='eval'; "
-      "the course has mode='train' here"]
+      f"where: line {changed_line(EVAL_MODE_BY_DEFAULT)} of TransformerLM writes mode='eval', "
+      "where the course writes mode='train'"]
 
 
 def test_the_courses_signature_defaults_are_its_own():
