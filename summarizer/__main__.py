@@ -170,6 +170,21 @@ def _summary_runs(articles, loaded, args, search, err):
     yield name, where, summary_run
 
 
+def _write(out, text, flush=False):
+  """Writes ``text`` to the output; a failed write's error is marked as the output's own.
+
+  Without a file name in the error, ``errors.output_lost`` could not tell the
+  summary's own write from another file's (a cache entry, a checkpoint).
+  """
+  try:
+    out.write(text)
+    if flush:
+      out.flush()
+  except OSError as e:
+    e.output_lost = True
+    raise
+
+
 def _generate(summary_run, loaded, stream, where, out, err):
   """Generates the summary, judging the article at its first token; prints it as it comes."""
   shown = ''
@@ -179,8 +194,7 @@ def _generate(summary_run, loaded, stream, where, out, err):
     if stream:
       so_far = loaded.detokenize(summary_run.ids)
       if so_far.startswith(shown):  # A subword may still change a word's end.
-        out.write(so_far[len(shown):])
-        out.flush()
+        _write(out, so_far[len(shown):], flush=True)
         shown = so_far
 
 
@@ -208,7 +222,7 @@ def _explain(articles, args, out, err):
                                               beam.Search.from_args(args))
   if warning:
     print(f'warning: {warning}', file=err)
-  out.write(explained.summary + '\n')
+  _write(out, explained.summary + '\n')
   made_up = [f.text for f in explained.facts if not f.in_article]
   print(f'wrote {args.explain}' + (f' (not in the article: {", ".join(made_up)})'
                                    if made_up else ''), file=err)
@@ -237,7 +251,7 @@ def run(args, stdin=None, out=None, err=None, compilation_cache=False):
   runs = _summary_runs(articles, loaded, args, beam.Search.from_args(args), err)
   for number, (name, where, summary_run) in enumerate(runs):
     if len(articles) > 1 and not args.json:
-      out.write(f'{"" if number == 0 else chr(10)}==> {name} <==\n')
+      _write(out, f'{"" if number == 0 else chr(10)}==> {name} <==\n')
     _generate(summary_run, loaded, args.stream, where, out, err)
     details = summary_run.details()
     warning = undertrained.undertrained_warning(summary_run.ids, loaded, summary_run.search)
@@ -246,14 +260,14 @@ def run(args, stdin=None, out=None, err=None, compilation_cache=False):
     if not summary_run.ids:  # An empty summary: the article was read all the same.
       _warn_if_unknown(summary_run, loaded, where, err)
     if args.stream:
-      out.write('\n')
+      _write(out, '\n')
     elif args.json:
       results.append({key: details[key] for key in
                       ('summary_text', 'article_perplexity', 'out_of_domain')})
     else:
-      out.write(details['summary_text'] + '\n')
+      _write(out, details['summary_text'] + '\n')
   if args.json:
-    out.write(json_text(results) + '\n')
+    _write(out, json_text(results) + '\n')
   return 0
 
 
@@ -277,6 +291,7 @@ def exit_now(status):
   except BrokenPipeError:  # The reader left (`... | head -c 10`).
     pass
   except OSError as e:  # What run_command flushed cannot fail again: this is new.
+    e.output_lost = True  # The summary's own stream.
     status = output_lost(e) if status == 0 else status
   try:
     if sys.stderr is not None:

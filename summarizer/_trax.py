@@ -68,7 +68,7 @@ import unicodedata
 import warnings
 
 from summarizer import safe_pickle
-from summarizer.errors import hold_closed_streams
+from summarizer.errors import hold_closed_streams, stderr_moved
 
 # Read by TensorFlow's C++ runtime when it loads: 3 keeps only fatal messages.
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
@@ -154,7 +154,7 @@ def _filtered_stderr():
   with tempfile.TemporaryFile(mode='w+b') as captured:
     os.dup2(captured.fileno(), 2)
     try:
-      with contextlib.redirect_stderr(python_level):
+      with contextlib.redirect_stderr(python_level), stderr_moved(saved_fd):
         yield
     finally:
       os.dup2(saved_fd, 2)

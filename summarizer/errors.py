@@ -8,6 +8,7 @@ also when the output cannot be written (a full disk).
 """
 
 import argparse
+import contextlib
 import errno
 import math
 import os
@@ -144,7 +145,7 @@ def output_lost(error):
   why = error.strerror or error
   if error.filename:
     say(f'error: {error.filename}: cannot write ({why})')
-  elif stdout_lost:
+  elif stdout_lost or getattr(error, 'output_lost', False):  # Marked by the writer.
     say(f'error: cannot write the output ({why}); it is lost')
   else:  # Which file, the error does not say; nothing is claimed lost.
     say(f'error: a write failed ({why})')
@@ -237,8 +238,18 @@ def _interrupted_at_once(signum, frame):
   command's work starts there is nothing of the user's to keep. Both exit at
   once, in one line, with status 130. Anywhere else Ctrl-C is Python's
   KeyboardInterrupt, which ``run_command`` (or a run's own handler) catches.
+  After a command's work has ended (Python unloading TensorFlow takes
+  seconds), Ctrl-C only cuts that short: the process ends with the
+  command's own status, its output already flushed.
   """
   del signum
+  if _FINISHED and not _RUNNING:
+    try:
+      if sys.stderr is not None:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+      pass
+    os._exit(_FINISHED[-1])  # pylint: disable=protected-access
   importing = False
   while frame is not None:
     if frame.f_code.co_filename.startswith('<frozen importlib'):
@@ -246,12 +257,30 @@ def _interrupted_at_once(signum, frame):
       break
     frame = frame.f_back
   if importing or not _RUNNING:
-    say('stopped (Ctrl-C)')
+    if _MOVED_STDERR:  # A quiet import holds descriptor 2 (``sys.stderr`` too): go around it.
+      try:
+        os.write(_MOVED_STDERR[-1], b'stopped (Ctrl-C)\n')
+      except OSError:
+        pass
+    else:
+      say('stopped (Ctrl-C)')
     os._exit(INTERRUPTED)  # pylint: disable=protected-access
   raise KeyboardInterrupt
 
 
 _RUNNING = []  # The commands whose work is under way (``run_command``).
+_MOVED_STDERR = []  # The real standard error's descriptor, while a quiet import holds 2.
+
+
+@contextlib.contextmanager
+def stderr_moved(saved_fd):
+  """While library noise is captured: Ctrl-C's one line goes to ``saved_fd``, the real stderr."""
+  _MOVED_STDERR.append(saved_fd)
+  try:
+    yield
+  finally:
+    _MOVED_STDERR.pop()
+_FINISHED = []  # The statuses of commands whose work has ended, output flushed.
 
 
 def stop_cleanly_on_interrupt():
@@ -286,6 +315,7 @@ def run_command(work, interrupted='stopped'):
     status = work()
     if sys.stdout is not None:
       sys.stdout.flush()
+    _FINISHED.append(status)
     return status
   except SummarizerError as e:
     # Gin adds a line ("In call to configurable 'TrainTask' ...") to what is

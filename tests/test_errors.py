@@ -215,3 +215,20 @@ def test_ctrl_c_at_any_moment_is_one_line_and_status_130(tmp_path, command):
     assert 'Traceback' not in err and 'terminate called' not in err
     assert not (tmp_path / 'a.ipynb').exists(), delay  # Nothing half-written.
   assert sorted(p.name for p in tmp_path.iterdir()) == ['article.txt']
+
+
+def test_ctrl_c_after_the_work_ended_keeps_the_commands_status_and_says_nothing(tmp_path):
+  # Python's teardown (unloading TensorFlow) takes seconds after the work: Ctrl-C there
+  # only cuts it short.
+  import subprocess  # pylint: disable=g-import-not-at-top
+  script = ('import os, signal, time\n'
+            'from summarizer import errors\n'
+            'errors.stop_cleanly_on_interrupt()\n'
+            'status = errors.run_command(lambda: print("done") or 3)\n'
+            'os.kill(os.getpid(), signal.SIGINT)\n'
+            'time.sleep(30)\n')
+  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  done = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                        cwd=tmp_path, env=dict(os.environ, PYTHONPATH=repo), timeout=60,
+                        check=False)
+  assert (done.returncode, done.stdout, done.stderr) == (3, 'done\n', '')

@@ -101,10 +101,13 @@ def cache_setting():
   if base and not os.path.isabs(base):  # The XDG spec: a relative path is invalid, ignored.
     base, why = None, f'XDG_CACHE_HOME={base} is not an absolute path: ignored, as the XDG spec says'
   home = os.path.expanduser('~')
+  off = None
   if not base and not os.path.isabs(home):  # No $HOME and no user entry: nowhere sure.
-    return None, 'no home folder: the compilation cache is off'
-  if not base and not os.path.isdir(home):  # A home folder is not the cache's to make.
-    return None, f'the home folder {home} does not exist: the compilation cache is off'
+    off = 'no home folder: the compilation cache is off'
+  elif not base and not os.path.isdir(home):  # A home folder is not the cache's to make.
+    off = f'the home folder {home} does not exist: the compilation cache is off'
+  if off:  # Both reasons in one line, where XDG_CACHE_HOME was set aside first.
+    return None, f'{why}; {off}' if why else off
   return os.path.join(base or os.path.join(home, '.cache'), 'summarizer', 'jax'), why
 
 
