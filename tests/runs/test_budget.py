@@ -156,8 +156,9 @@ def test_a_machine_the_probe_finds_slow_trains_on_split_batches_from_the_first_s
   probed = []
   # The copy lessons' share is the preset's: on split batches the run takes the slow machine's.
   monkeypatch.setitem(run_args.SPLIT_LESSONS, 'micro', dict(copy_fraction=0.25))
+  # A minute, as above: setting up on a busy machine takes most of half a minute.
   summary, rows = _slow_micro_run(tmp_path / 'run', monkeypatch, lambda: probed.append(1) or 1.0,
-                                  preset_lessons=('copy_fraction',))
+                                  minutes=1.0, preset_lessons=('copy_fraction',))
   assert probed == [1] and summary['split_batches'] and set(rows) == {1}
   assert summary['step'] > run_plan.MEASURE_FROM_STEP + run_plan.MEASURE_STEPS
   assert json.loads((tmp_path / 'run' / 'config.json').read_text())['copy_fraction'] == 0.25
