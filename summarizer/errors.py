@@ -269,6 +269,7 @@ def _interrupted_at_once(signum, frame):
 
 
 _RUNNING = []  # The commands whose work is under way (``run_command``).
+_FINISHED = []  # The statuses of commands whose work has ended, output flushed.
 _MOVED_STDERR = []  # The real standard error's descriptor, while a quiet import holds 2.
 
 
@@ -280,7 +281,6 @@ def stderr_moved(saved_fd):
     yield
   finally:
     _MOVED_STDERR.pop()
-_FINISHED = []  # The statuses of commands whose work has ended, output flushed.
 
 
 def stop_cleanly_on_interrupt():
