@@ -7,10 +7,11 @@
 import pytest
 
 # The grader's tests whose limits are seconds of the wall clock, or that grade a class on every
-# core: one work unit, so none of them shares the cores with another. The grader's other files
-# are a unit each, like any test file.
+# core: one work unit, so none of them shares the cores with another (and the class that
+# nbgrader grades, a session fixture, is graded once for the two files that read it). The
+# grader's other files are a unit each, like any test file.
 TIMED_GRADINGS = ('tests/grading/test_limits.py', 'tests/grading/test_class_run.py',
-                  'tests/grading/test_nbgrader.py')
+                  'tests/grading/test_nbgrader.py', 'tests/grading/test_class_report.py')
 
 
 def pytest_collection_modifyitems(items):

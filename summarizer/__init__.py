@@ -10,6 +10,13 @@ first time it is used, so ``python -m summarizer --help`` answers at once.
 """
 
 import importlib
+import sys
+
+if sys.argv[:1] == ['-m']:
+  # `python -m summarizer.X`: a command (Python names it '-m' while it finds the module). Ctrl-C
+  # from here on, during jax's import too, ends in one line (errors.stop_cleanly_on_interrupt).
+  from summarizer import errors as _errors  # pylint: disable=g-import-not-at-top
+  _errors.stop_cleanly_on_interrupt()
 
 __version__ = '0.2.0'
 
@@ -33,6 +40,7 @@ _LAZY = {
     'detokenize': 'summarizer.text',
     'summarize': 'summarizer.inference.api',
     'summarize_details': 'summarizer.inference.api',
+    'summarize_many': 'summarizer.inference.api',
     'explain': 'summarizer.explorer.explanation',
     'Config': 'summarizer.config',
     'PRESETS': 'summarizer.config',

@@ -92,8 +92,7 @@ def parse_args(argv=None):
   problem = search_options.temperature_problem(args.temperature)
   if problem:
     p.error(f'argument --temperature: {problem}')
-  if args.top_k is not None and args.top_k < 1:
-    p.error('argument --top-k: must be at least 1')
+  _check_top_k_and_force(p, args)
   if args.n_heads is not None and args.n_heads < 1:
     p.error('argument --n-heads: must be at least 1')
   # Beam search unless the course's decoder, sampling or streaming is asked for.
@@ -109,6 +108,16 @@ def parse_args(argv=None):
   if args.files.count('-') > 1:
     p.error("standard input ('-') can be read once")
   return args
+
+
+def _check_top_k_and_force(p, args):
+  """Refuses a --top-k below 1; and a flag that would change nothing, not ignored."""
+  if args.top_k is not None and args.top_k < 1:
+    p.error('argument --top-k: must be at least 1')
+  if args.top_k is not None and args.temperature == 0:
+    p.error('argument --top-k: only sampling (--temperature above 0) reads it')
+  if args.force and args.explain is None:
+    p.error('argument --force: only --explain writes a file; leave out --force')
 
 
 def read_articles(args, stdin=None):
@@ -156,7 +165,24 @@ def _summary_runs(articles, loaded, args, search, err):
       summary_run = summaries.summarize_tokens(
           article, loaded, args.max_length, args.method, args.temperature,
           args.top_k, args.seed, on_cut=warn_cut, search=search, stream=args.stream)
+    if summary_run.cleaning:
+      print(f'warning: {where}{summary_run.cleaning}', file=err)
     yield name, where, summary_run
+
+
+def _write(out, text, flush=False):
+  """Writes ``text`` to the output; a failed write's error is marked as the output's own.
+
+  Without a file name in the error, ``errors.output_lost`` could not tell the
+  summary's own write from another file's (a cache entry, a checkpoint).
+  """
+  try:
+    out.write(text)
+    if flush:
+      out.flush()
+  except OSError as e:
+    e.output_lost = True
+    raise
 
 
 def _generate(summary_run, loaded, stream, where, out, err):
@@ -168,8 +194,7 @@ def _generate(summary_run, loaded, stream, where, out, err):
     if stream:
       so_far = loaded.detokenize(summary_run.ids)
       if so_far.startswith(shown):  # A subword may still change a word's end.
-        out.write(so_far[len(shown):])
-        out.flush()
+        _write(out, so_far[len(shown):], flush=True)
         shown = so_far
 
 
@@ -186,16 +211,18 @@ def _explain(articles, args, out, err):
 
   explained = explanation.explain(
       articles[0][1], args.model, args.max_length, args.method, args.temperature, args.top_k,
-      args.seed, args.vocab, args.n_heads, on_cut=warn_cut, search=beam.Search.from_args(args))
+      args.seed, args.vocab, args.n_heads, on_cut=warn_cut, search=beam.Search.from_args(args),
+      on_clean=lambda line: print(f'warning: {line}', file=err))
   explained.save(args.explain, args.force)
   loaded = loaded_model.load(args.model, args.vocab, args.n_heads)
   if explained.out_of_domain:
     print('warning: ' + calibration.ood_warning(explained.article_perplexity,
                                                 loaded.calibration), file=err)
-  warning = undertrained.undertrained_warning(explained.summary_ids, loaded)
+  warning = undertrained.undertrained_warning(explained.summary_ids, loaded,
+                                              beam.Search.from_args(args))
   if warning:
     print(f'warning: {warning}', file=err)
-  out.write(explained.summary + '\n')
+  _write(out, explained.summary + '\n')
   made_up = [f.text for f in explained.facts if not f.in_article]
   print(f'wrote {args.explain}' + (f' (not in the article: {", ".join(made_up)})'
                                    if made_up else ''), file=err)
@@ -224,23 +251,23 @@ def run(args, stdin=None, out=None, err=None, compilation_cache=False):
   runs = _summary_runs(articles, loaded, args, beam.Search.from_args(args), err)
   for number, (name, where, summary_run) in enumerate(runs):
     if len(articles) > 1 and not args.json:
-      out.write(f'{"" if number == 0 else chr(10)}==> {name} <==\n')
+      _write(out, f'{"" if number == 0 else chr(10)}==> {name} <==\n')
     _generate(summary_run, loaded, args.stream, where, out, err)
     details = summary_run.details()
-    warning = undertrained.undertrained_warning(summary_run.ids, loaded)
+    warning = undertrained.undertrained_warning(summary_run.ids, loaded, summary_run.search)
     if warning:
       print(f'warning: {where}{warning}', file=err)
     if not summary_run.ids:  # An empty summary: the article was read all the same.
       _warn_if_unknown(summary_run, loaded, where, err)
     if args.stream:
-      out.write('\n')
+      _write(out, '\n')
     elif args.json:
       results.append({key: details[key] for key in
                       ('summary_text', 'article_perplexity', 'out_of_domain')})
     else:
-      out.write(details['summary_text'] + '\n')
+      _write(out, details['summary_text'] + '\n')
   if args.json:
-    out.write(json_text(results) + '\n')
+    _write(out, json_text(results) + '\n')
   return 0
 
 
@@ -264,6 +291,7 @@ def exit_now(status):
   except BrokenPipeError:  # The reader left (`... | head -c 10`).
     pass
   except OSError as e:  # What run_command flushed cannot fail again: this is new.
+    e.output_lost = True  # The summary's own stream.
     status = output_lost(e) if status == 0 else status
   try:
     if sys.stderr is not None:

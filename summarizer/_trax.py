@@ -40,6 +40,12 @@ Why this module exists:
     jax's warning about its renamed ``host_count`` ignored: jax warns from
     its own module, so no filter by module can tell Trax's call from a
     learner's, and the learner's still warns.
+  - ``tensorflow_text`` stood in for where it is not installed (Windows,
+    where it has no wheel): ``trax.data.tf_inputs`` imports it at the top,
+    for TF-text tokenizers the package never calls, and everything Trax's
+    data pipeline and ``Loop`` need comes through that module. Reading a
+    name of the stand-in raises ``ModuleNotFoundError`` saying why
+    (``test_trax_data_still_imports_tensorflow_text_at_the_top``).
 
 What a training run adds to Trax's ``Loop`` (hooks, its log) is the run's:
 ``summarizer.runs.hooked_loop``; jax's compilation cache is the summarize
@@ -62,7 +68,7 @@ import unicodedata
 import warnings
 
 from summarizer import safe_pickle
-from summarizer.errors import hold_closed_streams
+from summarizer.errors import hold_closed_streams, stderr_moved
 
 # Read by TensorFlow's C++ runtime when it loads: 3 keeps only fatal messages.
 os.environ.setdefault('TF_CPP_MIN_LOG_LEVEL', '3')
@@ -148,7 +154,7 @@ def _filtered_stderr():
   with tempfile.TemporaryFile(mode='w+b') as captured:
     os.dup2(captured.fileno(), 2)
     try:
-      with contextlib.redirect_stderr(python_level):
+      with contextlib.redirect_stderr(python_level), stderr_moved(saved_fd):
         yield
     finally:
       os.dup2(saved_fd, 2)
@@ -610,8 +616,43 @@ def _import_tokenizer_without_table():
   setattr(sys.modules['trax.data'], 'tokenizer', module)
 
 
+# --------------------------------------------------------------------------
+# tensorflow_text where it is not installed.
+
+_TF_TEXT = 'tensorflow_text'
+
+
+class _MissingModule(types.ModuleType):
+  """A module that is not installed, imported only to be held: reading a name says so."""
+
+  def __getattr__(self, name):
+    if name.startswith('__'):
+      raise AttributeError(name)
+    raise ModuleNotFoundError(
+        f'{self.__name__} is not installed (it has no wheel for this platform); '
+        f'Trax needs it only for its TF-text tokenizers', name=self.__name__)
+
+
+def _stand_in_for_tensorflow_text():
+  """Puts a ``_MissingModule`` in ``sys.modules`` for ``tensorflow_text`` where it is missing.
+
+  ``trax.data.tf_inputs`` imports it at the top and uses it only in
+  ``SentencePieceTokenize``; the rest of the module (and with it Trax's data
+  pipeline and ``Loop``) works without it.
+  """
+  if _TF_TEXT in sys.modules:
+    return
+  try:
+    missing = importlib.util.find_spec(_TF_TEXT) is None
+  except ImportError:  # A finder that refuses it (as tests/test_platforms.py's does).
+    missing = True
+  if missing:
+    sys.modules[_TF_TEXT] = _MissingModule(_TF_TEXT)
+
+
 def _import_trax():
   """Imports Trax's layers fast and quietly, TensorFlow left out; returns ``trax``."""
+  _stand_in_for_tensorflow_text()
   _silence_warnings()
   with _filtered_stderr(), _cheap_introspection():
     for name in _DEFERRED_PACKAGES:

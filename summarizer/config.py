@@ -35,6 +35,8 @@ COURSE_STEPS_PER_CHECKPOINT = 10
 CALIBRATION_KEY = 'perplexity_calibration'
 # config.json's entry for how a model scored against Lead-3 when its run ended.
 VERDICT_KEY = 'verdict'
+# What binds a model directory's config.json to its weights (inference.model_directory.fingerprint).
+FINGERPRINT_KEY = 'weights_fingerprint'
 # Validation articles a calibration reads (or all, if the split is smaller).
 CALIBRATION_ARTICLES = 500
 
@@ -282,6 +284,7 @@ _SCHEMA = {
         'p50', 'p90', 'p99', 'max', 'threshold')}}, type(None)),
     VERDICT_KEY: ({'n': int, 'split': str, 'step': (int, type(None)),
                    'model': _SCORES, 'lead3': _SCORES}, type(None)),
+    FINGERPRINT_KEY: ({'fields': dict, 'sha256': str}, type(None)),
     'lineage': ([{'steps': (int, type(None)), 'seed': (int, type(None)),
                   'data': (str, type(None))}], type(None)),
 }

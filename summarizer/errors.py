@@ -8,10 +8,11 @@ also when the output cannot be written (a full disk).
 """
 
 import argparse
+import contextlib
 import errno
-import fcntl
 import math
 import os
+import signal
 import sys
 
 # Exit statuses: argparse's for bad input, and the shell's for Ctrl-C.
@@ -116,21 +117,22 @@ def _quiet_output():
   output is redirected (not one that a test put in its place).
   """
   if sys.stdout is None:
-    return
+    return False
   try:
     sys.stdout.flush()  # A write to another file failed: what was printed still goes out.
-    return
+    return False
   except OSError:
     pass
   if sys.stdout is not sys.__stdout__:
-    return
+    return True
   try:
     descriptor = sys.stdout.fileno()
   except (OSError, ValueError):
-    return
+    return True
   devnull = os.open(os.devnull, os.O_WRONLY)
   os.dup2(devnull, descriptor)
   os.close(devnull)
+  return True
 
 
 # Why a write fails, where no retry helps: a full disk, a quota, a size limit.
@@ -139,10 +141,14 @@ WRITE_FAILURES = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
 def output_lost(error):
   """Says in one line that a write failed (``error``, an ``OSError``); returns the exit status."""
-  _quiet_output()
+  stdout_lost = _quiet_output()
   why = error.strerror or error
-  say(f'error: {error.filename}: cannot write ({why})' if error.filename
-      else f'error: cannot write the output ({why}); it is lost')
+  if error.filename:
+    say(f'error: {error.filename}: cannot write ({why})')
+  elif stdout_lost or getattr(error, 'output_lost', False):  # Marked by the writer.
+    say(f'error: cannot write the output ({why}); it is lost')
+  else:  # Which file, the error does not say; nothing is claimed lost.
+    say(f'error: a write failed ({why})')
   return USAGE_ERROR
 
 
@@ -166,12 +172,124 @@ def hold_closed_streams():
         os.close(devnull)
 
 
+def utf8_streams():
+  """Makes standard output and error write UTF-8, whatever the console's code page.
+
+  Where Python writes a stream in another encoding (Windows' cp1252, when
+  output goes to a file or a pipe), a summary's or a check's character
+  outside it would end the command with ``UnicodeEncodeError``. UTF-8, as
+  Python's UTF-8 mode writes (PEP 686: the default from Python 3.15); a
+  stream already in UTF-8 (Linux, macOS, Windows' own console) is left as
+  it is.
+  """
+  import codecs  # pylint: disable=import-outside-toplevel
+  for stream in (sys.stdout, sys.stderr):
+    encoding = getattr(stream, 'encoding', None)
+    if (encoding and hasattr(stream, 'reconfigure')
+        and codecs.lookup(encoding).name != 'utf-8'):
+      stream.reconfigure(encoding='utf-8', errors='replace')
+
+
 def _stdout_unwritable():
-  """Whether standard output is open for reading only (``1</dev/null``)."""
+  """Whether standard output is open for reading only (``1</dev/null``).
+
+  Only asked after a write failed with ``EBADF``; where the platform cannot
+  tell a descriptor's mode (Windows has no ``fcntl``), that failure says it.
+  """
+  try:
+    import fcntl  # pylint: disable=import-outside-toplevel
+  except ImportError:
+    return True
   try:
     return fcntl.fcntl(1, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
   except OSError:
     return True
+
+
+# TensorFlow's errors of its own file I/O (``tf.errors``; its file writer raises them, not
+# OSError), by class name: the class need not be imported to be recognised.
+_TENSORFLOW_IO_ERRORS = ('ResourceExhaustedError', 'PermissionDeniedError', 'NotFoundError',
+                         'DataLossError', 'FailedPreconditionError', 'UnavailableError',
+                         'AlreadyExistsError', 'OutOfRangeError')
+
+
+def library_io_error(error):
+  """What went wrong, in one line, where ``error`` is TensorFlow's or jax's own I/O error; else None.
+
+  TensorFlow's file writer (``tf.io.gfile``, a vocabulary's ``store_to_file``)
+  raises ``tf.errors.ResourceExhaustedError`` on a full disk, jax a
+  ``JaxRuntimeError``: neither is an ``OSError``.
+  """
+  kind, module = type(error).__name__, type(error).__module__ or ''
+  if module.startswith('tensorflow') and kind in _TENSORFLOW_IO_ERRORS:
+    text = getattr(error, 'message', None) or str(error)
+  elif module.startswith(('jax', 'jaxlib')) and kind in ('XlaRuntimeError', 'JaxRuntimeError'):
+    text = str(error)
+  else:
+    return None
+  return (text.strip().splitlines() or [kind])[0][:300]
+
+
+def _interrupted_at_once(signum, frame):
+  """SIGINT's handler: an import (jax's, say, inside C++) or a command not started yet ends here.
+
+  A KeyboardInterrupt raised inside an import can cross C++ code (jax's
+  nanobind modules), which aborts Python with a C++ message; and before the
+  command's work starts there is nothing of the user's to keep. Both exit at
+  once, in one line, with status 130. Anywhere else Ctrl-C is Python's
+  KeyboardInterrupt, which ``run_command`` (or a run's own handler) catches.
+  After a command's work has ended (Python unloading TensorFlow takes
+  seconds), Ctrl-C only cuts that short: the process ends with the
+  command's own status, its output already flushed.
+  """
+  del signum
+  if _FINISHED and not _RUNNING:
+    try:
+      if sys.stderr is not None:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+      pass
+    os._exit(_FINISHED[-1])  # pylint: disable=protected-access
+  importing = False
+  while frame is not None:
+    if frame.f_code.co_filename.startswith('<frozen importlib'):
+      importing = True
+      break
+    frame = frame.f_back
+  if importing or not _RUNNING:
+    if _MOVED_STDERR:  # A quiet import holds descriptor 2 (``sys.stderr`` too): go around it.
+      try:
+        os.write(_MOVED_STDERR[-1], b'stopped (Ctrl-C)\n')
+      except OSError:
+        pass
+    else:
+      say('stopped (Ctrl-C)')
+    os._exit(INTERRUPTED)  # pylint: disable=protected-access
+  raise KeyboardInterrupt
+
+
+_RUNNING = []  # The commands whose work is under way (``run_command``).
+_FINISHED = []  # The statuses of commands whose work has ended, output flushed.
+_MOVED_STDERR = []  # The real standard error's descriptor, while a quiet import holds 2.
+
+
+@contextlib.contextmanager
+def stderr_moved(saved_fd):
+  """While library noise is captured: Ctrl-C's one line goes to ``saved_fd``, the real stderr."""
+  _MOVED_STDERR.append(saved_fd)
+  try:
+    yield
+  finally:
+    _MOVED_STDERR.pop()
+
+
+def stop_cleanly_on_interrupt():
+  """Installs the Ctrl-C handler of a command (``_interrupted_at_once``), before heavy imports.
+
+  Only where Ctrl-C is Python's own (not ignored, as in a background job).
+  """
+  if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    signal.signal(signal.SIGINT, _interrupted_at_once)
 
 
 def run_command(work, interrupted='stopped'):
@@ -191,10 +309,13 @@ def run_command(work, interrupted='stopped'):
     the output went away.
   """
   hold_closed_streams()
+  _RUNNING.append(work)
+  utf8_streams()
   try:
     status = work()
     if sys.stdout is not None:
       sys.stdout.flush()
+    _FINISHED.append(status)
     return status
   except SummarizerError as e:
     # Gin adds a line ("In call to configurable 'TrainTask' ...") to what is
@@ -215,3 +336,12 @@ def run_command(work, interrupted='stopped'):
     if e.errno not in WRITE_FAILURES:
       raise
     return output_lost(e)
+  except Exception as e:  # pylint: disable=broad-except
+    reason = library_io_error(e)
+    if reason is None:
+      raise
+    _quiet_output()
+    say(f'error: {reason}')
+    return USAGE_ERROR
+  finally:
+    _RUNNING.pop()

@@ -15,6 +15,8 @@ is never left half written. A failure removes it.
 """
 
 import contextlib
+import errno
+import functools
 import json
 import os
 import re
@@ -80,6 +82,43 @@ def regular_file(path, limit=None, what='such a file may be'):
   return status.st_size
 
 
+# POSIX's flags, where the platform has them (Windows has neither): no following a
+# link at the name's end, and no waiting on a FIFO's writer. Windows' binary mode, so
+# that a byte written is the byte on disk (POSIX has no text mode).
+NO_FOLLOW = getattr(os, 'O_NOFOLLOW', 0)
+NON_BLOCKING = getattr(os, 'O_NONBLOCK', 0)
+_BINARY = getattr(os, 'O_BINARY', 0)
+
+
+def open_unfollowed(path, flags, mode=0o644):
+  """``os.open`` that never opens a file through a symbolic link at ``path``.
+
+  Where the platform has ``O_NOFOLLOW`` the kernel refuses the link
+  (``ELOOP``). Where it has not (Windows), a link found at ``path`` is
+  refused before the open, and the file opened must be the one ``lstat``
+  finds at ``path`` after it (a link put there meanwhile is closed again):
+  the same ``ELOOP``, so callers word it once.
+
+  Raises:
+    OSError: ``ELOOP`` for a link; whatever ``os.open`` raises.
+  """
+  flags |= _BINARY
+  if NO_FOLLOW:
+    return os.open(path, flags | NO_FOLLOW, mode)
+  link = OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
+  if os.path.islink(path):
+    raise link
+  fd = os.open(path, flags, mode)
+  try:
+    same = os.path.samestat(os.fstat(fd), os.lstat(path))
+  except OSError:
+    same = False
+  if not same:
+    os.close(fd)
+    raise link
+  return fd
+
+
 def read_at_most(file, limit, where, what):
   """Reads a binary file or stream to its end, refusing one of more than ``limit`` bytes.
 
@@ -136,9 +175,20 @@ def parse_json(text, where):
     raise SummarizerError(f'{where}: nested more than {MAX_JSON_DEPTH} levels deep, '
                           'deeper than any document the package writes')
   try:
-    return json.loads(text)
+    return json.loads(text, object_pairs_hook=functools.partial(_unique_keys, where))
   except ValueError as e:
     raise SummarizerError(f'{where}: not JSON ({e})') from None
+
+
+def _unique_keys(where, pairs):
+  """A JSON object's dict, refusing a key given twice (JSON would keep the last, silently)."""
+  record = {}
+  for key, value in pairs:
+    if key in record:
+      raise SummarizerError(f'{where}: "{key}" is given twice ({json.dumps(record[key])[:40]}, '
+                            f'then {json.dumps(value)[:40]}); keep one')
+    record[key] = value
+  return record
 
 
 def read_json(path, limit, what):

@@ -13,11 +13,13 @@ import numpy as np
 import pytest
 
 from summarizer import config as config_module
+from summarizer import text
 from summarizer._trax import tl, trax
-from summarizer.config import COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, Config, save_config
+from summarizer.config import COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, Config, load_config, save_config
 from summarizer.inference import model_directory
 from summarizer.model import TransformerLM
 from summarizer.runs import args as run_args
+from summarizer.runs import export
 from summarizer.runs import loop as run_loop
 from summarizer.runs import prepare as run_prepare
 
@@ -43,6 +45,12 @@ def write_model_dir(directory, config=SMALL_CONFIG, seed=0):
       TransformerLM(**config.model_kwargs(), mode='train'), [task],
       output_dir=str(directory), random_seed=seed)
   loop.save_checkpoint(model_directory.BASENAME)
+  # As an export writes it: config.json bound to its vocabulary and weights.
+  save_config(config, directory, vocab_file=model_directory.VOCAB_NAME, data='news',
+              vocab_fingerprint=text.vocab_fingerprint(DEFAULT_VOCAB_FILE))
+  values = load_config(str(directory))[1]
+  save_config(config, directory, **{k: v for k, v in values.items() if k not in config.to_dict()},
+              weights_fingerprint=export.bound_to_weights(str(directory), values))
   return str(directory)
 
 

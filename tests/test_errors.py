@@ -33,6 +33,10 @@ CASES = [
      '--num-beams: must be between 1 and 64'),
     (summarize_command, ['--text', 'x', '--length-penalty', 'nan'],
      '--length-penalty: must be a finite number'),
+    # A flag that would change nothing is refused, not ignored.
+    (summarize_command, ['--text', 'x', '--top-k', '5'],
+     '--top-k: only sampling (--temperature above 0) reads it'),
+    (summarize_command, ['--text', 'x', '--force'], '--force: only --explain writes a file'),
     (evaluate, ['--num-beams', '100000'], '--num-beams: must be between 1 and 64'),
     (evaluate, ['--batch-size', '0'], '--batch-size: must be between 1 and 1024'),
 ]
@@ -155,3 +159,76 @@ def test_a_full_disk_is_one_line_and_status_2_and_a_reader_that_left_no_error(
 
   with pytest.raises(OSError, match='not a write'):  # A bug keeps its traceback.
     errors.run_command(a_bug)
+
+
+def test_a_failed_write_that_names_no_file_claims_nothing_lost(capsys):
+  def write_fails():
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+  assert errors.run_command(write_fails) == 2
+  assert capsys.readouterr().err == 'error: a write failed (No space left on device)\n'
+
+
+def test_tensorflows_and_jaxs_own_io_errors_are_one_line():
+  lookalike = {}
+  for module, name in (('tensorflow.python.framework.errors_impl', 'ResourceExhaustedError'),
+                       ('jaxlib.xla_extension', 'XlaRuntimeError'),
+                       ('somewhere.else', 'ResourceExhaustedError')):
+    kind = type(name, (Exception,), {'__module__': module})
+    lookalike[module] = kind('/x/.v.tmp; No space left on device\nmore lines')
+  assert errors.library_io_error(lookalike['tensorflow.python.framework.errors_impl']) == \
+      '/x/.v.tmp; No space left on device'
+  assert errors.library_io_error(lookalike['jaxlib.xla_extension']) == \
+      '/x/.v.tmp; No space left on device'
+  assert errors.library_io_error(lookalike['somewhere.else']) is None
+  assert errors.library_io_error(ValueError('x')) is None
+
+  def raises():
+    raise lookalike['tensorflow.python.framework.errors_impl']
+
+  assert errors.run_command(raises) == 2
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('command', [['summarizer.exercises', '--out', 'a.ipynb'],
+                                     ['summarizer', 'ARTICLE']])
+def test_ctrl_c_at_any_moment_is_one_line_and_status_130(tmp_path, command):
+  import signal  # pylint: disable=g-import-not-at-top
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import time  # pylint: disable=g-import-not-at-top
+  article = tmp_path / 'article.txt'
+  article.write_text('Heavy rain fell on Marmofield on Sunday. Roads were closed.\n')
+  argv = [str(article) if word == 'ARTICLE' else word for word in command]
+  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  env = dict(os.environ, PYTHONPATH=repo, PYTHONWARNINGS='ignore')
+  for delay in (0.5, 1.0, 2.0, 3.5, 5.0, 8.0):
+    process = subprocess.Popen([sys.executable, '-m', *argv], cwd=tmp_path, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(delay)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=300)
+    if process.returncode == 0:  # Finished before the signal came: nothing to stop.
+      (tmp_path / 'a.ipynb').unlink(missing_ok=True)
+      continue
+    lines = err.splitlines()
+    assert process.returncode == 130 and len(lines) == 1, (delay, err)
+    assert 'Traceback' not in err and 'terminate called' not in err
+    assert not (tmp_path / 'a.ipynb').exists(), delay  # Nothing half-written.
+  assert sorted(p.name for p in tmp_path.iterdir()) == ['article.txt']
+
+
+def test_ctrl_c_after_the_work_ended_keeps_the_commands_status_and_says_nothing(tmp_path):
+  # Python's teardown (unloading TensorFlow) takes seconds after the work: Ctrl-C there
+  # only cuts it short.
+  import subprocess  # pylint: disable=g-import-not-at-top
+  script = ('import os, signal, time\n'
+            'from summarizer import errors\n'
+            'errors.stop_cleanly_on_interrupt()\n'
+            'status = errors.run_command(lambda: print("done") or 3)\n'
+            'os.kill(os.getpid(), signal.SIGINT)\n'
+            'time.sleep(30)\n')
+  repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+  done = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                        cwd=tmp_path, env=dict(os.environ, PYTHONPATH=repo), timeout=60,
+                        check=False)
+  assert (done.returncode, done.stdout, done.stderr) == (3, 'done\n', '')

@@ -4,6 +4,7 @@ Each test fails if a Trax or jax upgrade makes its adjustment unneeded (the
 original works again) or wrong (ours no longer does what Trax expects).
 """
 
+import importlib.util
 import inspect
 import os
 import subprocess
@@ -13,6 +14,7 @@ import warnings
 
 import jax
 import numpy as np
+import pytest
 
 from summarizer import _trax
 from summarizer._trax import trax
@@ -90,3 +92,37 @@ def test_pmap_refuses_arrays_on_one_device_and_ours_moves_them():
   assert done.stdout.split('\n')[:2] == ['original pmap refuses', '12.0']
 
 
+
+
+def test_trax_data_still_imports_tensorflow_text_at_the_top():
+  # What the stand-in of tensorflow_text is for (where it has no wheel: Windows).
+  import ast  # pylint: disable=import-outside-toplevel
+  spec = importlib.util.find_spec('trax.data.tf_inputs')
+  with open(spec.origin, encoding='utf-8') as f:
+    tree = ast.parse(f.read())
+  top = {alias.name for node in tree.body if isinstance(node, ast.Import) for alias in node.names}
+  assert 'tensorflow_text' in top, "Trax's data no longer imports tensorflow_text: drop the stand-in"
+
+
+@pytest.mark.slow  # A subprocess that imports jax and TensorFlow.
+def test_without_tensorflow_text_trax_data_imports_and_the_stand_in_says_why():
+  hide = textwrap.dedent('''
+      import sys
+      class Hide:
+        def find_spec(self, name, path=None, target=None):
+          if name.partition('.')[0] == 'tensorflow_text':
+            raise ModuleNotFoundError(f'{name} hidden', name=name)
+      sys.meta_path.insert(0, Hide())
+      from summarizer._trax import trax
+      from trax.data import tf_inputs
+      import tensorflow_text
+      try:
+        tensorflow_text.SentencepieceTokenizer
+      except ModuleNotFoundError as e:
+        print(e.name, '|', e)
+  ''')
+  done = subprocess.run([sys.executable, '-c', hide], capture_output=True, text=True,
+                        timeout=300, check=False)
+  assert done.returncode == 0, done.stderr
+  name, why = done.stdout.strip().split(' | ')
+  assert name == 'tensorflow_text' and 'not installed' in why and 'tokenizers' in why

@@ -26,7 +26,7 @@ def short(error):
   head += [line[:200] for line in message[1:MOST_LINES - 3]]
   if type(error) is not type(inner):
     head.insert(0, f'{type(error).__name__}, raised by Trax while it ran your layers:')
-  return '\n'.join(head[:MOST_LINES - 1] + [_your_line(inner) or _your_line(error)])
+  return '\n'.join(head[:MOST_LINES - 1] + [_your_line(error)])
 
 
 def _your_line(error):
@@ -34,7 +34,7 @@ def _your_line(error):
   frame = failure_text.learners_frame(error)
   if frame is None:
     return ''
-  code = (frame.line or '').strip()
+  code = failure_text.frame_code(frame)
   return f'your line: in {frame.name}, line {frame.lineno}' + (f': {code}' if code else '')
 
 

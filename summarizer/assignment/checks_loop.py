@@ -19,23 +19,35 @@ from summarizer.model import TransformerLM as _package_transformer_lm
 from summarizer.contract import measures, notebook_data, probes, probes_layers, recording
 from summarizer.contract.exercise_code import SUMMARY, TRAINED_MODEL
 from summarizer.contract.judge import reading
-from summarizer.contract.mistakes import TOKENS, decoding_cause, padding_cause
+from summarizer.contract.mistakes import TOKENS, decoding_cause, padding_cause, power_above
 from summarizer.assignment.checks_layers import (exercise_weights, ran_output,
                                                  run_beside_package)
 from summarizer.assignment.runner import as_array, count_weights, run_cases, shape_of
 from summarizer.config import EOS, SEP
 
 
-def _built_loop(training_loop, TransformerLM, home):  # pylint: disable=invalid-name
+def _built_loop(training_loop, TransformerLM, home, streams=None):  # pylint: disable=invalid-name
   """The loop a training_loop builds (no step run) over the probes' batches, in ``home``.
 
   It is handed '~/output', as a learner writes '~/model': a loop that does
   not expand '~' writes into a folder named '~', in the temporary ``home``
   too, as does a loop that ignores ``output_dir``.
   """
+  streams = {} if streams is None else streams  # Which the loop's tasks read: kept.
+  streams.update({TRAIN_GEN: probes.batches(0), EVAL_GEN: probes.batches(1)})
   options = {'output_dir': '~/output'} if recording.accepts(training_loop, 'output_dir') else {}
   with probes.home_and_cwd(home):
-    return training_loop(TransformerLM, probes.batches(0), probes.batches(1), **options)
+    return training_loop(TransformerLM, streams[TRAIN_GEN], streams[EVAL_GEN], **options)
+
+
+# training_loop's arguments, by the names the course gives them.
+TRAIN_GEN, EVAL_GEN = 'train_gen', 'eval_gen'
+
+
+def evaluation_stream(loop, streams):
+  """The argument the loop's (first) evaluation task reads: 'eval_gen', 'train_gen' or neither."""
+  data = loop.eval_tasks[0].labeled_data
+  return next((name for name, stream in streams.items() if stream is data), 'neither')
 
 
 # The package's loop, measured by the probe as the grader measures it: built once a process.
@@ -48,8 +60,10 @@ def _package_loop_measures():
     # Imported here: Trax's training loop imports TensorFlow, which the other checks never need.
     from summarizer.training import training_loop  # pylint: disable=g-import-not-at-top
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
-      loop = _built_loop(training_loop, _package_transformer_lm, home)
+      streams = {}
+      loop = _built_loop(training_loop, _package_transformer_lm, home, streams)
       _PACKAGE_LOOP.update(probes.loop_measures(loop, home))
+      _PACKAGE_LOOP[measures.EVALUATION_DATA.name] = evaluation_stream(loop, streams)
   return _PACKAGE_LOOP
 
 
@@ -61,8 +75,9 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
   measures it (``probes.loop_measures``) beside the package's loop: the
   course's ``CrossEntropyLoss``, ``Adam(0.01)``, the learning-rate schedule
   ``warmup_and_rsqrt_decay(1000, 0.01)``, a checkpoint every 10 steps,
-  ``[CrossEntropyLoss, Accuracy]`` on evaluation, a model in 'train' mode,
-  and that it writes where it is told. Then its model: the exercise's
+  ``[CrossEntropyLoss, Accuracy]`` on evaluation of ``eval_gen`` (never the
+  training stream), a model in 'train' mode, and that it writes where it is
+  told. Then its model: the exercise's
   316,336 weights, and its output beside the package's model's.
 
   Args:
@@ -77,16 +92,20 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
   ids = next(probes.batches(2))[0]  # (1, 16)
   with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
     package_loop = _package_loop_measures()
-    expected = {measure: package_loop[measure.name] for measure in measures.LOOP}
+    expected = {measure: package_loop[measure.name]
+                for measure in (*measures.LOOP, measures.EVALUATION_DATA)}
     expected.update({measures.LOOP_MODEL_WEIGHTS: exercise_weights(),
                      measures.LOOP_MODEL_OUTPUT: None})  # Set as it runs, beside the package's.
     reads = {measure.name: functools.partial(_loop_measure, name=measure.name, home=home)
              for measure in measures.LOOP}
+    streams = {}
     reads.update({
+        measures.EVALUATION_DATA.name: functools.partial(evaluation_stream, streams=streams),
         measures.LOOP_MODEL_WEIGHTS.name: lambda loop: count_weights(loop.model.weights),
         measures.LOOP_MODEL_OUTPUT.name: functools.partial(_output_beside_package, ids=ids,
                                                            expected=expected)})
-    call = reading(reads, lambda: _built_loop(training_loop, given[recording.TRANSFORMER_LM], home))
+    call = reading(reads, lambda: _built_loop(training_loop, given[recording.TRANSFORMER_LM], home,
+                                              streams))
     return run_cases([{'name': recording.LOOP_CASE, 'call': call, 'expected': expected}],
                      recording.TRAINING_LOOP, training_loop, given)
 
@@ -144,14 +163,6 @@ def _loss_remark(mode, values):
   return None
 
 
-def _padded_length(length):
-  """The smallest power of two strictly greater than ``length``."""
-  padded = 1
-  while padded <= length:
-    padded *= 2
-  return padded
-
-
 def test_next_symbol(next_symbol, model=None):
   """Checks ``next_symbol(cur_output_tokens, model)`` (UNQ_C9).
 
@@ -191,7 +202,7 @@ def test_next_symbol(next_symbol, model=None):
 
 def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
   """The probe's next_symbol with the stand-in model: what it feeds the model, where it reads."""
-  padded = tokens + [0] * (_padded_length(len(tokens)) - len(tokens))
+  padded = tokens + [0] * (power_above(len(tokens)) - len(tokens))
   kept = []
   plural = 's' if len(tokens) > 1 else ''
   return {'name': f'{recording.NEXT_SYMBOL} on {len(tokens)} token{plural}',

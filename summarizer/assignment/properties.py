@@ -5,6 +5,8 @@
 - It runs under ``jax.jit`` where the package's function does, with the
   package's dtype (NumPy on a traced array fails only once a layer runs it).
 - ``greedy_decode`` writes ``max_length`` tokens exactly when EOS never comes.
+- ``TransformerLM``'s signature has the course's defaults (``mode='train'``, ...:
+  ``defaults.py``).
 
 ``cases(check, function)`` gives them as ``(case, traced)``, each case in the
 runner's form (``runner.py``: its name, its call, which returns its measures
@@ -15,12 +17,11 @@ where the learner's values are tracers).
 
 import jax
 
+from summarizer import model as package_model
+from summarizer.assignment.defaults import DEFAULTS, defaults
 from summarizer.contract import exercise_code, failure_text, probes, recording
 from summarizer.contract.judge import reading
 from summarizer.contract.measures import DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
-
-_TRACED_TO_NUMPY = ('TracerArrayConversionError', 'ConcretizationTypeError',
-                    'TracerIntegerConversionError', 'TracerBoolConversionError')
 
 
 def cases(check, function):
@@ -29,6 +30,11 @@ def cases(check, function):
     return [({'name': probes.tokens_case(),
               'call': reading({INPUTS_AFTER.name: list}, lambda: probes.tokens_after(function)),
               'expected': {INPUTS_AFTER: list(probes.PROPERTY_TOKENS)}}, False)]
+  if check == recording.TRANSFORMER_LM:
+    return [({'name': f"{recording.TRANSFORMER_LM}'s signature",
+              'call': lambda: {DEFAULTS.name: defaults(function, package_model.TransformerLM)},
+              'expected': {DEFAULTS: defaults(package_model.TransformerLM,
+                                              package_model.TransformerLM)}}, False)]
   if check == recording.GREEDY_DECODE and recording.accepts(function, 'max_length'):
     return [_writes_max_length(function)]
   if check not in (recording.DOT_PRODUCT_ATTENTION, recording.HEADS_CLOSURE, recording.SELF_ATTENTION,
@@ -75,8 +81,9 @@ def _jit_runs(function, arrays):
     jax.block_until_ready(jax.jit(function)(**arrays))
     return 'yes'
   except recording.CAUGHT as error:  # pylint: disable=broad-except
-    if type(error).__name__ in _TRACED_TO_NUMPY:
-      return f'no: {_line_of(error)} turns a traced array into NumPy: use jnp, not np'
+    said = recording.TRACER_ERRORS.get(type(error).__name__)
+    if said:
+      return f'no: {_line_of(error)} {said}'
     return f'no: {failure_text.describe(error)}'
 
 
@@ -85,6 +92,5 @@ def _line_of(error):
   frame = failure_text.learners_frame(error)
   if frame is None:
     return 'your code'
-  code = (frame.line or '').strip()
-  code = code if len(code) <= 60 else code[:60] + ' ...'
-  return f'line {frame.lineno} of {frame.name}' + (f' ({code})' if code else '')
+  code = failure_text.frame_code(frame, limit=50, part_only=True)
+  return f'line {frame.lineno} of {frame.name}' + (f' (`{code}`)' if code else '')

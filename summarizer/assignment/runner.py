@@ -20,8 +20,12 @@ import numpy as np
 from summarizer.assignment import properties, tracing
 from summarizer.contract import judge, probes_layers, recording
 from summarizer.assignment.blame import Earlier, failing_own
-from summarizer.contract.failure_text import Failure, Printer
+from summarizer.contract.failure_text import Failure, Printer, why_line
 
+
+# Characters a check's failures take before the later ones are held back (said in one
+# line): a failure's text stays under 1,600 characters.
+TEXT_BUDGET = 1400
 
 # The last check's name and tally, for the assertion of a check cell.
 _LAST_RUN = {}
@@ -63,38 +67,73 @@ def run_cases(cases, check, function=None, given=None):
   """
   extra = _properties(check, cases)
   untraced = {id(case) for case, traced in extra if not traced}
-  kept = {id(case) for case, _ in extra}  # Counted only when they fail: the course's tally stays.
-  kept_failed = 0  # How many of the failures are theirs.
-  printer, earlier, located = Printer(), None, False
-  passed = failed = 0
-  for case in [*cases, *(case for case, _ in extra)]:
-    if id(case) in kept and failed > kept_failed:
-      break  # Only for an answer that passes its cases: what they say comes first.
-    recorded = record(case)
-    printed = judged(case, recorded)
-    failures = len(printed) if recorded['error'] is None else len(case['expected'])
-    passed += 0 if id(case) in kept else len(case['expected']) - failures
-    failed += failures
-    kept_failed += failures if id(case) in kept else 0
-    if not failures:
-      continue
+  ran, passed, failed = _judged_all(cases, [case for case, _ in extra])
+  fixes, earlier = {}, None
+  for case, _, printed in ran:
     fix = None
-    if function is not None:
+    if printed and function is not None:
       earlier = earlier or Earlier(check, function, given or {}, _passes, _own_check)
       fix = earlier.fix(case)
-    if not fix and given:
+    if printed and not fix and given:
       fix = failing_own(given, _own_check)
-    if fix:  # The case's own numbers would only mislead: the cause is earlier.
+    fixes[id(case)] = fix
+  located = _where(ran, fixes, untraced, check)
+  printer = Printer(TEXT_BUDGET)
+  for case, recorded, printed in ran:
+    if not printed:
+      continue
+    if fixes[id(case)]:  # The case's own numbers would only mislead: the cause is earlier.
       printed = [Failure(failure.header, [], failure.again, failure.key)
                  for failure in printed]
-      printed[0].details = [f'    why: {fix}']  # With the first: the others say 'above'.
-    if not fix and not located and id(case) not in untraced:  # One where: line a check.
-      located = tracing.where(judge.learners_call(case['call']), check)
-      printed[0].details += [f'    {located}'] if located else []
-    printer.print_case(case['name'], printed)
+      printed[0].details = [why_line(fixes[id(case)])]  # With the first: the others say 'above'.
+    elif located and located[0] is case:  # One where: line a check.
+      printed[0].details += [f'    {located[1]}']
+    printer.print_within(case['name'], printed,
+                         len(printed) if recorded['error'] is None else len(case['expected']))
+  printer.close()
   print(f'{passed} Tests passed, {failed} Tests failed' if failed else judge.ALL_PASSED)
   _LAST_RUN.update(check=check, failed=failed, total=passed + failed)
   return failed
+
+
+def _judged_all(cases, kept):
+  """Every case recorded and judged: ([(case, recorded, its failures)], passed, failed).
+
+  What every answer keeps (``kept``) is judged only for an answer that passes
+  its cases (what they say comes first), and counted only when it fails:
+  the course's tally stays.
+  """
+  ran, passed, failed, kept_failed = [], 0, 0, 0
+  kept_ids = {id(case) for case in kept}
+  for case in [*cases, *kept]:
+    if id(case) in kept_ids and failed > kept_failed:
+      break
+    recorded = record(case)
+    printed = judged(case, recorded)
+    failures = len(printed) if recorded['error'] is None else len(case['expected'])
+    passed += 0 if id(case) in kept_ids else len(case['expected']) - failures
+    failed += failures
+    kept_failed += failures if id(case) in kept_ids else 0
+    ran.append((case, recorded, printed if failures else []))
+  return ran, passed, failed
+
+
+def _where(ran, fixes, untraced, check):
+  """(the case, its where: line) of the first failed case the where: line is found for, or None.
+
+  A failed case whose call returned is tried before one whose call raised
+  (its values are all there to follow: 4 tokens padded to 7 show the line
+  that pads, where 1 token padded to 1 fails only when the output is read);
+  at most two cases are followed.
+  """
+  failed = [(case, recorded) for case, recorded, printed in ran
+            if printed and not fixes[id(case)] and id(case) not in untraced]
+  failed.sort(key=lambda pair: pair[1]['error'] is not None)
+  for case, _ in failed[:2]:
+    line = tracing.where(judge.learners_call(case['call']), check)
+    if line:
+      return case, line
+  return None
 
 
 # Each exercise's check by its function's name (``checks.py`` fills it): blame asks whether an

@@ -111,6 +111,8 @@ class Follower:
   Attributes:
     events: (line, function, name, array, frame's number) for each new array
       value (name None: what the frame returned), in order.
+    scalars: (line, function, name, value) for each new Python number a
+      local holds (an int or a float), in order.
     returned: What the frame of ``top`` first returned (the layer function's layer).
     built: id of a Trax layer -> (the layer, line, function) of the followed
       frame that constructed it.
@@ -119,7 +121,7 @@ class Follower:
 
   def __init__(self, follows, top):
     self.follows, self.top = follows, top
-    self.events, self.returned, self.built = [], None, {}
+    self.events, self.scalars, self.returned, self.built = [], [], None, {}
     self._seen, self._deadline, self.cut = {}, 0, False
 
   def run(self, call):
@@ -171,6 +173,9 @@ class Follower:
       last = values.get(name)
       if last is not None and last[0] is value and not isinstance(value, (list, np.ndarray)):
         continue
+      if _number(value) and not (last is not None and _number(last[0])
+                                 and type(last[0]) is type(value) and last[0] == value):
+        self.scalars.append((line, frame.f_code.co_name, name, value))
       array = _array(value)
       values[name] = (value, array)
       if array is not None and not (last is not None and last[1] is not None
@@ -186,10 +191,14 @@ class Follower:
       self.events.append((frame.f_lineno, frame.f_code.co_name, None, array, serial))
 
 
+def _number(value):
+  return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
 def _same(one, other):
   """Whether two arrays hold the same numbers in the same shape, to float32 precision."""
-  if one.shape != other.shape:
-    return False
+  if one.shape != other.shape or {one.dtype.kind, other.dtype.kind} in ({'i', 'f'}, {'u', 'f'}):
+    return False  # Ids held as floats are not the course's ids, whatever their numbers.
   try:
     return bool(np.allclose(one.astype(np.float64), other.astype(np.float64),
                             rtol=1e-4, atol=1e-5, equal_nan=True))
@@ -212,8 +221,9 @@ def where(call, check):
     if theirs.cut or yours.cut:
       return None  # Followed only part of the way: a line named would be a guess.
     if _layers(theirs.returned) and _layers(yours.returned):
-      return _layer_where(yours, theirs)
-    return _array_where(yours.events, theirs.events)
+      return _layer_where(yours, theirs) or _number_where(yours.scalars, theirs.scalars)
+    return (_array_where(yours.events, theirs.events)
+            or _number_where(yours.scalars, theirs.scalars))
   except Exception:  # pylint: disable=broad-except
     return None  # The tracing is a help: it never fails a check.
 
@@ -242,6 +252,20 @@ def _array_where(events, course):
     other = ' with other numbers' if here.shape == array.shape else ''
     return (f'where: line {line} of {function}, {what} has shape {array.shape}{other}; '
             f'the course has {here.shape} here')
+  return None
+
+
+def _number_where(numbers, course):
+  """The learner's first float whose local the course holds as an int of the same value.
+
+  (``d_head = d_feature / n_heads`` gives 3.0 where ``//`` gives 3: a shape
+  built from it fails later, far from the line.)
+  """
+  ints = {(name, value) for _, _, name, value in course if isinstance(value, int)}
+  for line, function, name, value in numbers:
+    if isinstance(value, float) and value.is_integer() and (name, int(value)) in ints:
+      return (f'where: line {line} of {function}, `{name}` is {value!r}, a float; the course '
+              f'has the int {int(value)} here')
   return None
 
 

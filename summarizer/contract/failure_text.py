@@ -10,8 +10,11 @@ the learner's code that raised it. A case's failures like those printed above
 are printed as one line, and arrays are shown once a check.
 """
 
+import contextlib
 import dataclasses
 import difflib
+import io
+import linecache
 import os
 import sys
 import sysconfig
@@ -35,14 +38,40 @@ class Failure:
     again: The header printed instead when a failure with the same details
       (or the same error) was printed above; None: header + ' (same as above)'.
     key: What makes two failures the same; by default their details.
+    kind: The kind of mistake its why: line names (``Cause``), or None.
   """
   header: str
   details: list = dataclasses.field(default_factory=list)
   again: str = None
   key: Any = None
+  kind: Any = None
 
 
 SAME_AS_ABOVE = ' (same as above)'  # After a failure's header printed once already.
+
+WHY = '    why: '  # A why: line, below a failure's header.
+
+
+class Cause(str):
+  """A why: line's sentence, with the learner's own numbers, and the mistake it names.
+
+  Two cases that show one mistake with their own numbers (4 tokens padded to
+  7, 7 to 7) say it once: a check prints one sentence a ``kind``.
+  """
+
+  def __new__(cls, text, kind):
+    cause = super().__new__(cls, text)
+    cause.kind = kind
+    return cause
+
+
+def why_line(cause):
+  """The why: line of a cause (a str or a ``Cause``)."""
+  return WHY + cause
+
+
+def cause_kind(cause):
+  return getattr(cause, 'kind', cause)
 
 
 class NotRun(Exception):
@@ -62,9 +91,42 @@ class Printer:
   one says only where its arrays differ most.
   """
 
-  def __init__(self):
+  def __init__(self, budget=None):
+    """A printer; with a ``budget``, a check's text stays short (``print_within``)."""
     self.seen = set()
     self.arrays_shown = False
+    self.budget, self.used, self.held = budget, 0, [0, 0]  # held: cases, tests
+
+  def print_within(self, case_name, failures, tests):
+    """Prints a case's failures unless they would take the text past the budget.
+
+    The first case is always printed; once one is held back, every later one
+    is too (the first failures come first: a learner fixes them first), and
+    ``close`` says in one line how many were.
+
+    Args:
+      case_name, failures: As ``print_case``'s.
+      tests: How many of the check's tests they are (the tally counts them).
+    """
+    if not self.held[0]:
+      state = (set(self.seen), self.arrays_shown)
+      text = io.StringIO()
+      with contextlib.redirect_stdout(text):
+        self.print_case(case_name, failures)
+      if self.budget is None or not self.used or self.used + len(text.getvalue()) <= self.budget:
+        self.used += len(text.getvalue())
+        print(text.getvalue(), end='')
+        return
+      self.seen, self.arrays_shown = state
+    self.held[0] += 1
+    self.held[1] += tests
+
+  def close(self):
+    """The line that says how many failures were held back, if any."""
+    cases, tests = self.held
+    if cases:
+      print(f'Failed: {cases} more case{"s" if cases > 1 else ""}: {tests} more '
+            f'test{"s" if tests > 1 else ""}: not shown (fix the failures above first)')
 
   def print_case(self, case_name, failures):
     """Prints a case's failures; those like one above (and said by their header) in one line."""
@@ -94,31 +156,77 @@ class Printer:
         details = [line for line in details if not line.startswith(_VALUES)]
       self.arrays_shown = True
     for line in details:
-      if line.startswith('    why: '):
-        if line in self.seen:
+      if line.startswith(WHY):
+        kind = ('kind', failure.kind) if failure.kind is not None else line
+        if line in self.seen or kind in self.seen:
           continue
-        self.seen.add(line)
+        self.seen.update((line, kind))
       print(line)
 
 
 # Code that is not the learner's: Python's own library, installed packages
-# (Trax, jax, numpy) and this package.
-_NOT_LEARNERS = tuple(sorted({os.path.realpath(path) + os.sep for path in (
-    sysconfig.get_paths()['stdlib'], sysconfig.get_paths()['purelib'],
-    sysconfig.get_paths()['platlib'], PACKAGE_DIR)}))
+# (Trax, jax, numpy) wherever they are found (a virtual environment's, the
+# system's, one a .pth file adds, the user's) and this package.
+def _library_folders():
+  paths = sysconfig.get_paths()
+  folders = {paths['stdlib'], paths['platstdlib'], paths['purelib'], paths['platlib'],
+             PACKAGE_DIR}
+  folders.update(entry for entry in sys.path
+                 if os.path.basename(os.path.normpath(entry or '.')) in ('site-packages',
+                                                                       'dist-packages'))
+  return tuple(sorted({os.path.realpath(folder) + os.sep for folder in folders if folder}))
+
+
+_NOT_LEARNERS = _library_folders()
+# Code Python's own library writes at run time (a dataclass's __init__, a namedtuple's
+# __new__) has no file: it is never the learner's.
+_GENERATED = ('<frozen ', '<string>', '<attrs generated')
 
 
 def learners_code(filename):
   """Whether code from ``filename`` is the learner's (a notebook's cell, not a library's or ours)."""
-  return not (filename.startswith('<frozen ') or os.path.realpath(filename).startswith(_NOT_LEARNERS))
+  return not (filename.startswith(_GENERATED)
+              or os.path.realpath(filename).startswith(_NOT_LEARNERS))
 
 
 def learners_frame(error):
-  """The learner's last frame in the error's traceback (a ``traceback.FrameSummary``), or None."""
-  for frame in reversed(traceback.extract_tb(error.__traceback__)):
-    if learners_code(frame.filename):
-      return frame
+  """The learner's last frame where ``error`` rose (a ``traceback.FrameSummary``), or None.
+
+  An error a Trax layer wrapped (``recording.innermost``) rose inside Trax:
+  the learner's line that called the layer is in a wrapping error's
+  traceback, looked in from the innermost out.
+  """
+  chain, seen = [error], set()
+  while type(error).__name__ == 'LayerError' and id(error) not in seen:
+    seen.add(id(error))
+    error = error.__cause__ or error.__context__
+    chain += [error] if error is not None else []
+  for raised in reversed(chain):
+    for frame in reversed(traceback.extract_tb(raised.__traceback__)):
+      if learners_code(frame.filename):
+        return frame
   return None
+
+
+def frame_code(frame, limit=None, part_only=False):
+  """A frame's line of code; with PEP 657's columns, the part of it that raised after it.
+
+  ``part_only``: that part alone, in place of the line, when Python gives it.
+  """
+  code = (frame.line or '').strip()
+  if limit and len(code) > limit:
+    code = code[:limit] + ' ...'
+  start, end = getattr(frame, 'colno', None), getattr(frame, 'end_colno', None)
+  whole = linecache.getline(frame.filename, frame.lineno)  # Unstripped: columns count in it.
+  if (code and start is not None and end is not None
+      and getattr(frame, 'end_lineno', frame.lineno) == frame.lineno):
+    part = whole[start:end].strip()
+    part = part if len(part) <= 60 else part[:60] + ' ...'
+    if part_only and part:
+      return part
+    if part and part != whole.strip():
+      code += f', at `{part}`'
+  return code
 
 
 def _where_raised(error):
@@ -126,7 +234,7 @@ def _where_raised(error):
   frame = learners_frame(error)
   if frame is None:
     return ''
-  code = (frame.line or '').strip()
+  code = frame_code(frame)
   return f' (in {frame.name}, line {frame.lineno}' + (f': {code})' if code else ')')
 
 
@@ -136,7 +244,7 @@ def describe(error):
   A Trax ``LayerError`` is unwrapped to the exception that caused it, and
   the line is the last one of the learner's code in its traceback.
   """
-  error = recording.innermost(error)
+  outer, error = error, recording.innermost(error)
   try:
     message = str(error).strip()
   except recording.CAUGHT:  # pylint: disable=broad-except
@@ -147,7 +255,7 @@ def describe(error):
   if len(message) > 500:
     message = message[:500] + ' ...'
   name = type(error).__name__
-  return (f'{name}: {message}' if message else name) + _where_raised(error)
+  return (f'{name}: {message}' if message else name) + _where_raised(outer)
 
 
 def difference(expected, got):

@@ -17,7 +17,8 @@ learner's function returned (``reading``); one that cannot be read is
 import functools
 
 from summarizer.contract import measures, probes, recording
-from summarizer.contract.failure_text import SAME_AS_ABOVE, Failure, NotRun, describe
+from summarizer.contract.failure_text import (SAME_AS_ABOVE, Failure, NotRun, cause_kind,
+                                              describe, why_line)
 
 # What a check prints, and a grade says, when nothing failed.
 ALL_PASSED = 'All tests passed'
@@ -142,7 +143,7 @@ def failure(case_name, measure, got, expected, case):
   details = ['    ' + line for line in measure.difference(expected, got)]
   cause = why(measure, got, expected, case)
   return Failure(f'Failed: {case_name}: {measure.name}',
-                 details + ([f'    why: {cause}'] if cause else []))
+                 details + ([why_line(cause)] if cause else []), kind=cause_kind(cause))
 
 
 def _unread(case_name, measure, error):
@@ -198,7 +199,8 @@ def judge_raised(case_name, error, measured, cause=None):
   one line when they are several), so the failures printed and the tally agree.
   """
   described = describe(error)
-  first = Failure(raised(case_name, described), [f'    why: {cause}'] if cause else [],
+  first = Failure(raised(case_name, described), [why_line(cause)] if cause else [],
+                  kind=cause_kind(cause),
                   key=('raised', described),
                   again=raised(case_name, type(recording.innermost(error)).__name__) + SAME_AS_ABOVE)
   rest = list(measured[1:])

@@ -159,6 +159,8 @@ BLOCK_LAYERS = Measure('number of layers', compare.equal)
 BLOCK_LAYER_TYPES = Measure('types of the layers', compare.equal)
 BLOCK_SUBLAYER_COUNTS = Measure('numbers of their sublayers', compare.equal)
 WEIGHT_COUNT = Measure('number of weights', compare.equal)
+EVALUATION_DATA = Measure('the data its evaluation task reads', compare.equal,
+                          why=mistakes.evaluation_data_why)
 LOOP_MODEL_WEIGHTS = Measure('weights of the model it trains', compare.equal)
 LOOP_MODEL_OUTPUT = Measure(
     "the model's output on a batch, beside the package's TransformerLM(d_model=4, d_ff=16, "

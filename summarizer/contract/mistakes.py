@@ -13,6 +13,7 @@ from summarizer import attention as _attention
 from summarizer._trax import fastmath, jnp
 from summarizer.contract import probes, probes_layers, recording
 from summarizer.contract.compare import allclose
+from summarizer.contract.failure_text import Cause
 from summarizer.config import EOS, SEP
 
 
@@ -35,7 +36,22 @@ def attention_with(query, key, value, mask, normalise, axis=-1, scale=True):
   return jnp.matmul(normalise(scores, axis), value)
 
 
-def _attention_like(got, query, key, value, mask, **mistake):
+def only_cause(fits):
+  """The one cause that fits the learner's values, or None when none or several do.
+
+  Each cause is checked on the learner's own inputs and output: where two
+  known mistakes give the same numbers (a mask of two positions that is all
+  ones whether it is missing or ``tril(k=1)``), the output shows neither, and
+  none is named.
+
+  Args:
+    fits: (cause, whether the learner's values are what that mistake gives) pairs.
+  """
+  found = [cause for cause, fit in fits if fit]
+  return found[0] if len(found) == 1 else None
+
+
+def _either_fits(got, query, key, value, mask, **mistake):
   """Whether ``got`` is attention with ``mistake``, its softmax of either form (_either_softmax)."""
   return any(allclose(got, attention_with(query, key, value, mask, normalise, **mistake))
              for normalise in (_course_softmax, standard_softmax))
@@ -43,16 +59,18 @@ def _attention_like(got, query, key, value, mask, **mistake):
 
 def attention_cause(got, query, key, value, mask):
   """Names a mistake a DotProductAttention output shows: the softmax's axis, scale or mask."""
-  if _attention_like(got, query, key, value, mask, axis=-2):
-    return ('the weights were normalised over the queries (axis -2): each row of weights '
-            'must sum to 1 over the keys, the last axis')
-  if _attention_like(got, query, key, value, mask, scale=False):
-    return ('the scores were not scaled: divide the dot products of the queries and keys '
-            'by sqrt(d), d the size of their last axis, before the softmax')
-  if mask is not None and _attention_like(got, query, key, value, jnp.asarray(mask) == 0):
-    return ('the mask was used the wrong way round: keep the scores where the mask is True '
-            '(non-zero) and put -1e9 where it is False (0)')
-  return None
+  causes = [
+      ('the weights were normalised over the queries (axis -2): each row of weights '
+       'must sum to 1 over the keys, the last axis', dict(mask=mask, axis=-2)),
+      ('the scores were not scaled: divide the dot products of the queries and keys '
+       'by sqrt(d), d the size of their last axis, before the softmax', dict(mask=mask, scale=False)),
+  ]
+  if mask is not None:
+    causes.append(('the mask was used the wrong way round: keep the scores where the mask is '
+                   'True (non-zero) and put -1e9 where it is False (0)',
+                   dict(mask=jnp.asarray(mask) == 0)))
+  return only_cause([(cause, _either_fits(got, query, key, value, **mistake))
+                          for cause, mistake in causes])
 
 
 def mask_cause(got, q, k, v):
@@ -65,11 +83,14 @@ def mask_cause(got, q, k, v):
        'see only itself'),
       (jnp.tril(square, k=-1), 'the mask is tril with k=-1, which hides each position from '
        'itself: position i may see the positions 0 to i, itself included (k=0)'),
+      (jnp.tril(square, k=1), 'the mask is tril with k=1, which shows each position the '
+       'next one too: position i may see the positions 0 to i (k=0)'),
       (jnp.triu(square, k=1), 'the mask is the wrong way round, non-zero above the diagonal: '
        'it is boolean, True where a position may attend (tril), not 0 and -1e9 to add to the '
        'scores'),
   ]
-  return next((cause for mask, cause in causes if _attention_like(got, q, k, v, mask)), None)
+  return only_cause([(cause, _either_fits(got, q, k, v, mask))
+                          for mask, cause in causes])
 
 
 def split_heads_cause(got, x, expected):
@@ -222,30 +243,48 @@ def predict_mode_cause(measures):
 
 
 def read_cause(position, tokens, inputs):
-  """Names the position next_symbol read, if a known wrong one."""
-  if position == len(tokens) - 1:
-    return ('it read position len(cur_output_tokens) - 1, which predicts the last token '
-            'you already have: read position len(cur_output_tokens)')
-  if position != len(tokens) and position == np.shape(inputs[0])[-1] - 1:
-    return ('it read the last position (-1), which is padding: the next token is '
-            'predicted at position len(cur_output_tokens), the first after the tokens')
-  return None
+  """Names the position next_symbol read, if a known wrong one (and only that one fits)."""
+  length = np.shape(inputs[0])[-1] if inputs else None
+  return only_cause([
+      ('it read position len(cur_output_tokens) - 1, which predicts the last token '
+       'you already have: read position len(cur_output_tokens)', position == len(tokens) - 1),
+      ('it read the last position (-1), which is padding: the next token is '
+       'predicted at position len(cur_output_tokens), the first after the tokens',
+       position != len(tokens) and length is not None and position == length - 1),
+  ])
+
+
+def power_above(number):
+  """The smallest power of two strictly greater than ``number``."""
+  power = 1
+  while power <= number:
+    power *= 2
+  return power
 
 
 def padding_cause(tokens, inputs):
-  """Names padding to a power of two not above the number of tokens, if so."""
+  """Names how the tokens were padded, from the positions the model was given for them.
+
+  Said with the learner's own numbers, and only when one known mistake fits
+  them (1 token padded to 1 position fits both below: neither is named).
+  """
   if not inputs:
     return None
-  length = np.shape(inputs[0])[-1]
-  if length <= len(tokens) and length & (length - 1) == 0:
-    return ('the tokens were padded to a power of two not above their number (4 to 4): pad '
-            'to the smallest one strictly greater (4 to 8), so that position '
-            'len(cur_output_tokens) exists')
-  if length <= len(tokens):
-    return (f'the model was given {length} positions for {len(tokens)} tokens: pad to the '
-            'smallest power of two strictly greater than their number, so that position '
-            'len(cur_output_tokens) exists')
-  return None
+  length, count = np.shape(inputs[0])[-1], len(tokens)
+  wanted = power_above(count)
+  if length == wanted:
+    return None
+  numbers = (f'{count} token{"s" if count != 1 else ""} padded to {length} '
+             f'position{"s" if length != 1 else ""}')
+  return only_cause([
+      (Cause(f'{numbers}, a power of two not above their number: pad to the smallest one '
+             f'strictly greater ({wanted}), so that position len(cur_output_tokens) exists',
+             'a power of two not above'),
+       length <= count and length & (length - 1) == 0 and length * 2 > count),
+      (Cause(f'{numbers}, one zero short of {wanted}, the smallest power of two strictly '
+             f'greater than {count}: pad with {wanted - count} zeros', 'one zero short'),
+       length == wanted - 1),
+  ])
 
 
 def decoding_cause(written, summary=None):
@@ -381,3 +420,13 @@ def read_why(got, expected, case):
 def padding_why(got, expected, case):
   del expected
   return padding_cause(case[TOKENS], got)
+
+
+def evaluation_data_why(got, expected, case):
+  """An EvalTask built on the stream the loop trains on (``got`` names the argument it reads)."""
+  del case
+  if got == 'train_gen' and expected == 'eval_gen':
+    return ('the evaluation task reads train_gen, the data the model trains on: build the '
+            'EvalTask on eval_gen, so that its loss says how the model does on data it has '
+            'not trained on')
+  return None

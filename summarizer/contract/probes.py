@@ -36,8 +36,8 @@ from summarizer.contract.recording import (CALLS, CAUGHT, CHECKPOINT_STEPS, DOT_
                                            OPTIMIZER_PARAMETERS, OPTIMIZER_STEP, OUTPUT_CLOSURE,
                                            OUTPUT_DIRECTORY, PRINTED, QUIET_CASE, SELF_ATTENTION,
                                            SHIPPED_SHAPES, SHORT_SENTENCE, SUMMARY, SUMMARY_IDS,
-                                           TAKES_VERBOSE, TRANSFORMER_LM, UNDER_JIT, WEIGHT_SHAPES,
-                                           WRITTEN, accepts, array, case, describe, floats,
+                                           TAKES_VERBOSE, TRACER_ERRORS, TRANSFORMER_LM, UNDER_JIT, WEIGHT_SHAPES,
+                                           WRITTEN, accepts, array, case, cell_line, describe, floats,
                                            innermost, rng_for)
 from summarizer.contract.probes_layers import (given_weights, probe_CausalAttention,
                                                probe_compute_attention_heads_closure,
@@ -418,7 +418,10 @@ def jit_measures(function, name, batch):
     BLOCK_UNTIL_READY(JIT(made(function))(**arguments))
     runs = 'yes'
   except CAUGHT as error:  # pylint: disable=broad-except
-    runs = f'no: {describe(innermost(error))}'
+    inner = innermost(error)
+    said = TRACER_ERRORS.get(type(inner).__name__)
+    runs = (f'no: the line{cell_line(inner) or " of your code"} {said}' if said
+            else f'no: {describe(inner)}')
   return {UNDER_JIT: runs, DTYPE: dtype_of(output)}
 
 

@@ -102,11 +102,33 @@ def describe(error):
   """'Type: message (line N of your cell: code)', short."""
   message = str(error).strip().splitlines()
   text = type(error).__name__ + (': ' + ' / '.join(message[:3])[:300] if message else '')
+  return text + cell_line(error)
+
+
+def cell_line(error):
+  """' (cell N, line L: code)': the learner's cell's last line in the traceback, or ''."""
   for frame in reversed(traceback.extract_tb(error.__traceback__)):
     if frame.filename.startswith('<cell '):
-      text += f' ({frame.filename[1:-1]}, line {frame.lineno}: {(frame.line or "").strip()})'
-      break
-  return text
+      return f' ({frame.filename[1:-1]}, line {frame.lineno}: {(frame.line or "").strip()})'
+  return ''
+
+
+# jax's errors for a traced array used where its value is needed, each said as what the
+# learner's line did: jax raises each for that use alone (jax.errors' documentation). The
+# notebook's check and the grader both say them.
+TRACER_ERRORS = {
+    'TracerBoolConversionError': (
+        'uses a traced array as a bool (if, while, and, or, not): under jax.jit its values '
+        'are unknown; use jnp.where, or test a shape or `is None`'),
+    'TracerArrayConversionError': (
+        'hands a traced array to NumPy: under jax.jit it has no values yet; use jnp, not np'),
+    'TracerIntegerConversionError': (
+        'uses a traced array as a Python int (an index, a size, range()): under jax.jit its '
+        'values are unknown; take sizes from .shape'),
+    'ConcretizationTypeError': (
+        "needs a traced array's values (a shape, a size, a Python number or list): under "
+        'jax.jit only its shape and dtype are known; take sizes from .shape'),
+}
 
 
 def innermost(error):

@@ -12,7 +12,7 @@ import sys
 from summarizer import files
 from summarizer._trax import trax
 from summarizer.corpus.sources import examples
-from summarizer.errors import SummarizerError
+from summarizer.errors import SummarizerError, library_io_error
 from summarizer.progress import bar as progress_bar
 
 text_encoder = trax.data.text_encoder
@@ -65,7 +65,17 @@ def build_vocab(source='news', size=8192, out=None, data_dir=None,
       size, counts, 1, 1e3, max_subtoken_length=MAX_SUBTOKEN_LENGTH)
   if out:
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
-    with files.replacing(out) as temporary:  # Whole, and never through a link.
-      encoder.store_to_file(temporary)
+    try:
+      with files.replacing(out) as temporary:  # Whole, and never through a link.
+        encoder.store_to_file(temporary)
+    except Exception as e:  # pylint: disable=broad-except
+      # TensorFlow's file writer: a full disk is its ResourceExhaustedError, not an OSError.
+      reason = library_io_error(e) or (isinstance(e, OSError) and (e.strerror or str(e)))
+      if not reason:
+        raise
+      kept = 'the earlier one is kept' if os.path.exists(out) else 'nothing was written'
+      # TensorFlow says "TEMPORARY-FILE; reason": the temporary file is gone, the reason stays.
+      raise SummarizerError(f'{out}: cannot write the vocabulary '
+                            f'({reason.rsplit("; ", 1)[-1]}); {kept}') from None
   return encoder
 

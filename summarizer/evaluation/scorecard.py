@@ -8,6 +8,7 @@ Each is scored with ROUGE-1, ROUGE-2, ROUGE-L and the precision and recall
 of its names and numbers (``summarizer.evaluation.scoring``, which defines them).
 """
 
+import collections
 import itertools
 import os
 import sys
@@ -22,6 +23,7 @@ from summarizer.errors import SummarizerError, json_text
 from summarizer.evaluation import METHODS, OUTPUT_FILES, PREDICTIONS_FILE, RESULTS_FILE  # pylint: disable=unused-import
 from summarizer.evaluation import baselines
 from summarizer.evaluation import scoring
+from summarizer.inference import article as article_door
 from summarizer.inference import beam
 from summarizer.inference import loaded_model
 from summarizer.inference import search_options
@@ -79,7 +81,24 @@ def scored_pairs(source='news', split='test', limit=None, data_dir=None, downloa
              for i in range(0, len(pairs) - join + 1, join)]
   if facts_only:
     pairs = list(lessons.MixShortExamples(1.0, keep_other=0.0)(iter(pairs)))
-  return pairs
+  return _cleaned_pairs(pairs)
+
+
+def _cleaned_pairs(pairs):
+  """The pairs as the model reads them (``inference.article.cleaned``): Lead-3, retrieval
+  and the scores read what it reads; what was taken out is said in one line."""
+  counts, kept = collections.Counter(), []
+  for article, highlights in pairs:
+    (article, removed), (highlights, also) = (article_door.cleaned(article),
+                                              article_door.cleaned(highlights))
+    counts.update(removed)
+    counts.update(also)
+    kept.append((article, highlights))
+  message = article_door.cleaning_message(dict(counts))
+  if message:
+    print(f'warning: {message.replace("the article held", "the stories held", 1)}',
+          file=sys.stderr)
+  return kept
 
 
 def _check_settings(limit, max_length, method, retrieval_pool, batch_size=1, search=None,

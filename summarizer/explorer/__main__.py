@@ -36,6 +36,12 @@ def parse_args(argv=None):
   args = p.parse_args(argv)
   if args.agreement is not None and args.agreement < 1:
     p.error('argument --agreement: must be at least 1')
+  # A flag the chosen work would not read is refused, not ignored.
+  if args.measure and args.model is not None:
+    p.error('argument --model: --measure times a page already written, with no model; '
+            'leave out --model')
+  if args.force and not args.picture:
+    p.error('argument --force: only --picture writes a file; leave out --force')
   return args
 
 
@@ -61,7 +67,7 @@ def main(argv=None):
       if not png.lower().endswith('.png'):
         raise SummarizerError(f'{png}: --picture writes a .png')
       check_output_path(png, args.force)  # Before the model's work.
-      picture(read_article(article), png, force=args.force)
+      picture(read_article(article), png, force=args.force, model_dir=args.model)
       print(f'wrote {png}', file=sys.stderr)
       return 0
     result = agreement(args.agreement, args.model)

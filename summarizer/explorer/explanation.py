@@ -196,7 +196,7 @@ def check_output_path(path, force=True):
 
 def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
             top_k=None, seed=0, vocab_file=None, n_heads=None, on_cut='warn',
-            search=None):
+            search=None, on_clean='warn'):
   """Summarises an article and returns what the model attended to as it wrote.
 
   The summary comes from the decoder ``summarize`` uses (the same summary);
@@ -215,6 +215,7 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
     search: A ``inference.beam.Search`` (beams and constraints); default:
       ``summarize``'s (beam search, or greedy search for the course's
       decoder or sampling).
+    on_clean: As ``api.warn_cleaned`` takes it.
 
   Returns:
     An ``Explanation``.
@@ -226,6 +227,7 @@ def explain(text, model_dir=None, max_length=64, method='fast', temperature=0.0,
   run = summaries.summarize_tokens(
       text, loaded, max_length, method, temperature, top_k, seed,
       on_cut=api.warn_cut if on_cut == 'warn' else on_cut, search=search)
+  api.warn_cleaned(run, stacklevel=3, on_clean=on_clean)
   details = run.details()
   kept = run.article_ids  # What the summary was written from.
   n, m = len(kept), len(run.ids)

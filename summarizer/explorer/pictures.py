@@ -6,7 +6,7 @@ import tempfile
 import numpy as np
 
 from summarizer import files
-from summarizer.errors import SummarizerError
+from summarizer.errors import SummarizerError, say
 from summarizer.explorer import browser
 from summarizer.explorer.explanation import explain
 from summarizer.explorer.facts import TRACE_BLOCK
@@ -47,7 +47,7 @@ def measure_page(path, loads=5):
           'article_spans': spans[0], 'summary_spans': spans[1]}
 
 
-def picture(text, path, width=1280, height=740, force=True):
+def picture(text, path, width=1280, height=740, force=True, model_dir=None):
   """Writes a screenshot of the page for ``text``, its first made-up name pointed at.
 
   The page is opened from a file in headless Chromium with ``#token=K`` (its
@@ -56,9 +56,10 @@ def picture(text, path, width=1280, height=740, force=True):
   whose most attended article token is a piece of the name itself (a
   copied piece), else its last. The screenshot is written whole under a
   new name beside ``path``, then renamed into place (never written through
-  a link); an existing ``path`` is replaced only with ``force``.
+  a link); an existing ``path`` is replaced only with ``force``. The page
+  is ``model_dir``'s (default: the shipped model's).
   """
-  explanation = explain(text)
+  explanation = explain(text, model_dir, on_clean=lambda line: say(f'warning: {line}'))
   facts = sorted(explanation.facts, key=lambda f: f.in_article)
   token = 0
   if facts:

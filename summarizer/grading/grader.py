@@ -26,8 +26,8 @@ import time
 import weakref
 
 from summarizer.contract import handout, notebook_data, recording
-from summarizer.grading import (jupyter_source, limits, report_schema, sandbox, static_reading,
-                                watchdog)
+from summarizer.grading import (causes, jupyter_source, limits, report_schema, sandbox,
+                                static_reading, watchdog)
 from summarizer.contract.judge import ALL_PASSED, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
@@ -58,6 +58,7 @@ class Verdict:
     lines: What failed and why (empty when it passed).
     notes: What costs nothing: a note on earlier functions, a near-copy flag.
     manual: Why a teacher grades it by hand (points 0 until then), or ''.
+    cause: Its cause as the class report groups it (``causes.cause_of``), or None.
   """
   grade_id: str
   title: str
@@ -66,6 +67,7 @@ class Verdict:
   lines: list
   notes: list
   manual: str = ''
+  cause: dict = None
 
 
 @dataclasses.dataclass
@@ -277,6 +279,7 @@ def grade_batch(notebooks, seed=None, mode='bwrap', functions=GRADED, whole=True
 
 def _graded_batch(notebooks, seed, mode, functions, whole):
   """``grade_batch``'s work, this thread holding ``_OWN_WORK``."""
+  sandbox.require_linux()
   started = time.monotonic()
   seed = session_seed(seed)
   if mode == 'bwrap' and not shutil.which('bwrap'):
@@ -423,7 +426,8 @@ def function_verdict(name, result, expected_cases):
   points = POINTS[name]
   note = printed_note(result)
   return Verdict(f'test_{name}', title(name), 0 if lines else points, points, lines,
-                 [note] if note else [])
+                 [note] if note else [],
+                 cause=causes.cause_of(lines, result, [case['name'] for case in expected_cases]))
 
 
 def printed_note(result):
@@ -460,11 +464,13 @@ def whole_verdicts(ran, expected_cases, own):
                                                  'Part 5: the summary'), (0, 1)):
     key = grade_id[len('test_'):]
     expected = expected_cases[index:index + 1]
-    lines = failure_lines('whole', _only_case(ran.get(WHOLE_ITEMS[index]), expected), expected)
+    result = _only_case(ran.get(WHOLE_ITEMS[index]), expected)
+    lines = failure_lines('whole', result, expected)
     if lines and blame:
       lines.append(blame)
     verdicts.append(Verdict(grade_id, title_, 0 if lines else POINTS[key], POINTS[key],
-                            lines, []))
+                            lines, [], cause=causes.cause_of(lines, result,
+                                                             [case['name'] for case in expected])))
   return verdicts
 
 

@@ -27,11 +27,16 @@ from traitlets import Integer, Unicode
 from summarizer.contract import handout
 from summarizer.grading import class_run, grader
 from summarizer.contract.recording import GRADED
+from summarizer.grading.sandbox import require_linux
 
 # Where a repaired submission says what was repaired, or why it cannot be graded.
 REASON = 'summarizer_grading'
 # Where SandboxedGrades tells RecordReason the graded cells a teacher grades (grade_id -> why).
 BY_HAND = 'summarizer_by_hand'
+# Where each graded cell of an autograded notebook keeps its verdict's cause (``causes.py``),
+# for the class report; its outputs, the feedback, stay the prose a learner reads.
+VERDICT = 'summarizer_verdict'
+UNREADABLE = 'unreadable'
 
 # The slowest cell of the notebook measured here (Part 3's ten training
 # steps: 36 s here, niced, load 3 on 2 cores), with a margin of eight: `nbgrader validate` and any
@@ -49,6 +54,7 @@ class SandboxedGrades(NbGraderPreprocessor):
                     'a core this process may use; 1: one after another)').tag(config=True)
 
   def preprocess(self, nb, resources):
+    require_linux()
     said = nb.metadata.get(REASON) or {}
     if said.get('unreadable'):
       verdicts, seed = {}, None
@@ -67,11 +73,14 @@ class SandboxedGrades(NbGraderPreprocessor):
           verdict.notes.append(reason)
         cell.outputs = outputs(verdict, seed)
         cell.execution_count = None
+        cell.metadata[VERDICT] = verdict_record(verdict)
       elif cell.cell_type == 'code' and said.get('unreadable') and _points(grade_id):
         name = grade_id[len('test_'):]
         title = grader.title(name) if name in GRADED else grade_id
-        cell.outputs = outputs(grader.Verdict(grade_id, title, 0, _points(grade_id),
-                                              [said['unreadable']], []), None)
+        verdict = grader.Verdict(grade_id, title, 0, _points(grade_id), [said['unreadable']], [],
+                                 cause={'status': UNREADABLE, 'why': said['unreadable']})
+        cell.outputs = outputs(verdict, None)
+        cell.metadata[VERDICT] = verdict_record(verdict)
     if reason:
       resources.setdefault('nbgrader', {})[REASON] = reason
     by_hand = {grade_id: verdict.manual for grade_id, verdict in verdicts.items() if verdict.manual}
@@ -91,6 +100,12 @@ class SandboxedGrades(NbGraderPreprocessor):
                                   self.sandbox, self.log)
     report = class_run.AHEAD.take(nb)
     return (report, True) if report else (grader.grade(nb, mode=self.sandbox), False)
+
+
+def verdict_record(verdict):
+  """What a graded cell's metadata keeps of its verdict: its points and its cause, as JSON."""
+  return {'title': verdict.title, 'points': verdict.points, 'max_points': verdict.max_points,
+          'manual': verdict.manual, **(verdict.cause or {})}
 
 
 def _points(grade_id):

@@ -68,6 +68,22 @@ INSTALL_HINT = ('bubblewrap (bwrap) is not installed: sudo apt-get install bubbl
 MODES = ('bwrap', 'process')
 
 
+def require_linux():
+  """Refuses, before any work, to grade anywhere but Linux: bubblewrap, the sandbox, is Linux's.
+
+  The weaker ``process`` mode's limits and worker are POSIX's and tested on
+  Linux only, so it is refused there too; the learner's path runs anywhere.
+
+  Raises:
+    SummarizerError: not Linux; one line naming where grading runs.
+  """
+  if not sys.platform.startswith('linux'):
+    import platform  # pylint: disable=import-outside-toplevel
+    raise SummarizerError(f'grading runs on Linux only (its sandbox, bubblewrap, is Linux\'s), '
+                          f'not on {platform.system() or sys.platform}: grade on a Linux '
+                          'machine, or in WSL2 on Windows')
+
+
 def graded_modules():
   """Each graded function -> the package's file that defines it (hidden in the sandbox).
 

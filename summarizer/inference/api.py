@@ -1,4 +1,4 @@
-"""The Python API: ``summarize(text)`` and ``summarize_details(text)``."""
+"""The Python API: ``summarize(text)``, ``summarize_details(text)``, ``summarize_many(texts)``."""
 
 import functools
 import warnings
@@ -9,11 +9,30 @@ from summarizer.inference import search_options
 from summarizer.inference import undertrained
 from summarizer.inference.article import cut_message
 from summarizer.inference.loaded_model import load
+from summarizer.inference import summaries
 from summarizer.inference.summaries import check_article, summarize_tokens
 
 
 class ArticleCutWarning(UserWarning):
   """An article was longer than the model reads, and its end was left out."""
+
+
+class ArticleCleanedWarning(UserWarning):
+  """An article held characters no reader sees (zero-width, bidi controls, ...): removed."""
+
+
+def warn_cleaned(run, stacklevel=4, on_clean='warn'):
+  """Says that ``run``'s article was cleaned before it was read, if it was.
+
+  ``on_clean``: 'warn' raises an ``ArticleCleanedWarning``; a function is
+  called with the warning line; None says nothing.
+  """
+  if not run.cleaning or on_clean is None:
+    return
+  if on_clean == 'warn':
+    warnings.warn(run.cleaning, ArticleCleanedWarning, stacklevel=stacklevel)
+  else:
+    on_clean(run.cleaning)
 
 
 def warn_cut(kept, total, stacklevel=4):
@@ -55,11 +74,15 @@ def summarize_details(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
     ``undertrained``, a warning line if the summary is mostly one token
     repeated, or if the model scored below Lead-3 when its run ended
     (``summarizer.inference.undertrained``), else None.
-    An article cut to fit the model also raises an ``ArticleCutWarning``.
+    An article cut to fit the model also raises an ``ArticleCutWarning``;
+    one cleaned of characters no reader sees (``inference.article.cleaned``)
+    an ``ArticleCleanedWarning``.
   """
   run = _summary_run(text, model_dir, max_length, method, temperature, num_beams,
                      length_penalty, no_repeat_ngram_size, min_length)
-  return dict(run.details(), undertrained=undertrained.undertrained_warning(run.ids, run.loaded))
+  details = run.details()  # The summary is written here: its ids are known after.
+  return dict(details, undertrained=undertrained.undertrained_warning(run.ids, run.loaded,
+                                                                      run.search))
 
 
 def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
@@ -76,6 +99,27 @@ def summarize(text, model_dir=None, max_length=MAX_SUMMARY_TOKENS,
   return run.details()['summary_text']
 
 
+def summarize_many(texts, model_dir=None, max_length=MAX_SUMMARY_TOKENS, method='fast',
+                   num_beams=None, length_penalty=None, no_repeat_ngram_size=None,
+                   min_length=0, batch_size=search_options.BATCH_SIZE):
+  """Summarises several articles, decoded side by side; returns their summaries, in order.
+
+  Each summary is the one ``summarize`` gives its article alone (the
+  arguments are its own; ``batch_size``: the most articles decoded side by
+  side). An article cut to fit the model raises an ``ArticleCutWarning``,
+  one cleaned an ``ArticleCleanedWarning``.
+  """
+  texts = summaries.check_articles(texts)
+  settings = search_options.chosen(num_beams, length_penalty, no_repeat_ngram_size,
+                                   search_options.greedy_for(method, 0.0))
+  runs = summaries.summarize_many(
+      texts, load(model_dir), max_length, method, beam.Search(*settings, min_length),
+      batch_size, on_cut=lambda index, kept, total: warn_cut(kept, total, stacklevel=5))
+  for run in runs:
+    warn_cleaned(run, stacklevel=3)
+  return [run.details()['summary_text'] for run in runs]
+
+
 def _summary_run(text, model_dir, max_length, method, temperature, num_beams,
                  length_penalty, no_repeat_ngram_size, min_length):
   """The article's ``SummaryRun``; a text that is no article is refused before the model loads."""
@@ -83,6 +127,8 @@ def _summary_run(text, model_dir, max_length, method, temperature, num_beams,
   settings = search_options.chosen(num_beams, length_penalty, no_repeat_ngram_size,
                                    search_options.greedy_for(method, temperature))
   search = beam.Search(*settings, min_length)
-  return summarize_tokens(text, load(model_dir), max_length, method, temperature,
-                          on_cut=functools.partial(warn_cut, stacklevel=5), search=search,
-                          stream=False)
+  run = summarize_tokens(text, load(model_dir), max_length, method, temperature,
+                         on_cut=functools.partial(warn_cut, stacklevel=5), search=search,
+                         stream=False)
+  warn_cleaned(run)
+  return run

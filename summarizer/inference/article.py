@@ -4,8 +4,10 @@ Nothing here loads the model (or Trax): a bad file is reported at once, and
 the article's ids come from the ``LoadedModel`` that reads them.
 """
 
+import collections
 import os
 import sys
+import unicodedata
 
 from summarizer.config import MAX_ARTICLE_BYTES
 from summarizer.errors import SummarizerError
@@ -18,14 +20,91 @@ def cut_message(kept, total):
           '(the most this model reads)')
 
 
-def clean_article(text):
-  """Returns the article as the model saw articles in training.
+# The normal form articles are read in (Unicode's UAX #15): compatibility forms
+# (fullwidth letters, ligatures, no-break and other wide spaces) become the
+# plain characters the vocabularies were built from; text already in it (the
+# news corpus, the sample articles) is left exactly as it is.
+NORMAL_FORM = 'NFKC'
 
-  A text file ends in a newline and may have Windows line ends; the training
-  articles have neither. Left in, a final newline alone becomes a subword the
-  model never saw before ``[EOS, SEP]``, enough to change the whole summary.
+# What a pasted page carries that no reader sees, by what the warning calls it:
+# removed before the text is read. Default-ignorable and bidi controls (UAX #9,
+# #44): zero-width space, joiners, word joiner, soft hyphen, byte-order marks,
+# directional marks, embeddings, overrides and isolates, variation selectors, tags.
+_INVISIBLE = {
+    'zero-width character': '\u200b\u200c\u200d\u2060\u180e\u034f\u00ad',
+    'byte-order mark': '\ufeff',
+    'bidi control': ('\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e'
+                     '\u2066\u2067\u2068\u2069'),
+}
+# Line and paragraph separators (U+2028, U+2029), the next-line control (U+0085), vertical tab
+# and form feed: each a line break, as the text showed it.
+_LINE_BREAKS = '\u2028\u2029\u0085\u000b\u000c'
+
+
+def _kind(char):
+  """What the warning calls a character the article is cleaned of (None: it is kept as it is)."""
+  for kind, chars in _INVISIBLE.items():
+    if char in chars:
+      return kind
+  if char in _LINE_BREAKS:
+    return 'line or paragraph separator'
+  category = unicodedata.category(char)
+  if category == 'Cf' or 0xfe00 <= ord(char) <= 0xfe0f or 0xe0100 <= ord(char) <= 0xe01ef:
+    return 'other format character'  # Invisible, as the named ones are.
+  if category == 'Cc' and char not in '\n\t\r':
+    return 'control character'
+  if category == 'Zs' and char != ' ' and unicodedata.normalize(NORMAL_FORM, char) != ' ':
+    return 'unusual space'  # Those NFKC leaves (the ogham space mark): a space.
+  return None
+
+
+def cleaned(text):
+  """Returns the article as the model saw articles in training, and what was taken out.
+
+  Line ends are Unix's and the ends are stripped (a final newline alone
+  becomes a subword the model never saw before ``[EOS, SEP]``, enough to
+  change the whole summary). Invisible characters (``_INVISIBLE``, other
+  format characters, controls) are removed; line and paragraph separators
+  become line breaks and unusual spaces spaces; then the text is put in
+  ``NORMAL_FORM``.
+
+  Returns:
+    (text, counts): the cleaned article, and {what the warning calls a
+    kind of character: how many the article held}, compatibility forms
+    that the normal form changed among them.
   """
-  return text.replace('\r\n', '\n').replace('\r', '\n').strip()
+  counts = collections.Counter()
+  out = []
+  for char in text.replace('\r\n', '\n').replace('\r', '\n'):
+    kind = _kind(char)
+    if kind is None:
+      out.append(char)
+      if unicodedata.decomposition(char).startswith('<'):
+        counts['compatibility form'] += 1
+      continue
+    counts[kind] += 1
+    if kind == 'line or paragraph separator':
+      out.append('\n')
+    elif kind == 'unusual space':
+      out.append(' ')
+  text = unicodedata.normalize(NORMAL_FORM, ''.join(out)).strip()
+  return text, dict(counts)
+
+
+def clean_article(text):
+  """Returns the article as the model reads it (``cleaned``'s text)."""
+  return cleaned(text)[0]
+
+
+def cleaning_message(counts):
+  """The one warning line for what ``cleaned`` took out or changed (None: nothing)."""
+  if not counts:
+    return None
+  parts = ', '.join(f'{n} {kind}{"s" if n > 1 else ""}'
+                    for kind, n in sorted(counts.items(), key=lambda item: -item[1]))
+  return (f'the article held {sum(counts.values())} characters no reader sees or that read '
+          f'as others ({parts}); removed, or read as line breaks, spaces and their '
+          f'{NORMAL_FORM} forms')
 
 
 # What MAX_ARTICLE_BYTES bounds, for the error that names it.

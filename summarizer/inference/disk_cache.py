@@ -37,6 +37,8 @@ import time
 
 import jax
 
+from summarizer import files
+
 try:  # How jax reads an entry back; without it, only empty or short entries are seen.
   from jax._src.compilation_cache import decompress_executable
 except ImportError:  # A jax that moved it.
@@ -99,8 +101,13 @@ def cache_setting():
   if base and not os.path.isabs(base):  # The XDG spec: a relative path is invalid, ignored.
     base, why = None, f'XDG_CACHE_HOME={base} is not an absolute path: ignored, as the XDG spec says'
   home = os.path.expanduser('~')
+  off = None
   if not base and not os.path.isabs(home):  # No $HOME and no user entry: nowhere sure.
-    return None, 'no home folder: the compilation cache is off'
+    off = 'no home folder: the compilation cache is off'
+  elif not base and not os.path.isdir(home):  # A home folder is not the cache's to make.
+    off = f'the home folder {home} does not exist: the compilation cache is off'
+  if off:  # Both reasons in one line, where XDG_CACHE_HOME was set aside first.
+    return None, f'{why}; {off}' if why else off
   return os.path.join(base or os.path.join(home, '.cache'), 'summarizer', 'jax'), why
 
 
@@ -111,7 +118,7 @@ def _tagged(folder):
   tool's ``CACHEDIR.TAG`` shares the signature line, never the rest.
   """
   try:
-    fd = os.open(os.path.join(folder, TAG_NAME), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    fd = files.open_unfollowed(os.path.join(folder, TAG_NAME), os.O_RDONLY | files.NON_BLOCKING)
   except OSError:
     return False
   with os.fdopen(fd, 'rb') as f:
@@ -134,7 +141,7 @@ def _write_tag(folder, replace=False):
       f.write(tag_text())
     os.replace(temporary, path)
     return
-  fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+  fd = files.open_unfollowed(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
   with os.fdopen(fd, 'w', encoding='utf-8') as f:
     f.write(tag_text())
 
@@ -175,7 +182,7 @@ def _entries(folder):
 def _reads_whole(path):
   """Tells whether the entry at ``path`` reads back as jax reads it."""
   try:
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    fd = files.open_unfollowed(path, os.O_RDONLY | files.NON_BLOCKING)
   except OSError:
     return True  # Gone meanwhile, or not ours to judge.
   with os.fdopen(fd, 'rb') as f:

@@ -24,6 +24,8 @@ import dataclasses
 import functools
 import glob
 import gzip
+import hashlib
+import json
 import os
 import zlib
 
@@ -32,12 +34,22 @@ import numpy as np
 from summarizer import safe_pickle
 from summarizer import text
 from summarizer.config import (CALIBRATION_KEY, COURSE_VOCAB_FILE, COURSE_VOCAB_NAME,
-                               DEFAULT_MODEL_DIR, PRESETS, VERDICT_KEY, load_config)
-from summarizer.errors import SummarizerError
+                               DEFAULT_MODEL_DIR, FINGERPRINT_KEY, PRESETS, VERDICT_KEY,
+                               load_config)
+from summarizer.errors import SummarizerError, say
 from summarizer.inference import layout
 
 BASENAME = 'model'              # Trax Loop's checkpoint name.
 VOCAB_NAME = 'vocab.subwords'   # A model directory's copy of its vocabulary.
+# The config.json values that change what the weights compute: the architecture
+# (its widths, blocks, heads, positions, dropout) and the vocabulary that gives
+# the ids their meaning. The shapes tell all but n_heads, dropout and the
+# vocabulary; the fingerprint tells all of them. (The activation, ReLU as in the
+# course, is the package's code, not a value of config.json.)
+# What a training run's folder holds beside its checkpoint (runs.manifest.RUN_MANIFEST).
+RUN_MANIFEST = '.summarizer-run.json'
+BOUND_FIELDS = ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'n_heads', 'max_len', 'dropout',
+                'vocab_file', 'vocab_fingerprint')
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -98,7 +110,7 @@ def trained_steps(values):
   return steps or None
 
 
-def read(model_dir=None, vocab_file=None, n_heads=None):
+def read(model_dir=None, vocab_file=None, n_heads=None, own_run=False):
   """Reads a model directory whole: config, vocabulary, weights, calibration, verdict.
 
   Args:
@@ -108,6 +120,9 @@ def read(model_dir=None, vocab_file=None, n_heads=None):
       no more ids than the model.
     n_heads: Attention heads of a checkpoint without ``config.json``
       (default: the course's 8); a directory with one must agree.
+    own_run: The directory is the output of the run that reads it, its
+      config.json written from memory by that run: one without a
+      fingerprint is not worth a warning.
 
   Returns:
     A ``ModelDirectory``. The weights are checked against the config's sizes here,
@@ -128,13 +143,15 @@ def read(model_dir=None, vocab_file=None, n_heads=None):
     if n_heads is not None and n_heads != config.n_heads:
       raise SummarizerError(f'{model_dir}: its config.json says n_heads '
                             f'{config.n_heads}, not {n_heads}')
-    vocab_file = vocab_file or _own_vocab_file(model_dir, values)
-    _check_vocab_fingerprint(model_dir, values, vocab_file)
+    asked_vocab, vocab_file = vocab_file, vocab_file or _own_vocab_file(model_dir, values)
     checkpoint = None
   elif os.path.exists(pkl):  # The course's layout: the architecture is in the shapes.
     checkpoint = read_checked(model_dir, pkl, read_checkpoint)
     config = config_from_weights(checkpoint[1], n_heads, model_dir)
-    values, vocab_file = {}, vocab_file or course_vocab_file(model_dir)
+    if vocab_file is None:
+      vocab_file = course_vocab_file(model_dir)
+      _check_course_layout(model_dir, config, vocab_file)
+    values = {}
   else:
     raise SummarizerError(f'{model_dir}: not a model directory (no config.json '
                           f'and no {BASENAME}.pkl.gz)')
@@ -148,6 +165,8 @@ def read(model_dir=None, vocab_file=None, n_heads=None):
   if checkpoint is None:
     checkpoint = read_checked(model_dir, pkl, read_checkpoint)
     _check_sizes(checkpoint[1], config, model_dir)
+    check_fingerprint(model_dir, values, checkpoint[1], warn=not own_run)
+    _check_vocab_fingerprint(model_dir, values, vocab_file, asked_vocab)
   step, weights = checkpoint
   _check_numbers(weights, model_dir)
   return ModelDirectory(model_dir, config, vocab_file, tuple(weights), values, step)
@@ -192,7 +211,25 @@ def course_vocab_file(model_dir):
   return beside if os.path.isfile(beside) else COURSE_VOCAB_FILE
 
 
-def _check_vocab_fingerprint(model_dir, values, vocab_file):
+def _check_course_layout(model_dir, config, vocab_file):
+  """Refuses a directory without config.json whose weights are not the course's model.
+
+  Read as the course's checkpoint, it takes the course's vocabulary; where
+  that has more ids than the weights, the directory is one of ours that
+  lost its config.json, and that is what is said (not the vocabulary).
+  """
+  n_ids = text.vocab_size(vocab_file)
+  if n_ids <= config.vocab_size:
+    return
+  ours = (f'; it holds {VOCAB_NAME}, as a model directory of ours does, which needs its '
+          'config.json' if os.path.exists(os.path.join(model_dir, VOCAB_NAME)) else '')
+  raise SummarizerError(
+      f'{model_dir}: no config.json, and its weights know {config.vocab_size} ids, not the '
+      f"{n_ids} of the course's vocabulary, so it is not the course's checkpoint{ours}; "
+      'restore its config.json, or export it again')
+
+
+def _check_vocab_fingerprint(model_dir, values, vocab_file, asked=None):
   """Refuses a vocabulary other than the one the model's config.json records.
 
   Another vocabulary with no more ids than the model loads without a
@@ -202,9 +239,9 @@ def _check_vocab_fingerprint(model_dir, values, vocab_file):
   """
   recorded = values.get('vocab_fingerprint')
   if recorded and text.vocab_fingerprint(vocab_file) != recorded:
+    remedy = 'leave out --vocab' if asked else f'restore the model\'s own {VOCAB_NAME}'
     raise SummarizerError(f'{vocab_file}: not the vocabulary the model in {model_dir} was '
-                          'trained with (its config.json records another); leave out '
-                          '--vocab, or restore its own')
+                          f'trained with (its config.json records another); {remedy}')
 
 
 def _check_sizes(weights, config, model_dir):
@@ -216,8 +253,79 @@ def _check_sizes(weights, config, model_dir):
   for field in ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'max_len'):
     if getattr(found, field) != getattr(config, field):
       raise SummarizerError(
-          f'{model_dir}: cannot load the weights (they have {field} '
-          f'{getattr(found, field)}, its config.json says {getattr(config, field)})')
+          f'{os.path.join(model_dir, "config.json")}: {field} is {getattr(config, field)}, but '
+          f'the weights beside it have {field} {getattr(found, field)}; config.json no '
+          'longer describes its weights')
+
+
+def weights_digest(weights):
+  """The sha256 of a flat list of weight arrays: each one's dtype, shape and bytes, in order."""
+  digest = hashlib.sha256()
+  for weight in weights:
+    array = np.ascontiguousarray(weight)
+    digest.update(f'{array.dtype.str}{array.shape};'.encode())
+    digest.update(memoryview(array).cast('B'))
+  return digest.hexdigest()
+
+
+def fingerprint(values, weights):
+  """The record that binds a config.json's ``BOUND_FIELDS`` to its weights.
+
+  Args:
+    values: What config.json records (its ``BOUND_FIELDS`` are read).
+    weights: The model's flat list of weight arrays.
+
+  Returns:
+    {'fields': the bound fields' values, 'sha256': the sha256 of the
+    canonical JSON (sorted keys, no spaces) of those fields and
+    ``weights_digest(weights)``}.
+  """
+  fields = {name: values.get(name) for name in BOUND_FIELDS}
+  return {'fields': fields, 'sha256': _bound_sha256(fields, weights_digest(weights))}
+
+
+def _bound_sha256(fields, digest):
+  canonical = json.dumps({'fields': fields, 'weights': digest}, sort_keys=True,
+                         separators=(',', ':'), ensure_ascii=True)
+  return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def check_fingerprint(model_dir, values, weights, warn=True):
+  """Refuses a config.json whose bound values are not those its weights were exported with.
+
+  A directory exported before fingerprints has its sizes checked against
+  the weights' shapes (``_check_sizes``) and loads; its n_heads, dropout
+  and vocabulary cannot be checked, which one line on standard error says
+  (not for a training run's own folder, whose record --resume checks).
+
+  Raises:
+    SummarizerError: naming config.json and the first field that differs
+      from the fingerprint, or saying the fingerprint fits no longer the
+      weights beside it (they were replaced, or it was edited).
+  """
+  path = os.path.join(model_dir, 'config.json')
+  record = values.get(FINGERPRINT_KEY)
+  if record is None:
+    # A training run's own folder (its manifest beside it) is no export: its config.json is
+    # the run's record, written from memory with each checkpoint, and --resume checks it.
+    if warn and not os.path.exists(os.path.join(model_dir, RUN_MANIFEST)):
+      say(f'warning: {path} has no {FINGERPRINT_KEY} (exported before fingerprints, or not by '
+          f'this package): its sizes were checked against the weights, its n_heads '
+          f'{values.get("n_heads")} and vocabulary could not be; export it again to bind them')
+    return
+  recorded = record.get('fields') or {}
+  for name in BOUND_FIELDS:
+    if name not in recorded:
+      raise SummarizerError(f'{path}: its {FINGERPRINT_KEY} lacks "{name}": it was edited')
+    if values.get(name) != recorded[name] or type(values.get(name)) is not type(recorded[name]):
+      raise SummarizerError(
+          f'{path}: {name} is {json.dumps(values.get(name))}, but its weights were exported '
+          f'with {name} {json.dumps(recorded[name])} (its {FINGERPRINT_KEY} says so); '
+          f'set it back to {json.dumps(recorded[name])}')
+  if _bound_sha256(recorded, weights_digest(weights)) != record.get('sha256'):
+    raise SummarizerError(f'{path}: its {FINGERPRINT_KEY} does not fit the weights beside it '
+                          '(they were replaced, or the fingerprint was edited): config.json '
+                          'cannot be trusted to describe them')
 
 
 def _check_numbers(weights, model_dir):
@@ -255,7 +363,11 @@ def config_from_weights(weights, n_heads=None, where='the checkpoint'):
     SummarizerError: if the shapes fit no ``TransformerLM`` or ``n_heads``
       does not divide the width.
   """
-  shapes = [tuple(np.shape(w)) for w in weights]
+  return config_from_shapes([tuple(np.shape(w)) for w in weights], n_heads, where)
+
+
+def config_from_shapes(shapes, n_heads=None, where='the checkpoint'):
+  """``config_from_weights`` of the weights' shapes alone (a tuple each)."""
   outside_blocks = layout.WEIGHTS_BEFORE_BLOCKS + layout.WEIGHTS_AFTER_BLOCKS
   n_blocks, extra = divmod(len(shapes) - outside_blocks, layout.WEIGHTS_PER_BLOCK)
   if (extra or n_blocks < 1 or len(shapes[layout.FLAT_EMBEDDING]) != 2

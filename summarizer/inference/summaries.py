@@ -12,7 +12,7 @@ from summarizer.decoding import MAX_SUMMARY_TOKENS, greedy_tokens
 from summarizer.errors import SummarizerError
 from summarizer.inference import beam
 from summarizer.inference import search_options
-from summarizer.inference.article import article_ids
+from summarizer.inference.article import article_ids, cleaned, cleaning_message
 
 
 class SummaryRun:
@@ -36,7 +36,10 @@ class SummaryRun:
     search = search or beam.Search()
     _check_arguments(text, max_length, method, temperature, search)
     self._loaded = loaded
+    self.search = search  # How the summary is searched for (what a warning names).
     kept, self.article_tokens = article_ids(loaded, text, max_length)
+    # What the article was cleaned of before it was read (one warning line; None: nothing).
+    self.cleaning = cleaning_message(cleaned(text)[1])
     self.kept_tokens = len(kept)
     self.prefix = kept + [EOS, SEP]
     self.article_perplexity = None
@@ -128,8 +131,8 @@ def check_article(text):
   """
   if not isinstance(text, str):
     hint = {bytes: ' (decode it first: text.decode("utf-8"))',
-            list: ' (several articles: summarize_many)',
-            tuple: ' (several articles: summarize_many)'}.get(type(text), '')
+            list: ' (several articles: summarizer.summarize_many)',
+            tuple: ' (several articles: summarizer.summarize_many)'}.get(type(text), '')
     raise TypeError(f'the article must be a str, not {type(text).__name__}{hint}')
   if not text.strip():
     raise SummarizerError('the article is empty')

@@ -112,7 +112,7 @@ def unreadable(ids, text, detokenize):
   return None
 
 
-def undertrained_warning(ids, loaded):
+def undertrained_warning(ids, loaded, search=None):
   """Returns a one-line warning if the summary is no summary at all, else None.
 
   A model that has trained a few steps ends at once (EOS is among the first
@@ -124,8 +124,16 @@ def undertrained_warning(ids, loaded):
   Args:
     ids: The summary's token ids.
     loaded: The ``LoadedModel`` that wrote it.
+    search: The ``beam.Search`` that found it: a negative length penalty,
+      which ranks the shortest summaries first, is named, not the training.
   """
   seen = unreadable(ids, loaded.detokenize(ids) if ids else '', loaded.detokenize)
+  if seen is not None and search is not None and search.num_beams > 1 and (
+      search.length_penalty < 0):
+    penalty = f'{search.length_penalty:f}'.rstrip('0').rstrip('.')
+    return (f'{seen} with a length penalty of {penalty} (--length-penalty, '
+            'length_penalty): below 0, beam search ranks the shortest summaries first, down '
+            'to none; leave it out, or give 0 or more')
   verdict = verdict_warning(loaded.source.verdict)
   if seen is None or verdict is not None:  # The verdict's warning says more.
     return verdict

@@ -5,6 +5,7 @@ decodes, decoding loads checkpoints), so nothing imports in a circle.
 """
 
 import ctypes
+import json
 import os
 import shutil
 import tempfile
@@ -16,7 +17,7 @@ from summarizer.inference.loaded_model import LoadedModel
 from summarizer.inference.model_directory import BASENAME, VOCAB_NAME
 from summarizer.runs import locks
 from summarizer.runs import manifest
-from summarizer.config import CALIBRATION_KEY, load_config, save_config
+from summarizer.config import CALIBRATION_KEY, FINGERPRINT_KEY, load_config, save_config
 from summarizer.errors import SummarizerError
 
 
@@ -109,6 +110,7 @@ def _write_export(run_dir, model_dir, calibration_articles):
   if extra.get('lineage'):
     extra['lineage'][-1]['steps'] = extra['trained_steps']
     extra['total_steps'] = sum(run.get('steps') or 0 for run in extra['lineage'])
+  extra[FINGERPRINT_KEY] = bound_to_weights(model_dir, dict(config.to_dict(), **extra))
   save_config(config, model_dir, **extra)
   if CALIBRATION_KEY not in extra:  # A run stopped early was not calibrated.
     limit = calibration_articles or calibration.CALIBRATION_ARTICLES
@@ -118,6 +120,15 @@ def _write_export(run_dir, model_dir, calibration_articles):
     save_config(config, model_dir, **extra)
   manifest.write(model_dir, EXPORT_FILES, manifest.EXPORT_MANIFEST)
   os.chmod(model_dir, 0o755 & ~files.umask())
+
+
+def bound_to_weights(model_dir, values):
+  """The fingerprint that binds ``values`` (a config.json's) to the weights in ``model_dir``."""
+  values = {k: v for k, v in values.items() if k != FINGERPRINT_KEY}
+  values = json.loads(json.dumps(values))  # As config.json will read back: lists, not tuples.
+  pkl = os.path.join(model_dir, BASENAME + '.pkl.gz')
+  weights = model_directory.read_checked(model_dir, pkl)
+  return model_directory.fingerprint(values, weights)
 
 
 def _exchange(a, b):

@@ -9,6 +9,7 @@ written: ``runs.saving``), and it prints its own progress to standard output
 import contextlib
 import os
 
+from summarizer import files
 from summarizer._trax import training
 
 
@@ -22,9 +23,10 @@ def quiet_loop_log(log_path=None):
   Yields:
     The open log file, for lines of one's own.
   """
-  # Appended to, never through a link planted at its name (O_NOFOLLOW).
-  flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | (os.O_NOFOLLOW if log_path else 0)
-  log = os.fdopen(os.open(log_path or os.devnull, flags, 0o666), 'a', encoding='utf-8')
+  # Appended to, never through a link planted at its name.
+  flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+  fd = files.open_unfollowed(log_path, flags, 0o666) if log_path else os.open(os.devnull, flags)
+  log = os.fdopen(fd, 'a', encoding='utf-8')
   original = training._log  # pylint: disable=protected-access
 
   def to_file(message, stdout=True):

@@ -4,9 +4,11 @@ A training run holds ``.summarizer.lock`` in its output directory (and in the
 directory it exports to) from its first check to its last write. A second
 run there (a new run, ``--resume``, ``--overwrite-output-dir``, an export)
 stops at once with one line naming the process that holds it. The lock is
-``fcntl.flock`` on that file: a process killed outright, even by SIGKILL,
-releases it with its file descriptors, so a run started after it takes the
-directory over; the file it left says who held it last.
+the operating system's on that file, taken through ``filelock`` (``flock``
+on POSIX, ``LockFileEx`` on its first byte on Windows): a process killed
+outright, even by SIGKILL, releases it with its file descriptors, so a run
+started after it takes the directory over; the file it left says who held
+it last.
 
 The lock file is opened without following links, and a lock path that is a
 link (symbolic or hard), not a regular file, or a file that is not a lock
@@ -15,12 +17,14 @@ lock never truncates a file it does not own.
 """
 
 import contextlib
-import fcntl
 import os
 import shlex
 import stat
 import sys
 
+import filelock
+
+from summarizer import files
 from summarizer.errors import SummarizerError
 
 LOCK_NAME = '.summarizer.lock'
@@ -41,9 +45,23 @@ def this_process():
 HOLDER_PREFIX = 'process '
 
 
+def _read_start(fd, size):
+  """The lock file's first ``size`` bytes, as text.
+
+  On Windows the holder's lock covers the first byte against every other
+  process's reads; there the rest is read, after the first byte that every
+  holder's line begins with.
+  """
+  try:
+    os.lseek(fd, 0, os.SEEK_SET)
+    return os.read(fd, size).decode('utf-8', 'replace')
+  except PermissionError:
+    os.lseek(fd, 1, os.SEEK_SET)
+    return HOLDER_PREFIX[0] + os.read(fd, size - 1).decode('utf-8', 'replace')
+
+
 def _read_holder(fd):
-  os.lseek(fd, 0, os.SEEK_SET)
-  return os.read(fd, 4096).decode('utf-8', 'replace').strip()
+  return _read_start(fd, 4096).strip()
 
 
 def _not_a_lock(path, what):
@@ -59,7 +77,7 @@ def _open_lock(directory, path):
       with other text than a holder's line; or it cannot be written.
   """
   try:
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
+    fd = files.open_unfollowed(path, os.O_RDWR | os.O_CREAT | files.NON_BLOCKING)
   except OSError as e:
     if os.path.islink(path):
       raise _not_a_lock(path, 'a symbolic link') from None
@@ -74,7 +92,7 @@ def _open_lock(directory, path):
   elif info.st_nlink > 1:
     what = 'a hard link: another name of a file'
   else:  # Empty, a holder's line, or the start of one being written.
-    start = os.pread(fd, len(HOLDER_PREFIX), 0).decode('utf-8', 'replace')
+    start = _read_start(fd, len(HOLDER_PREFIX))
     if not HOLDER_PREFIX.startswith(start):
       what = "a file with someone's text in it"
   if what is not None:
@@ -99,13 +117,11 @@ def _acquire(directory):
   path = os.path.join(directory, LOCK_NAME)
   while True:
     fd = _open_lock(directory, path)
-    try:
-      fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
+    if not filelock.lock_descriptor(fd, blocking=False):
       holder = _read_holder(fd) or 'another process'
       os.close(fd)
       raise SummarizerError(f'{directory} is in use by {holder}: wait for it to '
-                            'finish, or stop it, and try again') from None
+                            'finish, or stop it, and try again')
     # A holder that finished removed the file after we opened it: the lock
     # we hold is on a file no one else will see; start over with the new one.
     try:
@@ -118,9 +134,14 @@ def _acquire(directory):
   if left_by:
     print(f'note: {directory} was locked by {left_by}, which has ended without '
           'releasing it; taking it over', file=sys.stderr, flush=True)
-  os.ftruncate(fd, 0)
-  os.lseek(fd, 0, os.SEEK_SET)
-  os.write(fd, (this_process() + '\n').encode('utf-8'))
+  try:
+    os.ftruncate(fd, 0)
+    os.lseek(fd, 0, os.SEEK_SET)
+    os.write(fd, (this_process() + '\n').encode('utf-8'))
+  except OSError as e:  # A full disk: the lock file is taken away again, the rest untouched.
+    _release(directory, fd, ())
+    raise SummarizerError(f'{directory}: cannot write its lock file {LOCK_NAME} '
+                          f'({e.strerror or e}); nothing in it was changed') from None
   return fd
 
 
@@ -139,8 +160,15 @@ def _release(directory, fd, made):
   path = os.path.join(directory, LOCK_NAME)
   with contextlib.suppress(FileNotFoundError):
     if os.path.samestat(os.fstat(fd), os.lstat(path)):
-      os.remove(path)
-  os.close(fd)
+      try:
+        os.remove(path)
+      except PermissionError:  # Windows removes no file that is open, even by us.
+        os.close(fd)
+        fd = None
+        with contextlib.suppress(OSError):  # Opened by another meanwhile: it stays.
+          os.remove(path)
+  if fd is not None:
+    os.close(fd)
   # The folders the lock made, if still empty: a command that failed before
   # writing anything leaves nothing behind.
   for path in made:

@@ -211,7 +211,7 @@ def _finish(run, loop, report, stopped_by, plan=None):
   judging = time.monotonic()
   # The model as saved, read once for the verdict and the calibration; what
   # they find joins the run's record (config.json, written from memory).
-  saved = (LoadedModel(model_directory.read(out))
+  saved = (LoadedModel(model_directory.read(out, own_run=True))
            if stopped_by is None and (judge is not None or args.calibration_articles) else None)
   verdict, ending = None, {}
   if judge is not None and stopped_by is None:

@@ -17,7 +17,7 @@ import stat
 from summarizer.errors import SummarizerError
 from summarizer.files import read_json, write_text
 
-RUN_MANIFEST = '.summarizer-run.json'
+RUN_MANIFEST = '.summarizer-run.json'  # inference.model_directory.RUN_MANIFEST too
 EXPORT_MANIFEST = '.summarizer-export.json'
 # A manifest names a run's few dozen files (checkpoints, logs): a few KB.
 MAX_MANIFEST_BYTES = 10**6

@@ -322,9 +322,11 @@ def _check_resume(directory, config, max_steps):
   out = directory.path
   if not directory.checkpoint:
     raise SummarizerError(f'--resume: no checkpoint in {out}')
-  differences = architecture_differences(directory.config, config, 'the checkpoint')
+  _check_record_fits_weights(directory)
+  differences = architecture_differences(directory.config, config,
+                                         'the checkpoint (its config.json and weights)')
   if differences:
-    raise SummarizerError(f'{out}: checkpoint does not match the requested '
+    raise SummarizerError(f'--resume: {out}: the checkpoint does not match the requested '
                           'model: ' + differences)
   step = check_resumable(directory, config)
   if max_steps is not None and step > max_steps:
@@ -332,6 +334,19 @@ def _check_resume(directory, config, max_steps):
                           f'--max-steps {max_steps}: nothing to train; pass a '
                           'larger --max-steps')
   return True
+
+
+def _check_record_fits_weights(directory):
+  """Refuses a run whose config.json no longer describes its checkpoint's weights (edited)."""
+  path = os.path.join(directory.path, 'config.json')
+  found = model_directory.config_from_shapes(directory.weight_shapes, directory.config.n_heads,
+                                             f'--resume: {directory.pickle_file}')
+  for key in ARCHITECTURE:
+    if getattr(found, key) != getattr(directory.config, key):
+      raise SummarizerError(
+          f'--resume: {path}: {key} is {getattr(directory.config, key)}, but the '
+          f'checkpoint\'s weights have {key} {getattr(found, key)}; config.json no longer '
+          'describes them (set it back); the checkpoint is left as it was')
 
 
 def _refuse_if_not_empty(out, entries):

@@ -14,6 +14,7 @@ import glob
 import os
 import stat
 
+from summarizer import files
 from summarizer.errors import SummarizerError
 from summarizer.inference.model_directory import BASENAME, has_checkpoint, saved_step
 
@@ -110,8 +111,8 @@ def save_atomically(write, directory):
   recover(directory)
   write(STAGED)
   # A new file of ours: never one put in its place (a link is not followed).
-  fd = os.open(os.path.join(directory, COMPLETE),
-               os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+  fd = files.open_unfollowed(os.path.join(directory, COMPLETE),
+                             os.O_WRONLY | os.O_CREAT | os.O_EXCL)
   with os.fdopen(fd, 'w', encoding='utf-8') as f:
     f.write('complete\n')
     f.flush()

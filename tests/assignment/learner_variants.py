@@ -492,7 +492,7 @@ VARIANTS = [
           padded_with_batch = np.array(padded)[None, :]
           output, _ = model((padded_with_batch, padded_with_batch))
           return int(np.argmax(output[0, token_length, :]))
-        ''', why='the tokens were padded to a power of two not above their number'),
+        ''', why='4 tokens padded to 4 positions, a power of two not above their number'),
     _mistake('returns a numpy integer', 'next_symbol', '''
         def next_symbol(cur_output_tokens, model):
           token_length = len(cur_output_tokens)

@@ -14,7 +14,7 @@ import pytest
 
 import summarizer
 from summarizer import attention, decoding, model, training
-from summarizer.assignment import checks
+from summarizer.assignment import checks, runner
 from summarizer.contract import failure_text, handout
 from summarizer._trax import jnp, tl, trax
 
@@ -33,11 +33,11 @@ CHECKS = {
 }
 
 # How many cases each check counts (one per comparison).
-N_CASES = {
+N_CASES = {  # training_loop: the data it evaluates on too (issue 64).
     'DotProductAttention': 9, 'compute_attention_heads_closure': 5,
     'dot_product_self_attention': 5, 'compute_attention_output_closure': 5,
     'CausalAttention': 18, 'DecoderBlock': 22, 'TransformerLM': 19,
-    'training_loop': 10, 'next_symbol': 12, 'greedy_decode': 7,
+    'training_loop': 11, 'next_symbol': 12, 'greedy_decode': 7,
 }
 
 
@@ -152,7 +152,9 @@ def test_causal_attention_without_its_last_dense_fails(capsys):
   out = capsys.readouterr().out
   assert "missing (line 9 of the expected tree, after 'AttnOutput'): Dense_512" in out
   assert 'number of sublayers\n    expected: 4\n    got:      3' in out
-  assert 'number of weight arrays\n    expected: 8\n    got:      6' in out
+  # Each mode's run is held back past the text's budget, said in one line (issue 64).
+  assert 'Failed: 3 more cases: 9 more tests: not shown (fix the failures above first)' in out
+  assert len(out) <= 1600
 
 
 def decoder_block_without_residuals(d_model, d_ff, n_heads, dropout, mode, ff_activation,
@@ -165,7 +167,8 @@ def decoder_block_without_residuals(d_model, d_ff, n_heads, dropout, mode, ff_ac
   ]
 
 
-def test_decoder_block_without_residuals_fails(capsys):
+def test_decoder_block_without_residuals_fails(capsys, monkeypatch):
+  monkeypatch.setattr(runner, 'TEXT_BUDGET', None)  # Every failure shown: what each says.
   failed = checks.test_DecoderBlock(decoder_block_without_residuals)
   out = capsys.readouterr().out
   # str, the layers' kinds (Serial, not Residual), their sublayers' kinds and counts, in
@@ -218,7 +221,7 @@ def test_training_loop_with_the_wrong_learning_rate_fails(capsys):
   out = capsys.readouterr().out
   assert failed == 2
   assert 'optimizer parameters' in out and 'learning rates at steps' in out
-  assert out.strip().endswith('8 Tests passed, 2 Tests failed')
+  assert out.strip().endswith('9 Tests passed, 2 Tests failed')
 
 
 def test_training_loop_keeps_out_of_home_even_if_it_ignores_output_dir(
@@ -341,7 +344,7 @@ def test_an_unfilled_exercise_fails_every_case_without_crashing(name, capsys):
   # As many failures printed as counted: a case's tests after the one whose call
   # raised are said in one line ('N more tests').
   printed = sum(int(more.group(1)) if more else 1 for more in (
-      re.search(r': (\d+) more tests: not compared', line)
+      re.search(r': (\d+) more tests?: not (?:compared|shown)', line)
       for line in out.splitlines() if line.startswith('Failed: ')))
   assert printed == N_CASES[name]
 
@@ -376,7 +379,8 @@ def test_an_exception_message_is_printed(capsys):
   assert 'dot_general requires contracting dimensions to have the same shape' in out
   # Where, in the learner's code: the function, its line and the code.
   assert '(in wrong_shapes, line ' in out
-  assert ': return jnp.matmul(query, key)  # (2, 3) @ (2, 3): no transpose.)' in out
+  assert (': return jnp.matmul(query, key)  # (2, 3) @ (2, 3): no transpose., '
+          'at `jnp.matmul(query, key)`)') in out  # PEP 657's columns: the part that raised.
 
 
 # --------------------------------------------------------------------------
@@ -449,7 +453,8 @@ def run_check_cell(name, function, capsys, **extra):
   return capsys.readouterr().out, str(raised.value)
 
 
-def test_a_failed_check_cell_prints_each_failure_once_and_its_error_only_sums_up(capsys):
+def test_a_failed_check_cell_prints_each_failure_once_and_its_error_only_sums_up(capsys, monkeypatch):
+  monkeypatch.setattr(runner, 'TEXT_BUDGET', None)  # Every failure shown: what each says.
   out, error = run_check_cell('CausalAttention', causal_attention_without_output_dense, capsys)
   assert error == 'test_CausalAttention: 16 of 18 tests failed (each printed above)'
   headers = [line for line in out.splitlines() if line.startswith('Failed: ')]
@@ -530,7 +535,8 @@ def test_layer_kinds_are_named_as_the_exercises_steps_name_them(capsys):
   assert "'Serial'" not in out
 
 
-def test_the_decoded_output_reads_as_a_sentence(capsys):
+def test_the_decoded_output_reads_as_a_sentence(capsys, monkeypatch):
+  monkeypatch.setattr(runner, 'TEXT_BUDGET', None)  # Every failure shown: what each says.
   assert checks.test_TransformerLM(transformer_without_log_softmax)
   headers = [line for line in capsys.readouterr().out.splitlines()
              if line.startswith('Failed: ')]

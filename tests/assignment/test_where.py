@@ -95,8 +95,8 @@ def test_greedy_decode_writing_one_token_past_max_length_fails_with_the_line():
 def test_numpy_inside_attention_fails_under_jit_naming_the_line_and_is_blamed_after():
   failed, printed = check('DotProductAttention', DotProductAttention=NUMPY_ATTENTION)
   assert failed == 2, printed  # Batches of 1 and 3 under jit; every case without it passes.
-  assert ('why: line 2 of DotProductAttention turns a traced array into NumPy: use jnp'
-          in printed)
+  assert ('why: line 2 of DotProductAttention hands a traced array to NumPy: under jax.jit '
+          'it has no values yet; use jnp, not np' in printed)
   failed, printed = check('CausalAttention', DotProductAttention=NUMPY_ATTENTION)
   assert failed
   assert 'fix Exercise 1 (DotProductAttention) first' in printed

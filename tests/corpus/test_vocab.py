@@ -50,3 +50,30 @@ def test_an_out_that_cannot_be_written_is_one_line_before_the_build(tmp_path, ca
   assert sorted(p.name for p in tmp_path.iterdir()) == ['a_file']
   assert vocab_command.main(['--out', str(tmp_path / long_name), '--limit', '5']) == 0
   assert (tmp_path / long_name).exists()
+
+
+def _full_disk_store(self, path, add_single_quotes=True):
+  """TensorFlow's file writer on a full disk: its ResourceExhaustedError, not an OSError."""
+  del self, add_single_quotes
+  import tensorflow as tf  # pylint: disable=g-import-not-at-top
+  raise tf.errors.ResourceExhaustedError(None, None, f'{path}; No space left on device')
+
+
+def test_a_full_disk_under_tensorflows_writer_is_one_line_and_the_old_file_kept(
+    tmp_path, capsys, monkeypatch):
+  from summarizer._trax import trax  # pylint: disable=g-import-not-at-top
+  encoder = trax.data.text_encoder.SubwordTextEncoder
+  monkeypatch.setattr(encoder, 'store_to_file', _full_disk_store)
+  out = tmp_path / 'mine.subwords'
+  out.write_text('my vocabulary\n')
+  argv = ['--data', 'news', '--size', '400', '--limit', '150', '--out', str(out), '--force']
+  assert vocab_command.main(argv) == 2
+  err = capsys.readouterr().err.splitlines()  # The progress lines, then the error.
+  assert err[-1] == (f'error: {out}: cannot write the vocabulary (No space left on device); '
+                     'the earlier one is kept')
+  assert not any(line.startswith(('Traceback', 'tensorflow')) for line in err)
+  assert out.read_text() == 'my vocabulary\n'
+  assert sorted(p.name for p in tmp_path.iterdir()) == ['mine.subwords']  # No temporary left.
+  assert vocab_command.main(argv[:-3] + ['--out', str(tmp_path / 'new.subwords')]) == 2
+  assert capsys.readouterr().err.endswith('nothing was written\n')
+  assert sorted(p.name for p in tmp_path.iterdir()) == ['mine.subwords']

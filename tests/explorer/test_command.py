@@ -72,9 +72,40 @@ def test_an_existing_picture_is_replaced_only_with_force(capsys, tmp_path, monke
   assert png.read_bytes() == b'my picture'
   written = {}
   monkeypatch.setattr(pictures, 'picture',
-                      lambda text, path, force: written.update(path=path, force=force))
+                      lambda text, path, force, model_dir: written.update(
+                          path=path, force=force, model_dir=model_dir))
   assert explorer_command.main(['--picture', COURT, str(png), '--force']) == 0
-  assert written == {'path': str(png), 'force': True}
+  assert written == {'path': str(png), 'force': True, 'model_dir': None}
+  # --model is the picture's model too.
+  assert explorer_command.main(['--picture', COURT, str(png), '--force', '--model', 'm']) == 0
+  assert written == {'path': str(png), 'force': True, 'model_dir': 'm'}
+
+
+@pytest.mark.parametrize('argv, message', [
+    (['--measure', 'page.html', '--model', 'm'], 'argument --model: --measure times a page'),
+    (['--agreement', '3', '--force'], 'argument --force: only --picture writes a file'),
+])
+def test_a_flag_the_explorer_would_ignore_is_refused(capsys, argv, message):
+  from summarizer.explorer import __main__ as explorer_command  # pylint: disable=g-import-not-at-top
+  with pytest.raises(SystemExit) as stopped:
+    explorer_command.main(argv)
+  err = capsys.readouterr().err
+  assert stopped.value.code == 2 and err.startswith(f'error: {message}') and err.count('\n') == 1
+
+
+@pytest.mark.slow
+def test_the_picture_is_drawn_with_the_model_asked_for(tmp_path):
+  import subprocess  # pylint: disable=g-import-not-at-top
+  import sys  # pylint: disable=g-import-not-at-top
+  folder = tmp_path / 'not-a-model'
+  folder.mkdir()
+  png = tmp_path / 'page.png'
+  done = subprocess.run([sys.executable, '-m', 'summarizer.explorer', '--picture', COURT,
+                         str(png), '--model', str(folder)], capture_output=True, text=True,
+                        timeout=600, check=False)
+  assert (done.returncode, done.stderr) == (
+      2, f'error: {folder}: not a model directory (no config.json and no model.pkl.gz)\n')
+  assert not png.exists() and list(folder.iterdir()) == []
 
 
 @pytest.mark.skipif(hasattr(os, 'geteuid') and os.geteuid() == 0,

@@ -210,3 +210,17 @@ def test_a_relative_or_unknown_user_setting_makes_no_folder_here_and_says_so(tmp
   assert list(work.iterdir()) == []
   warnings = [line for line in done.stderr.splitlines() if value in line]
   assert len(warnings) == 1 and warnings[0].startswith('warning: '), done.stderr
+
+
+@pytest.mark.slow
+def test_a_home_folder_that_does_not_exist_is_not_made_for_the_cache(tmp_path):
+  home = tmp_path / 'no-such-home'
+  env = dict(os.environ, HOME=str(home), PYTHONWARNINGS='ignore')
+  for name in ('XDG_CACHE_HOME', disk_cache.COMPILATION_CACHE_ENV):
+    env.pop(name, None)
+  done = subprocess.run([sys.executable, '-m', 'summarizer', SAMPLE, '--max-length', '8'],
+                        capture_output=True, text=True, cwd=tmp_path, env=env, check=False)
+  assert done.returncode == 0, done.stderr
+  assert not home.exists()
+  assert [line for line in done.stderr.splitlines() if 'cache' in line] == [
+      f'warning: the home folder {home} does not exist: the compilation cache is off']

@@ -74,8 +74,8 @@ def test_loaded_weights_are_on_the_device(random_model_dir):
 
 
 @pytest.mark.parametrize('change,fragment', [
-    ({'d_model': 64, 'd_ff': 128}, 'they have d_model 32, its config.json says 64'),
-    ({'n_layers': 3}, 'they have n_layers 2, its config.json says 3'),
+    ({'d_model': 64, 'd_ff': 128}, 'd_model is 64, but the weights beside it have d_model 32'),
+    ({'n_layers': 3}, 'n_layers is 3, but the weights beside it have n_layers 2'),
 ])
 def test_weights_of_another_architecture_are_refused(tmp_path, change, fragment):
   model_dir = write_model_dir(tmp_path / 'model')
@@ -85,7 +85,7 @@ def test_weights_of_another_architecture_are_refused(tmp_path, change, fragment)
   values.update(change)
   with open(config_path, 'w', encoding='utf-8') as f:
     json.dump(values, f)
-  with pytest.raises(SummarizerError, match=f'cannot load the weights.*{fragment}'):
+  with pytest.raises(SummarizerError, match=f'config.json: {fragment}'):
     model_directory.read(model_dir)
 
 
@@ -319,3 +319,24 @@ def test_weights_that_are_not_finite_real_numbers_are_refused_at_load_in_one_lin
   err = capsys.readouterr().err
   assert err.count('\n') == 1 and err.startswith(f'error: {model_dir}: cannot load the weights')
   assert fragment in err, err
+
+
+def test_a_folder_of_ours_that_lost_its_config_is_named_not_the_courses_vocabulary(tmp_path):
+  from summarizer.config import DEFAULT_MODEL_DIR  # pylint: disable=g-import-not-at-top
+  model_dir = tmp_path / 'model'
+  shutil.copytree(DEFAULT_MODEL_DIR, model_dir)
+  (model_dir / 'config.json').unlink()
+  with pytest.raises(SummarizerError) as raised:
+    model_directory.read(str(model_dir))
+  assert str(raised.value) == (
+      f"{model_dir}: no config.json, and its weights know 2048 ids, not the 33021 of the "
+      "course's vocabulary, so it is not the course's checkpoint; it holds vocab.subwords, as a "
+      "model directory of ours does, which needs its config.json; restore its config.json, or "
+      'export it again')
+
+
+def test_several_articles_are_pointed_at_a_name_the_package_exports():
+  import summarizer  # pylint: disable=g-import-not-at-top
+  with pytest.raises(TypeError, match=r'several articles: summarizer.summarize_many\)'):
+    summarizer.summarize(['one article.', 'another.'])
+  assert callable(summarizer.summarize_many)

@@ -98,3 +98,15 @@ def test_a_summary_of_a_few_tokens_repeated_or_of_no_sentence_is_flagged():
       "the summary is not a sentence ('Rasis.')")
   assert undertrained.unreadable(list(range(12)), 'Striker Kaev scored 3 goals.',
                                  detokenize) is None
+
+
+def test_an_empty_summary_under_a_negative_length_penalty_names_the_flag_not_training():
+  from summarizer.inference import beam  # pylint: disable=g-import-not-at-top
+  from summarizer.inference import loaded_model  # pylint: disable=g-import-not-at-top
+  loaded = loaded_model.load(DEFAULT_MODEL_DIR)
+  warning = undertrained.undertrained_warning([], loaded, beam.Search(4, -1000000.0, 3))
+  assert warning.startswith('the summary is empty with a length penalty of -1000000 '
+                            '(--length-penalty')
+  assert 'undertrained' not in warning
+  # Greedy search has no length penalty: an empty summary is the model's.
+  assert 'undertrained' in undertrained.undertrained_warning([], loaded, beam.Search(1, -1.0))

@@ -46,8 +46,11 @@ def test_the_verdict_and_the_calibration_are_kept_back_by_their_size_and_the_spe
   bare = run_budget.Budget(minutes=10, started=0.0)
   judged = run_budget.Budget(minutes=10, started=0.0, verdict_stories=100,
                              calibration_articles=500)
-  kept = (100 * run_budget.VERDICT_SECONDS_PER_STORY
+  # Each reads its own, after compiling its own function once.
+  kept = (2 * run_budget.FIRST_CALL_SECONDS + 100 * run_budget.VERDICT_SECONDS_PER_STORY
           + 500 * run_budget.CALIBRATION_SECONDS_PER_ARTICLE)
+  assert run_budget.ending_work(0, 3) == pytest.approx(
+      run_budget.FIRST_CALL_SECONDS + 3 * run_budget.CALIBRATION_SECONDS_PER_ARTICLE)
   assert bare.train_end - judged.train_end == pytest.approx(kept)
   assert judged.ending_seconds == pytest.approx(kept)
   # On a machine five times slower than the recipe's, five times as much is kept back.
@@ -153,8 +156,9 @@ def test_a_machine_the_probe_finds_slow_trains_on_split_batches_from_the_first_s
   probed = []
   # The copy lessons' share is the preset's: on split batches the run takes the slow machine's.
   monkeypatch.setitem(run_args.SPLIT_LESSONS, 'micro', dict(copy_fraction=0.25))
+  # A minute, as above: setting up on a busy machine takes most of half a minute.
   summary, rows = _slow_micro_run(tmp_path / 'run', monkeypatch, lambda: probed.append(1) or 1.0,
-                                  preset_lessons=('copy_fraction',))
+                                  minutes=1.0, preset_lessons=('copy_fraction',))
   assert probed == [1] and summary['split_batches'] and set(rows) == {1}
   assert summary['step'] > run_plan.MEASURE_FROM_STEP + run_plan.MEASURE_STEPS
   assert json.loads((tmp_path / 'run' / 'config.json').read_text())['copy_fraction'] == 0.25

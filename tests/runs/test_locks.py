@@ -177,3 +177,24 @@ def test_two_training_processes(tmp_path):
   assert third.returncode == 0, err
   assert f'was locked by process {first.pid}' in err and 'from step 0 to 1' in stdout
   assert not (out / locks.LOCK_NAME).exists()
+
+
+def test_a_lock_file_a_full_disk_cannot_hold_is_removed_and_said(tmp_path, monkeypatch):
+  folder = tmp_path / 'results'
+  folder.mkdir()
+  (folder / 'eval_results.json').write_text('{"earlier": 1}\n')
+  real_write = os.write
+
+  def full_disk(fd, data):
+    if os.path.basename(os.readlink(f'/proc/self/fd/{fd}')) == locks.LOCK_NAME:
+      raise OSError(28, 'No space left on device')
+    return real_write(fd, data)
+
+  monkeypatch.setattr(os, 'write', full_disk)
+  with pytest.raises(SummarizerError) as raised:
+    with locks.locked(str(folder)):
+      pytest.fail('the lock was not written, so it is not held')
+  assert str(raised.value) == (f'{folder}: cannot write its lock file {locks.LOCK_NAME} (No '
+                               'space left on device); nothing in it was changed')
+  assert sorted(p.name for p in folder.iterdir()) == ['eval_results.json']
+  assert (folder / 'eval_results.json').read_text() == '{"earlier": 1}\n'

@@ -70,7 +70,7 @@ def test_output_dir_rules(tmp_path):
   other = dataclasses.replace(MICRO, d_model=64)
   config_module.PRESETS['other'] = other
   try:
-    with pytest.raises(SummarizerError, match='d_model 32 in the checkpoint, 64 requested'):
+    with pytest.raises(SummarizerError, match=r'd_model 32 in the checkpoint \(its config.json and weights\), 64 requested'):
       train_run(micro_args(out, preset='other', resume=True))
   finally:
     del config_module.PRESETS['other']
@@ -271,3 +271,21 @@ def test_a_run_not_resumed_reads_only_the_run_record(resumable, tmp_path, opened
   assert dict(opened) == {'.summarizer-run.json': 1}  # Not its config.json, not its checkpoint.
   assert found.checkpoint and found.recorded and found.vocab_file
   assert (found.values, found.config, found.step, found.weight_shapes) == ({}, None, None, ())
+
+
+@pytest.mark.slow
+def test_resuming_after_config_json_was_edited_names_config_json_against_the_weights(tmp_path):
+  out = tmp_path / 'run'
+  train_run(micro_args(out, max_steps=2))
+  path = out / 'config.json'
+  values = json.loads(path.read_text())
+  assert values['d_model'] == 32
+  values['d_model'], values['d_ff'] = 64, values['d_ff']
+  path.write_text(json.dumps(values))
+  before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+  with pytest.raises(SummarizerError) as raised:
+    train_run(micro_args(out, resume=True, max_steps=4))
+  assert str(raised.value) == (
+      f"--resume: {path}: d_model is 64, but the checkpoint's weights have d_model 32; "
+      'config.json no longer describes them (set it back); the checkpoint is left as it was')
+  assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
