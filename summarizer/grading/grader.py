@@ -348,10 +348,9 @@ def verdicts_of(cells, ran, expected, own, whole=True, manual=None):
   for name, flag in near_copies(cells).items():
     if name in own:
       own[name].notes.append(flag)
-  for name, calls in static_reading.beyond_calls(ran).items():
+  for name, module in sandbox.hidden_imports(ran).items():
     if name in own:
-      own[name].notes.append("calls beyond the handout's imports, for the teacher to see: "
-                             + '; '.join(calls[:3]))
+      own[name].notes.append(f'{module} is {sandbox.HIDDEN_LIBRARY_NOTE}')
   verdicts = [own[name] for name in GRADED if name in own]
   verdicts += whole_verdicts(ran, expected['whole'], own) if whole else []
   keys = [static_reading.WHOLE_KEY if v.grade_id in WHOLE_IDS else v.grade_id[len('test_'):] for v in verdicts]

@@ -180,33 +180,12 @@ def watched_reasons(ran, functions=(*GRADED, WHOLE_KEY)):
   reasons = {}
   for item, result in ran.items():
     name = WHOLE_KEY if item in WHOLE_RUNS else item
-    events = [event for event in _events(result) if event.get('event') != BEYOND]
+    events = _events(result)
     if name not in functions or name in reasons or not events:
       continue
     reasons[name] = (f"code run that is not a cell's ({_seen(events[0])}, seen as it ran): "
                      + MANUAL.format('part' if name == WHOLE_KEY else 'function'))
-  for name, calls in beyond_calls(ran).items():
-    if name in ATTENTION and name in functions and name not in reasons:
-      reasons[name] = (f"a library's code where the exercise asks for the learner's own "
-                       f'({calls[0]}, seen as it ran): ' + MANUAL.format('function'))
   return reasons
-
-
-# The audit channel's event for a call a cell makes into a module beyond the
-# handout's imports (``worker.call_check``): named on the teacher's page.
-BEYOND = 'beyond'
-# Exercises 1 and 3, attention itself: a library's call there earns no automatic point.
-ATTENTION = (GRADED[0], GRADED[2])
-
-
-def beyond_calls(ran):
-  """A function's calls beyond the handout's imports, seen in its own run: name -> ['what, where']."""
-  calls = {}
-  for item, result in ran.items():
-    found = [_seen(event) for event in _events(result) if event.get('event') == BEYOND]
-    if found and item in GRADED:
-      calls[item] = found
-  return calls
 
 
 def _events(result):

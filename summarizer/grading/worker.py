@@ -27,8 +27,10 @@ in the job's ``'hidden'``) in the place of their modules: every object that
 holds one (``tl.CausalAttention``, gin's wrappers and registry, a module
 imported later such as ``trax.models``) holds the stub, which raises.
 
-What runs besides the learner's cells, and calls beyond the handout, are
-watched from inside each child by ``watchers.py`` (bound beside this file).
+What runs besides the learner's cells is watched from inside each child by
+``watchers.py`` (bound beside this file). Libraries that hold whole answers
+(Keras, flax, Pallas's kernels) are not in the sandbox's view at all
+(``sandbox.HIDDEN_LIBRARIES``), so no call, however spelled, reaches them.
 """
 
 import ast
@@ -46,7 +48,6 @@ import signal
 import sys
 import time
 import types
-import warnings
 
 import numpy as np
 
@@ -84,13 +85,8 @@ if __name__ == '__main__':
   hide_answers(sys.argv[1])
 import cpu_clock  # pylint: disable=import-error,wrong-import-position
 import watchers  # pylint: disable=import-error,wrong-import-position
-from summarizer.contract import probes, probes_layers, recording  # pylint: disable=wrong-import-position
+from summarizer.contract import probes, recording  # pylint: disable=wrong-import-position
 
-# The files a probe's frames run in: a call counts while one of them is below the cell's.
-PROBE_FILES = frozenset({probes.__file__, probes_layers.__file__})
-
-
-SURFACE = None  # ``handout_surface`` of the setup, set by ``preload`` before the forks.
 
 
 def load_job(job_dir):
@@ -144,13 +140,12 @@ def _too_long(signum, frame):
   raise TookTooLong()
 
 
-def run_cell(source, label, names, errors, seconds=None, check=None):
+def run_cell(source, label, names, errors, seconds=None):
   """Runs a cell statement by statement, as far as each goes; errors are recorded.
 
   With ``seconds``, each statement is stopped after that many seconds of CPU
   time or of wall clock charged to it (``StatementClock``: a scratch cell's
-  loop costs the other functions a few seconds, not their whole limit). With
-  ``check`` (``call_check``), every call of the cell's code goes through it.
+  loop costs the other functions a few seconds, not their whole limit).
   """
   filename = f'<cell {label}>'
   linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
@@ -162,7 +157,7 @@ def run_cell(source, label, names, errors, seconds=None, check=None):
   for statement in tree.body:
     try:
       with StatementClock(seconds) if seconds else contextlib.nullcontext():
-        exec(compiled(statement, filename, check), names)  # pylint: disable=exec-used
+        exec(compile(ast.Module([statement], []), filename, 'exec'), names)  # pylint: disable=exec-used
     except TookTooLong:
       errors.append(f'{label}: line {statement.lineno} ran past {seconds} s and was stopped '
                     '(while grading another function)')
@@ -170,17 +165,7 @@ def run_cell(source, label, names, errors, seconds=None, check=None):
       errors.append(f'{label}: {recording.describe(error)}')
 
 
-def compiled(statement, filename, check=None):
-  """A cell's statement compiled; with ``check``, each of its calls made through it."""
-  if check is None:
-    return compile(ast.Module([statement], []), filename, 'exec')
-  module = ast.Module([watchers.ThroughCheck().visit(statement)], [])
-  with warnings.catch_warnings():
-    warnings.simplefilter('ignore', SyntaxWarning)  # "'str' object is not callable": the mark.
-    return watchers.checked_code(compile(module, filename, 'exec'), check)
-
-
-def namespace(job, item, solutions, errors, check=None):
+def namespace(job, item, solutions, errors):
   """The names an item's function sees, as a kernel running the notebook would have them.
 
   The trusted setup, the stand-ins of Part 1's helpers, then the learner's
@@ -201,7 +186,7 @@ def namespace(job, item, solutions, errors, check=None):
   last = len(cells) - 1 - ids[::-1].index(own) if own and own in ids else len(cells) - 1
   for cell in cells[:last + 1]:
     run_cell(cell['source'], cell['label'], names, errors,
-             None if own and cell['grade_id'] == own else job['other cells seconds'], check)
+             None if own and cell['grade_id'] == own else job['other cells seconds'])
   learners = {name: names.get(name) for name in item['package']}
   _run_package(item['package'], solutions, names)
   rebind_defaults(names.get(item.get('function')), learners, names)
@@ -237,16 +222,10 @@ def rebind_defaults(function, learners, names):
 PARTS_OF_ITEM = {'whole': (4, 5), 'part 4': (4,), 'part 5': (5,)}
 
 
-def run_item(job, item, solutions, given, events=None, surface=None):
-  """In the child: builds the namespace, probes; returns the results.
-
-  With ``events`` (the audit channel), a function's probe is watched for
-  calls beyond the handout's imports (``call_check``, ``origin_event``).
-  """
-  errors, check = [], None
-  if events is not None and surface is not None and item['probe'] not in PARTS_OF_ITEM:
-    check = watchers.call_check(events, surface, PROBE_FILES)
-  names = namespace(job, item, solutions, errors, check)
+def run_item(job, item, solutions, given):
+  """In the child: builds the namespace, probes; returns the results."""
+  errors = []
+  names = namespace(job, item, solutions, errors)
   if item['probe'] in PARTS_OF_ITEM:
     cases = probes.probe_whole(names, given, job['model_size'], job['model_file'],
                                PARTS_OF_ITEM[item['probe']])
@@ -254,8 +233,6 @@ def run_item(job, item, solutions, given, events=None, surface=None):
     cases = []
     errors.append(f"{item['function']} is not defined by its cell")
   else:
-    if check is not None:
-      watchers.origin_event(names[item['function']], events)
     cases = probes.graded_cases(item['probe'], names[item['function']], job['seed'], given,
                                 names)
   return {'cases': cases, 'cell errors': errors}
@@ -327,7 +304,7 @@ def child(job, item, solutions, given, write_end, events):
     read_compiled(job.get('jax cache'))
     os.set_blocking(events, False)  # A full pipe refuses the event (the hook raises), never hangs.
     watchers.watch_what_runs(events, watchers.trusted_roots(sys.argv[1]))
-    data = encode_results(run_item(job, item, solutions, given, events, SURFACE))
+    data = encode_results(run_item(job, item, solutions, given))
     with os.fdopen(write_end, 'wb') as pipe:
       pipe.write(data)
   except BaseException:  # pylint: disable=broad-except
@@ -481,11 +458,9 @@ def preload(setup):
   sys.stdout.flush()
   channel, quiet = os.dup(1), os.open(os.devnull, os.O_WRONLY)
   os.dup2(quiet, 1)
-  global SURFACE  # pylint: disable=global-statement
   names = {'__name__': '__main__'}
   try:
     exec(setup, names)  # pylint: disable=exec-used
-    SURFACE = watchers.handout_surface(names)
   except (Exception, SystemExit):  # pylint: disable=broad-except
     pass
   finally:
