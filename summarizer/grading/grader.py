@@ -349,7 +349,7 @@ def verdicts_of(cells, ran, expected, own, whole=True, manual=None):
     if name in own:
       own[name].notes.append(flag)
   for name, module in sandbox.hidden_imports(ran).items():
-    if name in own:
+    if name in own and own[name].points < own[name].max_points:  # Where it cost the function.
       own[name].notes.append(f'{module} is {sandbox.HIDDEN_LIBRARY_NOTE}')
   verdicts = [own[name] for name in GRADED if name in own]
   verdicts += whole_verdicts(ran, expected['whole'], own) if whole else []

@@ -50,26 +50,24 @@ def DotProductAttention(query, key, value, mask):
 '''),
     # A library's function bound to the graded name: nothing of a cell runs.
     'bound to the name': ('DotProductAttention', '''
-import importlib
-DotProductAttention = importlib.import_module('ker' + 'as.ops').dot_product_attention
+import keras.ops
+DotProductAttention = keras.ops.dot_product_attention
 '''),
     # Routes no reading of the calls sees: methodcaller, reduce, a callable object.
     'operator.methodcaller': ('DotProductAttention', '''
 import operator
-import importlib
-ops = importlib.import_module('keras.ops')
+from keras import ops
 attend = lambda q, k, v: operator.methodcaller('dot_product_attention', q, k, v)(ops)
 ''' + KERAS_ATTENTION),
     'functools.reduce': ('DotProductAttention', '''
 import functools
-import importlib
-attend = lambda *qkv: functools.reduce(
-    lambda f, _: f, [0], importlib.import_module('keras.ops').dot_product_attention)(*qkv)
+from keras.src.ops import nn
+attend = lambda *qkv: functools.reduce(lambda f, _: f, [0], nn.dot_product_attention)(*qkv)
 ''' + KERAS_ATTENTION),
     'a callable object': ('DotProductAttention', '''
-import importlib
+import keras
 class Attend:
-  __call__ = staticmethod(importlib.import_module('keras.src.ops.nn').dot_product_attention)
+  __call__ = staticmethod(keras.ops.dot_product_attention)
 attend = Attend()
 ''' + KERAS_ATTENTION),
     # TensorFlow's way to Keras.
@@ -77,7 +75,8 @@ attend = Attend()
 import tensorflow as tf
 attend = lambda q, k, v: tf.keras.layers.Attention()([q, v, k])
 ''' + KERAS_ATTENTION),
-    # Every descriptor the cell can find silenced first: nothing to silence decides it.
+    # Every descriptor the cell can find silenced first: nothing to silence decides it (the
+    # grader's own channel goes too, so the run crashes).
     'descriptors silenced': ('DotProductAttention', '''
 import os
 _quiet = os.open(os.devnull, os.O_WRONLY)
@@ -99,7 +98,7 @@ attend = ops.dot_product_attention
         'def DotProductAttention(query, key, value, mask):\n',
         'import sys\ndef DotProductAttention(query, key, value, mask):\n  sys.setprofile(None)\n', 1)),
 }
-HIDDEN_ROADS = [road for road in ROADS if road != 'profiler removed']
+HIDDEN_ROADS = [road for road in ROADS if road not in ('profiler removed', 'descriptors silenced')]
 
 
 @pytest.fixture(scope='module')
@@ -130,11 +129,18 @@ def test_the_courses_answers_lose_nothing(reports):
 def test_a_hidden_librarys_answer_earns_nothing_and_says_why(reports, road):
   function, _ = ROADS[road]
   graded = verdict(reports[road], function)
-  assert graded.points == 0, grader.table(reports[road])
+  table = grader.table(reports[road])
+  assert graded.points == 0 and not graded.manual, table
   said = [note for note in graded.notes if sandbox.HIDDEN_LIBRARY_NOTE in note]
-  assert said and said[0].split(' is ')[0] in ('keras', 'jax.experimental.pallas.ops'), graded
+  assert said and said[0].split(' is ')[0] in ('keras', 'jax.experimental.pallas.ops'), table
   others = [v for v in reports[road].verdicts if v.grade_id != f'test_{function}']
-  assert all(v.points == v.max_points and not v.manual for v in others)
+  assert all(v.points == v.max_points and not v.manual for v in others), table
+  assert not [n for v in others for n in v.notes if sandbox.HIDDEN_LIBRARY_NOTE in n], table
+
+
+def test_silencing_every_descriptor_earns_nothing(reports):
+  graded = verdict(reports['descriptors silenced'], 'DotProductAttention')
+  assert graded.points == 0 and not graded.manual, graded
 
 
 def test_a_profiler_taken_away_sends_the_function_to_a_teacher(reports):
