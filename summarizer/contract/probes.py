@@ -48,6 +48,34 @@ from summarizer.contract.probes_layers import (given_weights, probe_CausalAttent
                                                run_measures, type_name)
 
 
+# The grader's own tools, bound as the probes load (before any learner code runs): a
+# cell that rebinds ``jax.jit`` or ``np.asarray`` changes the learner's module, not what a
+# property is measured with.
+JIT, BLOCK_UNTIL_READY, AS_ARRAY, ARRAY_TYPES = (jax.jit, jax.block_until_ready, np.asarray,
+                                                 (np.ndarray, np.generic, jax.Array))
+
+
+def plain(value):
+  """A value the learner returned as plain data: nothing of its own that a comparison calls.
+
+  Numbers and strings as their base type (an ``int`` whose ``__eq__`` lies
+  becomes the int it holds); lists and tuples of them as lists; anything
+  else by its ``repr``, which the judge never takes for a value.
+  """
+  kind = type(value)
+  if value is None or kind is bool:
+    return value
+  for base, exact in EXACT:
+    if issubclass(kind, base):
+      return exact(value)
+  if kind in (list, tuple):
+    return [plain(each) for each in value]
+  return repr(value)
+
+
+EXACT = ((int, int.__int__), (float, float.__float__), (str, str.__str__))
+
+
 # --------------------------------------------------------------------------
 # UNQ_C8: training_loop.
 
@@ -192,7 +220,10 @@ def next_symbol_measures(function, tokens, kept=None):
   if kept is not None:  # For the why: line of a call that raises.
     kept[:] = [model]
   token = function(list(tokens), model)
-  return {NEXT_TOKEN: int(token) if isinstance(token, (int, np.integer)) else repr(token),
+  exact = EXACT[0][1](token) if issubclass(type(token), int) else None  # True as 1, as int() did.
+  if issubclass(type(token), np.integer):
+    exact = plain(AS_ARRAY(token).item())
+  return {NEXT_TOKEN: repr(token) if exact is None else exact,
           NEXT_TOKEN_TYPE: type_name(token).removeprefix('builtins.'), MODEL_INPUTS: model.inputs}
 
 
@@ -214,7 +245,7 @@ class ScriptedNextSymbol:
     self.prefix, self.script, self.calls, self.models = list(prefix), list(script), [], []
 
   def __call__(self, cur_output_tokens, model=None, *args, **kwargs):
-    tokens = [int(token) for token in cur_output_tokens]
+    tokens = [plain(int(token)) for token in cur_output_tokens]
     article = self.prefix[:-1]  # The calls are recorded from the article's end on.
     self.calls.append(tokens[len(article):] if tokens[:len(article)] == article else tokens)
     self.models.append(repr(model))
@@ -243,7 +274,7 @@ def decode_measures(function, sentence, script, verbose, kept=None):
   with contextlib.redirect_stdout(printed):
     output = function(sentence, ModelArgument(), next_symbol=stand_in,
                       tokenize=stand_in_tokenize, detokenize=stand_in_detokenize, **options)
-  return {SUMMARY: output if isinstance(output, str) else repr(output),
+  return {SUMMARY: plain(output) if issubclass(type(output), str) else repr(output),
           CALLS: stand_in.calls,
           MODEL_GIVEN: sorted(set(stand_in.models)),
           PRINTED: printed.getvalue().splitlines(),
@@ -279,7 +310,7 @@ def weight_shapes(model_function, model_size):
   traced = model_function(**model_size, mode='eval')
   ids = trax.shapes.ShapeDtype((1, 8), np.int32)
   weights, _ = fastmath.abstract_eval(traced.init)(ids)
-  shapes = [list(leaf.shape) for leaf in tl.flatten_weights_and_state(weights, ())[0]]
+  shapes = [plain(list(leaf.shape)) for leaf in tl.flatten_weights_and_state(weights, ())[0]]
   return model_function(**model_size, mode='eval'), shapes
 
 
@@ -334,7 +365,7 @@ def tokens_after(next_symbol):
     next_symbol(given, StandInModel())
   except CAUGHT:  # pylint: disable=broad-except
     pass  # The exercise's own cases say how it fails; this says only whether the list changed.
-  return given
+  return plain(given)
 
 
 def max_length_case():
@@ -384,14 +415,25 @@ def jit_measures(function, name, batch):
   made, arguments = jit_call(name, batch)
   output = made(function)(**arguments)  # Raises where it fails without jit: its cases say how.
   try:
-    jax.block_until_ready(jax.jit(made(function))(**arguments))
+    BLOCK_UNTIL_READY(JIT(made(function))(**arguments))
     runs = 'yes'
   except CAUGHT as error:  # pylint: disable=broad-except
     inner = innermost(error)
     said = TRACER_ERRORS.get(type(inner).__name__)
     runs = (f'no: the line{cell_line(inner) or " of your code"} {said}' if said
             else f'no: {describe(inner)}')
-  return {UNDER_JIT: runs, DTYPE: str(getattr(output, 'dtype', type(output).__name__))}
+  return {UNDER_JIT: runs, DTYPE: dtype_of(output)}
+
+
+def dtype_of(output):
+  """An output's dtype, read from it as a numpy array (its type's name when it is no array).
+
+  Read by the grader's tools, never from an attribute the learner's object
+  may say anything in.
+  """
+  if issubclass(type(output), ARRAY_TYPES):
+    return str(AS_ARRAY(output).dtype)
+  return type(output).__name__
 
 
 JIT_BATCHES = (1, 3)
