@@ -36,9 +36,9 @@ from summarizer.contract.recording import (CALLS, CAUGHT, CHECKPOINT_STEPS, DOT_
                                            OPTIMIZER_PARAMETERS, OPTIMIZER_STEP, OUTPUT_CLOSURE,
                                            OUTPUT_DIRECTORY, PRINTED, QUIET_CASE, SELF_ATTENTION,
                                            SHIPPED_SHAPES, SHORT_SENTENCE, SUMMARY, SUMMARY_IDS,
-                                           TAKES_VERBOSE, TRACER_ERRORS, TRANSFORMER_LM, UNDER_JIT, WEIGHT_SHAPES,
-                                           WRITTEN, accepts, array, case, cell_line, describe, floats,
-                                           innermost, rng_for)
+                                           TAKES_VERBOSE, TRANSFORMER_LM, UNDER_JIT, WEIGHT_SHAPES,
+                                           WRITTEN, accepts, array, case, floats, in_a_cell,
+                                           jit_refusal, rng_for)
 from summarizer.contract.probes_layers import (given_weights, probe_CausalAttention,
                                                probe_compute_attention_heads_closure,
                                                probe_compute_attention_output_closure,
@@ -387,10 +387,7 @@ def jit_measures(function, name, batch):
     jax.block_until_ready(jax.jit(made(function))(**arguments))
     runs = 'yes'
   except CAUGHT as error:  # pylint: disable=broad-except
-    inner = innermost(error)
-    said = TRACER_ERRORS.get(type(inner).__name__)
-    runs = (f'no: the line{cell_line(inner) or " of your code"} {said}' if said
-            else f'no: {describe(inner)}')
+    runs = jit_refusal(error, in_a_cell)  # As the notebook's check says it.
   return {UNDER_JIT: runs, DTYPE: str(getattr(output, 'dtype', type(output).__name__))}
 
 
