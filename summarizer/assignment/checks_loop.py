@@ -34,20 +34,12 @@ def _built_loop(training_loop, TransformerLM, home, streams=None):  # pylint: di
   too, as does a loop that ignores ``output_dir``.
   """
   streams = {} if streams is None else streams  # Which the loop's tasks read: kept.
-  streams.update({TRAIN_GEN: probes.batches(0), EVAL_GEN: probes.batches(1)})
+  streams.update({recording.TRAIN_GEN: probes.batches(0),
+                  recording.EVAL_GEN: probes.batches(1)})
   options = {'output_dir': '~/output'} if recording.accepts(training_loop, 'output_dir') else {}
   with probes.home_and_cwd(home):
-    return training_loop(TransformerLM, streams[TRAIN_GEN], streams[EVAL_GEN], **options)
-
-
-# training_loop's arguments, by the names the course gives them.
-TRAIN_GEN, EVAL_GEN = 'train_gen', 'eval_gen'
-
-
-def evaluation_stream(loop, streams):
-  """The argument the loop's (first) evaluation task reads: 'eval_gen', 'train_gen' or neither."""
-  data = loop.eval_tasks[0].labeled_data
-  return next((name for name, stream in streams.items() if stream is data), 'neither')
+    return training_loop(TransformerLM, streams[recording.TRAIN_GEN],
+                         streams[recording.EVAL_GEN], **options)
 
 
 # The package's loop, measured by the probe as the grader measures it: built once a process.
@@ -63,7 +55,7 @@ def _package_loop_measures():
       streams = {}
       loop = _built_loop(training_loop, _package_transformer_lm, home, streams)
       _PACKAGE_LOOP.update(probes.loop_measures(loop, home))
-      _PACKAGE_LOOP[measures.EVALUATION_DATA.name] = evaluation_stream(loop, streams)
+      _PACKAGE_LOOP[measures.EVALUATION_DATA.name] = probes.evaluation_stream(loop, streams)
   return _PACKAGE_LOOP
 
 
@@ -100,7 +92,8 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
              for measure in measures.LOOP}
     streams = {}
     reads.update({
-        measures.EVALUATION_DATA.name: functools.partial(evaluation_stream, streams=streams),
+        measures.EVALUATION_DATA.name: functools.partial(probes.evaluation_stream,
+                                                           streams=streams),
         measures.LOOP_MODEL_WEIGHTS.name: lambda loop: count_weights(loop.model.weights),
         measures.LOOP_MODEL_OUTPUT.name: functools.partial(_output_beside_package, ids=ids,
                                                            expected=expected)})

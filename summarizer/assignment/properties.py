@@ -76,21 +76,9 @@ def _dtype(output):
 
 
 def _jit_runs(function, arrays):
-  """'yes', or what stops the function under jit, with its line."""
+  """'yes', or what stops the function under jit, with its line (as the grader says it)."""
   try:
     jax.block_until_ready(jax.jit(function)(**arrays))
     return 'yes'
   except recording.CAUGHT as error:  # pylint: disable=broad-except
-    said = recording.TRACER_ERRORS.get(type(error).__name__)
-    if said:
-      return f'no: {_line_of(error)} {said}'
-    return f'no: {failure_text.describe(error)}'
-
-
-def _line_of(error):
-  """'line N of f (code)': the learner's last line in the error's traceback."""
-  frame = failure_text.learners_frame(error)
-  if frame is None:
-    return 'your code'
-  code = failure_text.frame_code(frame, limit=50, part_only=True)
-  return f'line {frame.lineno} of {frame.name}' + (f' (`{code}`)' if code else '')
+    return recording.jit_refusal(error, failure_text.learners_code)

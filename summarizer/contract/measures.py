@@ -80,6 +80,7 @@ OPTIMIZER_PARAMETERS = Measure(recording.OPTIMIZER_PARAMETERS, compare.parameter
 LEARNING_RATES = Measure(recording.LEARNING_RATES, compare.allclose)
 LOSS_AT_WORK = Measure(recording.LOSS_AT_WORK, compare.number_agrees)
 OPTIMIZER_STEP = Measure(recording.OPTIMIZER_STEP, compare.arrays_agree)
+EVALUATION_DATA = Measure(recording.EVALUATION_DATA, why=mistakes.evaluation_data_why)
 NEXT_TOKEN = Measure(recording.NEXT_TOKEN)
 NEXT_TOKEN_TYPE = Measure(recording.NEXT_TOKEN_TYPE)
 MODEL_INPUTS = Measure(recording.MODEL_INPUTS, difference=failure_text.ids_difference)
@@ -120,7 +121,7 @@ _OF_PROBE = {
     probes_layers.probe_TransformerLM: (MODEL_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS, WEIGHT_SHAPES,
                                  REPEATED_SUBLAYERS, LAYER_OUTPUT, SHAPES_OF_WEIGHTS,
                                  OUTPUT_SHAPE, SHIFTED, ENCODINGS),
-    probes.probe_training_loop: LOOP + (LOSS_AT_WORK, OPTIMIZER_STEP) + _RUNS,
+    probes.probe_training_loop: LOOP + (EVALUATION_DATA, LOSS_AT_WORK, OPTIMIZER_STEP) + _RUNS,
     probes.probe_next_symbol: (NEXT_TOKEN, NEXT_TOKEN_TYPE, MODEL_INPUTS, INPUTS_AFTER),
     probes.probe_greedy_decode: (SUMMARY, CALLS, MODEL_GIVEN, PRINTED, TAKES_VERBOSE, WRITTEN),
     probes.probe_whole: (SHIPPED_WEIGHT_SHAPES, LOG_PROBABILITIES, SUMMARY_IDS),
@@ -159,8 +160,6 @@ BLOCK_LAYERS = Measure('number of layers', compare.equal)
 BLOCK_LAYER_TYPES = Measure('types of the layers', compare.equal)
 BLOCK_SUBLAYER_COUNTS = Measure('numbers of their sublayers', compare.equal)
 WEIGHT_COUNT = Measure('number of weights', compare.equal)
-EVALUATION_DATA = Measure('the data its evaluation task reads', compare.equal,
-                          why=mistakes.evaluation_data_why)
 LOOP_MODEL_WEIGHTS = Measure('weights of the model it trains', compare.equal)
 LOOP_MODEL_OUTPUT = Measure(
     "the model's output on a batch, beside the package's TransformerLM(d_model=4, d_ff=16, "

@@ -28,17 +28,17 @@ import numpy as np
 from summarizer._trax import fastmath, jnp, tl, trax
 from summarizer.config import EOS, SEP, VOCAB_SIZE
 from summarizer.contract.recording import (CALLS, CAUGHT, CHECKPOINT_STEPS, DOT_PRODUCT_ATTENTION,
-                                           DTYPE, GRADED, GREEDY_DECODE, HEADS_CLOSURE,
-                                           INPUTS_AFTER, LAYER_MODES, LEARNING_RATES,
+                                           DTYPE, EVAL_GEN, EVALUATION_DATA, GRADED, GREEDY_DECODE,
+                                           HEADS_CLOSURE, INPUTS_AFTER, LAYER_MODES, LEARNING_RATES,
                                            LOG_PROBABILITIES, LOOP_CASE, LOOP_MODEL, LOSS_AT_WORK,
                                            LOSS_LAYER, METRICS, MODEL_GIVEN, MODEL_INPUTS,
                                            NEXT_SYMBOL, NEXT_TOKEN, NEXT_TOKEN_TYPE, OPTIMIZER,
                                            OPTIMIZER_PARAMETERS, OPTIMIZER_STEP, OUTPUT_CLOSURE,
                                            OUTPUT_DIRECTORY, PRINTED, QUIET_CASE, SELF_ATTENTION,
                                            SHIPPED_SHAPES, SHORT_SENTENCE, SUMMARY, SUMMARY_IDS,
-                                           TAKES_VERBOSE, TRACER_ERRORS, TRANSFORMER_LM, UNDER_JIT, WEIGHT_SHAPES,
-                                           WRITTEN, accepts, array, case, cell_line, describe, floats,
-                                           innermost, rng_for)
+                                           TAKES_VERBOSE, TRAIN_GEN, TRANSFORMER_LM, UNDER_JIT,
+                                           WEIGHT_SHAPES, WRITTEN, accepts, array, case, floats,
+                                           in_a_cell, jit_refusal, rng_for)
 from summarizer.contract.probes_layers import (given_weights, probe_CausalAttention,
                                                probe_compute_attention_heads_closure,
                                                probe_compute_attention_output_closure,
@@ -161,18 +161,27 @@ def layer_modes(layer):
   return sorted(found)
 
 
+def evaluation_stream(loop, streams):
+  """The argument the loop's (first) evaluation task reads: 'eval_gen', 'train_gen' or neither."""
+  data = loop.eval_tasks[0].labeled_data
+  return next((name for name, stream in streams.items() if stream is data), 'neither')
+
+
 def probe_training_loop(function, seed, given, env):
   """The loop built over random batches, with the exercise's model's output on weights given."""
   with tempfile.TemporaryDirectory() as home:
+    streams = {TRAIN_GEN: batches(seed), EVAL_GEN: batches(seed + 1)}
+
     def build():
       options = {'output_dir': '~/output'} if accepts(function, 'output_dir') else {}
       with home_and_cwd(home):
-        return function(env[TRANSFORMER_LM], batches(seed), batches(seed + 1), **options)
+        return function(env[TRANSFORMER_LM], streams[TRAIN_GEN], streams[EVAL_GEN], **options)
     built = {}
 
     def measure():
       built['loop'] = build()
-      return loop_measures(built['loop'], home)
+      return dict(loop_measures(built['loop'], home),
+                  **{EVALUATION_DATA: evaluation_stream(built['loop'], streams)})
     cases = [case(LOOP_CASE, measure)]
     if 'loop' in built:
       cases.append(case("the loop's loss and optimizer at work", loss_and_update_measures,
@@ -418,10 +427,7 @@ def jit_measures(function, name, batch):
     BLOCK_UNTIL_READY(JIT(made(function))(**arguments))
     runs = 'yes'
   except CAUGHT as error:  # pylint: disable=broad-except
-    inner = innermost(error)
-    said = TRACER_ERRORS.get(type(inner).__name__)
-    runs = (f'no: the line{cell_line(inner) or " of your code"} {said}' if said
-            else f'no: {describe(inner)}')
+    runs = jit_refusal(error, in_a_cell)  # As the notebook's check says it.
   return {UNDER_JIT: runs, DTYPE: dtype_of(output)}
 
 
