@@ -203,10 +203,14 @@ def test_in_the_sandbox_the_hidden_libraries_are_empty_folders_and_trax_still_tr
             print('imported', attempt)
           except ImportError:
             pass
+      sys.path.insert(0, os.environ['PACKAGE_PARENT'])  # As the worker puts the package on it.
       from summarizer._trax import training, trax
       import tensorflow as tf
       print('trax', type(training.Loop).__name__, type(tf.constant(1)).__name__)
       ''')
+  parent = ['--setenv', 'PACKAGE_PARENT', os.path.dirname(sandbox.PACKAGE_DIR)]
+  at = len(command) - 2  # Before `python -I`, after --clearenv.
+  command = command[:at] + parent + command[at:]
   done = subprocess.run(command + ['-c', script, *sandbox.HIDDEN_LIBRARIES], capture_output=True,
                         text=True, timeout=300, check=False)
   assert done.returncode == 0, done.stderr[-3000:]
