@@ -164,11 +164,21 @@ def test_the_stubbed_attention_module_keeps_what_a_correct_answer_uses(stubs):
     module.DotProductCausalAttention(mode='eval')
 
 
-@needs_bwrap
-def test_in_the_sandbox_each_original_reads_as_its_stub_and_its_bytecode_is_empty(stubs):
+def in_the_sandbox(stubs, script, *arguments, timeout=60):
+  """Runs ``python -I -c script arguments`` as the worker would run, in its sandbox."""
   directory, written = stubs
   command = sandbox.bwrap_command(directory, [], written)
   command = command[:command.index('/grader/worker.py', command.index('-I'))]
+  # The package's parent, which the worker puts on the path, after --clearenv.
+  at = len(command) - 2
+  command[at:at] = ['--setenv', 'PACKAGE_PARENT', os.path.dirname(sandbox.PACKAGE_DIR)]
+  return subprocess.run(command + ['-c', script, *arguments], capture_output=True, text=True,
+                        timeout=timeout, check=False)
+
+
+@needs_bwrap
+def test_in_the_sandbox_each_original_reads_as_its_stub_and_its_bytecode_is_empty(stubs):
+  directory, written = stubs
   script = textwrap.dedent('''
       import hashlib, sys
       for path in sys.argv[1:]:
@@ -177,8 +187,7 @@ def test_in_the_sandbox_each_original_reads_as_its_stub_and_its_bytecode_is_empt
       ''')
   originals = [stub['original'] for stub in written]
   caches = [cache for stub in written for cache in stub['bytecode']]
-  done = subprocess.run(command + ['-c', script, *originals, *caches], capture_output=True,
-                        text=True, timeout=60, check=False)
+  done = in_the_sandbox(stubs, script, *originals, *caches)
   assert done.returncode == 0, done.stderr
   stubbed = [hashlib.sha256(read(os.path.join(directory, stub['stub'])).encode()).hexdigest()
              for stub in written]
@@ -187,9 +196,6 @@ def test_in_the_sandbox_each_original_reads_as_its_stub_and_its_bytecode_is_empt
 
 @needs_bwrap
 def test_in_the_sandbox_the_hidden_libraries_are_empty_folders_and_trax_still_trains(stubs):
-  directory, written = stubs
-  command = sandbox.bwrap_command(directory, [], written)
-  command = command[:command.index('/grader/worker.py', command.index('-I'))]
   script = textwrap.dedent('''
       import importlib, os, sys
       for name in sys.argv[1:]:
@@ -208,11 +214,7 @@ def test_in_the_sandbox_the_hidden_libraries_are_empty_folders_and_trax_still_tr
       import tensorflow as tf
       print('trax', type(training.Loop).__name__, type(tf.constant(1)).__name__)
       ''')
-  parent = ['--setenv', 'PACKAGE_PARENT', os.path.dirname(sandbox.PACKAGE_DIR)]
-  at = len(command) - 2  # Before `python -I`, after --clearenv.
-  command = command[:at] + parent + command[at:]
-  done = subprocess.run(command + ['-c', script, *sandbox.HIDDEN_LIBRARIES], capture_output=True,
-                        text=True, timeout=300, check=False)
+  done = in_the_sandbox(stubs, script, *sandbox.HIDDEN_LIBRARIES, timeout=300)
   assert done.returncode == 0, done.stderr[-3000:]
   lines = done.stdout.splitlines()
   installed = [name for name in sandbox.HIDDEN_LIBRARIES
