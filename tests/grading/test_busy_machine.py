@@ -162,17 +162,59 @@ def with_cell_before(notebook, source, grade_id=GRADED[0]):
   return notebook
 
 
+# An honest answer: jax.jit as a decorator, einsum, names in other scripts.
+JITTED_EINSUM = '''
+import jax
+
+@jax.jit
+def DotProductAttention(query, key, value, mask):
+  größe = query.shape[-1]
+  очки = jnp.einsum('...qd,...kd->...qk', query, key) / jnp.sqrt(größe)
+  if mask is not None:
+    очки = jnp.where(mask, очки, jnp.full_like(очки, -1e9))
+  重み = jnp.exp(очки - fastmath.logsumexp(очки, axis=-1, keepdims=True))
+  return jnp.einsum('...qk,...kd->...qd', 重み, value)
+'''
+
+
+def honest_notebook(path):
+  """The course's answers as an honest learner hands them in, written to ``path``.
+
+  A helper cell of their own (``HONEST_HELPERS``), ``JITTED_EINSUM``, a
+  scratch cell that printed 30 MB, a Colab notebook's metadata and another
+  kernelspec's name, saved as nbformat 4.4 (no cell ids).
+  """
+  answers = dict(learner_variants.COURSE_ANSWERS, DotProductAttention=JITTED_EINSUM)
+  notebook = with_cell_before(learner_variants.notebook_with(answers), HONEST_HELPERS)
+  scratch = nbformat.v4.new_code_cell("print('x' * 30_000_000)")
+  scratch.outputs = [nbformat.v4.new_output('stream', name='stdout', text='x' * 30_000_000)]
+  notebook.cells.append(scratch)
+  notebook.metadata = {'colab': {'provenance': [], 'name': 'C4W2_Assignment.ipynb'},
+                       'kernelspec': {'name': 'conda-env-course-py', 'display_name': 'Python 3',
+                                      'language': 'python'},
+                       'language_info': {'name': 'python'}}
+  notebook.nbformat_minor = 4
+  for cell in notebook.cells:
+    cell.pop('id', None)
+  with open(path, 'w', encoding='utf-8') as f:
+    nbformat.write(notebook, f, version=4)
+  return path
+
+
 @pytest.mark.slow
 @needs_bwrap
-def test_an_honest_notebook_beside_busy_loops_on_every_core_keeps_every_point(monkeypatch):
+def test_an_honest_notebook_beside_busy_loops_on_every_core_keeps_every_point(monkeypatch,
+                                                                                tmp_path):
   # Limits a busy machine's wall clock passes: only CPU seconds count against them.
   monkeypatch.setattr(limits, 'FUNCTION_SECONDS', 8)
-  notebook = with_cell_before(learner_variants.notebook_with(learner_variants.COURSE_ANSWERS),
-                              HONEST_HELPERS)
+  path = honest_notebook(str(tmp_path / 'C4W2_Assignment.ipynb'))
+  assert os.path.getsize(path) > 30_000_000 and '"id"' not in open(path, encoding='utf-8').read(
+      5_000_000)
   grader.prepared(SEED)  # The package's results first: this process is no sandbox.
   with running(BUSY, count=2 * len(os.sched_getaffinity(0))):
-    report = grader.grade(notebook, seed=SEED, functions=GRADED[:2], whole=False)
+    report = grader.grade(path, seed=SEED, functions=GRADED[:2], whole=False)
   assert report.total == report.max_total and not report.by_hand, grader.table(report)
+  assert not [note for verdict in report.verdicts for note in verdict.notes], grader.table(report)
 
 
 JIT_REBOUND = '''
