@@ -179,7 +179,7 @@ def test_next_symbol(next_symbol, model=None):
   Returns:
     int: the number of failed cases.
   """
-  token_lists = [[5], [13, 483, 320, 1], [7, 7, 9, 31, 2, 1, 0], _COURSE_TOKENS]
+  token_lists = [list(tokens) for tokens in probes.FIRST_TOKEN_LISTS] + [_COURSE_TOKENS]
   cases = [_stand_in_case(next_symbol, tokens) for tokens in token_lists]
   given = {}
   if callable(model) and not isinstance(model, tl.Layer):
@@ -197,12 +197,11 @@ def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
   """The probe's next_symbol with the stand-in model: what it feeds the model, where it reads."""
   padded = tokens + [0] * (power_above(len(tokens)) - len(tokens))
   kept = []
-  plural = 's' if len(tokens) > 1 else ''
-  return {'name': f'{recording.NEXT_SYMBOL} on {len(tokens)} token{plural}',
+  return {'name': probes.next_symbol_case(tokens),
           'call': reading(_STAND_IN_READS, functools.partial(
               probes.next_symbol_measures, next_symbol, tokens, kept)),
           'expected': {measures.READ_TOKEN: probes.StandInModel.FIRST + len(tokens),
-                       measures.NEXT_TOKEN_TYPE: 'int', measures.PADDED_INPUTS: [[padded]]},
+                       measures.NEXT_TOKEN_TYPE: 'int', measures.MODEL_INPUTS: [[padded]]},
           'inputs': {TOKENS: tokens},
           'cause': lambda error: padding_cause(tokens, kept[0].inputs)}
 
@@ -211,7 +210,6 @@ def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
 _STAND_IN_READS = {
     measures.READ_TOKEN.name: operator.itemgetter(recording.NEXT_TOKEN),
     measures.NEXT_TOKEN_TYPE.name: operator.itemgetter(recording.NEXT_TOKEN_TYPE),
-    measures.PADDED_INPUTS.name: operator.itemgetter(recording.MODEL_INPUTS),
     recording.MODEL_INPUTS: operator.itemgetter(recording.MODEL_INPUTS),
 }
 

@@ -6,7 +6,7 @@
   package's dtype (NumPy on a traced array fails only once a layer runs it).
 - ``greedy_decode`` writes ``max_length`` tokens exactly when EOS never comes.
 - ``TransformerLM``'s signature has the course's defaults (``mode='train'``, ...:
-  ``defaults.py``).
+  ``contract/signature.py``, which the grader reads them with too).
 
 ``cases(check, function)`` gives them as ``(case, traced)``, each case in the
 runner's form (``runner.py``: its name, its call, which returns its measures
@@ -18,10 +18,9 @@ where the learner's values are tracers).
 import jax
 
 from summarizer import model as package_model
-from summarizer.assignment.defaults import DEFAULTS, defaults
-from summarizer.contract import exercise_code, failure_text, probes, recording
+from summarizer.contract import exercise_code, failure_text, probes, recording, signature
 from summarizer.contract.judge import reading
-from summarizer.contract.measures import DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
+from summarizer.contract.measures import DEFAULTS, DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
 
 
 def cases(check, function):
@@ -31,10 +30,9 @@ def cases(check, function):
               'call': reading({INPUTS_AFTER.name: list}, lambda: probes.tokens_after(function)),
               'expected': {INPUTS_AFTER: list(probes.PROPERTY_TOKENS)}}, False)]
   if check == recording.TRANSFORMER_LM:
-    return [({'name': f"{recording.TRANSFORMER_LM}'s signature",
-              'call': lambda: {DEFAULTS.name: defaults(function, package_model.TransformerLM)},
-              'expected': {DEFAULTS: defaults(package_model.TransformerLM,
-                                              package_model.TransformerLM)}}, False)]
+    return [({'name': recording.SIGNATURE_CASE,
+              'call': lambda: {DEFAULTS.name: signature.defaults(function)},
+              'expected': {DEFAULTS: signature.defaults(package_model.TransformerLM)}}, False)]
   if check == recording.GREEDY_DECODE and recording.accepts(function, 'max_length'):
     return [_writes_max_length(function)]
   if check not in (recording.DOT_PRODUCT_ATTENTION, recording.HEADS_CLOSURE, recording.SELF_ATTENTION,

@@ -153,13 +153,25 @@ class Printer:
       if self.arrays_shown:  # Their edges were shown above: where they differ is enough.
         details = [line for line in details if not line.startswith(_VALUES)]
       self.arrays_shown = True
-    for line in details:
-      if line.startswith(WHY):
-        kind = ('kind', failure.kind) if failure.kind is not None else line
-        if line in self.seen or kind in self.seen:
-          continue
-        self.seen.update((line, kind))
+    for line in said_once(failure, details, self.seen):
       print(line)
+
+
+def said_once(failure, details, seen):
+  """A failure's detail lines less a why: line said above, by its text or its mistake's kind.
+
+  ``seen``: what was said above, updated with this failure's why: line (the
+  notebook's ``Printer`` and the grader's ``judge.judge_cases`` keep one).
+  """
+  kept = []
+  for line in details:
+    if line.startswith(WHY):
+      kind = ('kind', failure.kind) if failure.kind is not None else line
+      if line in seen or kind in seen:
+        continue
+      seen.update((line, kind))
+    kept.append(line)
+  return kept
 
 
 # Code that is not the learner's: Python's own library, installed packages

@@ -51,8 +51,8 @@ POSITIONAL_ENCODING = 'PositionalEncoding'  # Trax's layer, which predict mode m
 OUTPUT = 'output'
 OUTPUT_TYPE = 'type of the output'
 INPUT = 'input '  # The inputs a case was run on: kept for the why: lines, never compared.
-INPUT_Q, INPUT_K, INPUT_V, INPUT_MASK, INPUT_X = (INPUT + name
-                                                  for name in ('q', 'k', 'v', 'mask', 'x'))
+INPUT_Q, INPUT_K, INPUT_V, INPUT_MASK, INPUT_X, INPUT_TOKENS = (
+    INPUT + name for name in ('q', 'k', 'v', 'mask', 'x', 'tokens'))
 TREE = 'str(layer)'
 TYPE = 'type'
 PARTS = 'types of its parts'
@@ -87,6 +87,7 @@ INPUTS_AFTER = 'the tokens it was given, after the call'
 UNDER_JIT = 'runs under jax.jit'
 DTYPE = 'dtype of the output'
 WRITTEN = 'tokens written when EOS never comes'
+DEFAULTS = "its signature's defaults"
 
 # Cases the notebook's checks run too, by the same name.
 INDIVISIBLE_CASE = 'CausalAttention(d_feature=10, n_heads=3)'
@@ -96,6 +97,7 @@ TRAIN_GEN, EVAL_GEN = 'train_gen', 'eval_gen'  # training_loop's streams, by the
 # A sentence greedy_decode is given where only how it ends matters (EOS first, or never).
 SHORT_SENTENCE = 'Nothing happened.'
 QUIET_CASE = 'greedy_decode(..., verbose=False)'  # Only for a greedy_decode that takes verbose.
+SIGNATURE_CASE = f"{TRANSFORMER_LM}'s signature"  # Its defaults (``signature.py``).
 
 
 # --------------------------------------------------------------------------

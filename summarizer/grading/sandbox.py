@@ -64,8 +64,8 @@ WORKER_FILES = watchers.WORKER_FILES  # Bound into the sandbox's /grader/.
 # worker imports (the grader and the notebook's checks measure alike). Every
 # other file is hidden: the contract's judge and mistakes, the graded functions.
 VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py', 'files.py', 'safe_pickle.py',
-                   'contract/__init__.py', 'contract/recording.py', 'contract/probes_layers.py',
-                   'contract/probes.py')
+                   'contract/__init__.py', 'contract/recording.py', 'contract/signature.py',
+                   'contract/probes_layers.py', 'contract/probes.py')
 INSTALL_HINT = ('bubblewrap (bwrap) is not installed: sudo apt-get install bubblewrap '
                 '(or pass --sandbox process for a weaker mode: a separate process, '
                 'nothing hidden)')
