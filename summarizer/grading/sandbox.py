@@ -129,7 +129,7 @@ def _ro(path):
 # ``hidden_answers.py``'s stubs instead, since jax is the handout's.
 HIDDEN_LIBRARIES = ('keras', 'tf_keras', 'flax', 'tensorflow_text',
                     os.path.join('jax', 'experimental', 'pallas', 'ops'))
-# What a cell that imports one of them is told (the grader adds it to the error's line).
+# What a function that failed to import one of them is told (a note the grader adds).
 HIDDEN_LIBRARY_NOTE = ('not in the grading sandbox, which holds only the libraries the '
                        'handout needs (the teachers\' page says which)')
 
