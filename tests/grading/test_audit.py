@@ -23,10 +23,11 @@ import pytest
 import learner_variants
 from summarizer.grading import grader, sandbox, static_reading
 
+from . import SEED
+
 # Each test grades in the sandbox or starts the worker: the slow lane's.
 pytestmark = pytest.mark.slow
 
-SEED = 11
 ANSWER = learner_variants.COURSE_ANSWERS['DotProductAttention']
 # What reaches the builtins and exec without naming them where a reader looks.
 BUILTINS = "os.sys.modules['bui' + 'ltins']"

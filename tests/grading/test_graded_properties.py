@@ -15,6 +15,8 @@ import learner_variants
 from summarizer.grading import grader
 from test_where import NUMPY_ATTENTION, ONE_TOKEN_TOO_MANY, PADS_IN_PLACE
 
+from . import SEED
+
 pytestmark = pytest.mark.slow  # Grades in the sandbox.
 
 BROKEN = {'next_symbol': (PADS_IN_PLACE, "leaves the caller's 5 tokens as they were"),
@@ -30,7 +32,7 @@ def reports():
   notebooks = [learner_variants.notebook_with(answers)] + [
       learner_variants.notebook_with(dict(answers, **{name: source}))
       for name, (source, _) in BROKEN.items()]
-  graded = grader.grade_batch(notebooks, seed=23, functions=tuple(BROKEN), whole=False)
+  graded = grader.grade_batch(notebooks, seed=SEED, functions=tuple(BROKEN), whole=False)
   return dict(zip(['course', *BROKEN], graded))
 
 

@@ -24,7 +24,8 @@ from summarizer.grading import watchers, grader, hidden_answers, sandbox
 from summarizer.errors import SummarizerError
 from summarizer.contract.recording import GRADED
 
-SEED = 11
+from . import SEED
+
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
 

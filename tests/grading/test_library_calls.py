@@ -16,9 +16,10 @@ import pytest
 import learner_variants
 from summarizer.grading import grader, sandbox
 
+from . import SEED
+
 pytestmark = pytest.mark.slow  # Grades in the sandbox.
 
-SEED = 17
 ANSWERS = learner_variants.COURSE_ANSWERS
 KERAS_ATTENTION = '''
 def DotProductAttention(query, key, value, mask):

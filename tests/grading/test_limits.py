@@ -18,6 +18,8 @@ import learner_variants
 from summarizer.grading import cpu_clock, grader, limits, sandbox, watchdog
 from summarizer.contract.recording import GRADED
 
+from . import SEED
+
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
 pytestmark = needs_bwrap
 
@@ -175,7 +177,7 @@ def test_a_sleeping_cell_costs_its_own_function_within_its_limit(monkeypatch):
   notebook = learner_variants.notebook_with(
       dict(learner_variants.COURSE_ANSWERS, DotProductAttention=SLEEPS))
   started = time.monotonic()
-  report = grader.grade(notebook, seed=11, functions=('DotProductAttention',
+  report = grader.grade(notebook, seed=SEED, functions=('DotProductAttention',
                                                       'compute_attention_heads_closure'),
                         whole=False)
   took = time.monotonic() - started
@@ -204,7 +206,7 @@ def test_processes_holding_too_much_together_cost_their_function_only(monkeypatc
   monkeypatch.setattr(limits, 'SANDBOX_MEMORY_MB', 1536)
   notebook = learner_variants.notebook_with(
       dict(learner_variants.COURSE_ANSWERS, DotProductAttention=HOGS))
-  report = grader.grade(notebook, seed=11, functions=('DotProductAttention',
+  report = grader.grade(notebook, seed=SEED, functions=('DotProductAttention',
                                                       'compute_attention_heads_closure'),
                         whole=False)
   dpa, heads = report.verdicts

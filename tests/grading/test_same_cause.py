@@ -18,7 +18,8 @@ from test_truthful_feedback import (BRANCH_ON_A_TRACED_VALUE, EVAL_MODE_BY_DEFAU
                                     EVALUATES_ON_THE_TRAINING_DATA, ONE_ZERO_SHORT, SHIFTED_MASK,
                                     changed_line, check)
 
-SEED = 11
+from . import SEED
+
 MISTAKES = {'dot_product_self_attention': SHIFTED_MASK,
             'DotProductAttention': BRANCH_ON_A_TRACED_VALUE,
             'training_loop': EVALUATES_ON_THE_TRAINING_DATA,

@@ -21,7 +21,8 @@ from summarizer.contract import handout
 from summarizer.grading import grader, nbgrader_plugin, static_reading
 from summarizer.contract.recording import GRADED
 
-SEED = 11
+from . import SEED
+
 SCRATCH = nbformat.v4.new_code_cell  # A cell the learner added: no nbgrader metadata.
 
 
