@@ -100,7 +100,9 @@ def train(run):
   if run.split.on and args.max_tokens is None:  # A slow machine's clock: its own lessons.
     run.args = args = on_split_batches(args, run.config.preset)
   train_task, eval_task = tasks(run, run.budget, tokens)
-  clock = EvalClock(args.eval_steps, args.max_steps)
+  # A token budget alone evaluates on its tokens; with minutes too, the clock ends it anyway.
+  clock = EvalClock(args.eval_steps, args.max_steps,
+                    tokens=tokens if run.budget is None else None)
   stopped_by, loop, report, plan = _trained(run, train_task, eval_task, tokens, clock)
   return _finish(run, loop, report, stopped_by, plan)
 
