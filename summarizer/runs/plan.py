@@ -240,7 +240,9 @@ class Plan:
     if repeat is not None and repeat.ended_at is None:
       share = ''
       if (self.budget is not None or self.tokens is not None) and self._fit_lessons(step, steps):
-        share = f': {MAX_LESSON_SHARE:.0%} of the steps this machine makes in the budget'
+        whose = ("the budget's tokens make" if self.budget is None
+                 else 'this machine makes in the budget')
+        share = f': {MAX_LESSON_SHARE:.0%} of the steps {whose}'
       until = (f'until their loss is below {repeat.until_loss:g} '
                if repeat.until_loss is not None else '')
       phases = f'repeat lessons {until}(at most {repeat.max_steps:,} steps{share}), then the stories'

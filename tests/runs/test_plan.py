@@ -483,3 +483,4 @@ def test_a_token_budget_plans_the_same_lessons_on_a_fast_and_a_slow_machine(cloc
   assert {planned(pace / 7, slow_step=pace) for pace in range(1, 60)} == {fast}
   assert fast[0] == run_plan.MEASURE_FROM_STEP + run_plan.TOKEN_PLAN_STEPS
   assert fast[3] < 3000  # The lessons' most steps: half the budget's, fewer than the phase's.
+  assert "(at most 312 steps: 50% of the steps the budget's tokens make)" in fast[1]
