@@ -169,7 +169,8 @@ def parse_args(argv=None):
   _add_length_flags(p, defaults)
   p.add_argument('--eval-steps', type=int, default=defaults.eval_steps,
                  help='evaluate (and preview a summary) every N steps (default: about '
-                      'once a minute, and at the last step)')
+                      'once a minute, or at each tenth of a --max-tokens budget without '
+                      '--max-minutes; and at the last step)')
   p.add_argument('--save-steps', type=int, default=defaults.save_steps,
                  help='checkpoint every N steps')
   p.add_argument('--eval-batches', type=int, default=defaults.eval_batches)
