@@ -34,20 +34,12 @@ def _built_loop(training_loop, TransformerLM, home, streams=None):  # pylint: di
   too, as does a loop that ignores ``output_dir``.
   """
   streams = {} if streams is None else streams  # Which the loop's tasks read: kept.
-  streams.update({TRAIN_GEN: probes.batches(0), EVAL_GEN: probes.batches(1)})
+  streams.update({recording.TRAIN_GEN: probes.batches(0),
+                  recording.EVAL_GEN: probes.batches(1)})
   options = {'output_dir': '~/output'} if recording.accepts(training_loop, 'output_dir') else {}
   with probes.home_and_cwd(home):
-    return training_loop(TransformerLM, streams[TRAIN_GEN], streams[EVAL_GEN], **options)
-
-
-# training_loop's arguments, by the names the course gives them.
-TRAIN_GEN, EVAL_GEN = 'train_gen', 'eval_gen'
-
-
-def evaluation_stream(loop, streams):
-  """The argument the loop's (first) evaluation task reads: 'eval_gen', 'train_gen' or neither."""
-  data = loop.eval_tasks[0].labeled_data
-  return next((name for name, stream in streams.items() if stream is data), 'neither')
+    return training_loop(TransformerLM, streams[recording.TRAIN_GEN],
+                         streams[recording.EVAL_GEN], **options)
 
 
 # The package's loop, measured by the probe as the grader measures it: built once a process.
@@ -63,7 +55,7 @@ def _package_loop_measures():
       streams = {}
       loop = _built_loop(training_loop, _package_transformer_lm, home, streams)
       _PACKAGE_LOOP.update(probes.loop_measures(loop, home))
-      _PACKAGE_LOOP[measures.EVALUATION_DATA.name] = evaluation_stream(loop, streams)
+      _PACKAGE_LOOP[measures.EVALUATION_DATA.name] = probes.evaluation_stream(loop, streams)
   return _PACKAGE_LOOP
 
 
@@ -100,7 +92,8 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
              for measure in measures.LOOP}
     streams = {}
     reads.update({
-        measures.EVALUATION_DATA.name: functools.partial(evaluation_stream, streams=streams),
+        measures.EVALUATION_DATA.name: functools.partial(probes.evaluation_stream,
+                                                           streams=streams),
         measures.LOOP_MODEL_WEIGHTS.name: lambda loop: count_weights(loop.model.weights),
         measures.LOOP_MODEL_OUTPUT.name: functools.partial(_output_beside_package, ids=ids,
                                                            expected=expected)})
@@ -186,7 +179,7 @@ def test_next_symbol(next_symbol, model=None):
   Returns:
     int: the number of failed cases.
   """
-  token_lists = [[5], [13, 483, 320, 1], [7, 7, 9, 31, 2, 1, 0], _COURSE_TOKENS]
+  token_lists = [list(tokens) for tokens in probes.FIRST_TOKEN_LISTS] + [_COURSE_TOKENS]
   cases = [_stand_in_case(next_symbol, tokens) for tokens in token_lists]
   given = {}
   if callable(model) and not isinstance(model, tl.Layer):
@@ -204,12 +197,11 @@ def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
   """The probe's next_symbol with the stand-in model: what it feeds the model, where it reads."""
   padded = tokens + [0] * (power_above(len(tokens)) - len(tokens))
   kept = []
-  plural = 's' if len(tokens) > 1 else ''
-  return {'name': f'{recording.NEXT_SYMBOL} on {len(tokens)} token{plural}',
+  return {'name': probes.next_symbol_case(tokens),
           'call': reading(_STAND_IN_READS, functools.partial(
               probes.next_symbol_measures, next_symbol, tokens, kept)),
           'expected': {measures.READ_TOKEN: probes.StandInModel.FIRST + len(tokens),
-                       measures.NEXT_TOKEN_TYPE: 'int', measures.PADDED_INPUTS: [[padded]]},
+                       measures.NEXT_TOKEN_TYPE: 'int', measures.MODEL_INPUTS: [[padded]]},
           'inputs': {TOKENS: tokens},
           'cause': lambda error: padding_cause(tokens, kept[0].inputs)}
 
@@ -218,7 +210,6 @@ def _stand_in_case(next_symbol, tokens):  # pylint: disable=redefined-outer-name
 _STAND_IN_READS = {
     measures.READ_TOKEN.name: operator.itemgetter(recording.NEXT_TOKEN),
     measures.NEXT_TOKEN_TYPE.name: operator.itemgetter(recording.NEXT_TOKEN_TYPE),
-    measures.PADDED_INPUTS.name: operator.itemgetter(recording.MODEL_INPUTS),
     recording.MODEL_INPUTS: operator.itemgetter(recording.MODEL_INPUTS),
 }
 

@@ -6,7 +6,7 @@
   package's dtype (NumPy on a traced array fails only once a layer runs it).
 - ``greedy_decode`` writes ``max_length`` tokens exactly when EOS never comes.
 - ``TransformerLM``'s signature has the course's defaults (``mode='train'``, ...:
-  ``defaults.py``).
+  ``contract/signature.py``, which the grader reads them with too).
 
 ``cases(check, function)`` gives them as ``(case, traced)``, each case in the
 runner's form (``runner.py``: its name, its call, which returns its measures
@@ -18,10 +18,9 @@ where the learner's values are tracers).
 import jax
 
 from summarizer import model as package_model
-from summarizer.assignment.defaults import DEFAULTS, defaults
-from summarizer.contract import exercise_code, failure_text, probes, recording
+from summarizer.contract import exercise_code, failure_text, probes, recording, signature
 from summarizer.contract.judge import reading
-from summarizer.contract.measures import DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
+from summarizer.contract.measures import DEFAULTS, DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
 
 
 def cases(check, function):
@@ -31,10 +30,9 @@ def cases(check, function):
               'call': reading({INPUTS_AFTER.name: list}, lambda: probes.tokens_after(function)),
               'expected': {INPUTS_AFTER: list(probes.PROPERTY_TOKENS)}}, False)]
   if check == recording.TRANSFORMER_LM:
-    return [({'name': f"{recording.TRANSFORMER_LM}'s signature",
-              'call': lambda: {DEFAULTS.name: defaults(function, package_model.TransformerLM)},
-              'expected': {DEFAULTS: defaults(package_model.TransformerLM,
-                                              package_model.TransformerLM)}}, False)]
+    return [({'name': recording.SIGNATURE_CASE,
+              'call': lambda: {DEFAULTS.name: signature.defaults(function)},
+              'expected': {DEFAULTS: signature.defaults(package_model.TransformerLM)}}, False)]
   if check == recording.GREEDY_DECODE and recording.accepts(function, 'max_length'):
     return [_writes_max_length(function)]
   if check not in (recording.DOT_PRODUCT_ATTENTION, recording.HEADS_CLOSURE, recording.SELF_ATTENTION,
@@ -76,21 +74,9 @@ def _dtype(output):
 
 
 def _jit_runs(function, arrays):
-  """'yes', or what stops the function under jit, with its line."""
+  """'yes', or what stops the function under jit, with its line (as the grader says it)."""
   try:
     jax.block_until_ready(jax.jit(function)(**arrays))
     return 'yes'
   except recording.CAUGHT as error:  # pylint: disable=broad-except
-    said = recording.TRACER_ERRORS.get(type(error).__name__)
-    if said:
-      return f'no: {_line_of(error)} {said}'
-    return f'no: {failure_text.describe(error)}'
-
-
-def _line_of(error):
-  """'line N of f (code)': the learner's last line in the error's traceback."""
-  frame = failure_text.learners_frame(error)
-  if frame is None:
-    return 'your code'
-  code = failure_text.frame_code(frame, limit=50, part_only=True)
-  return f'line {frame.lineno} of {frame.name}' + (f' (`{code}`)' if code else '')
+    return recording.jit_refusal(error, failure_text.learners_code)

@@ -14,11 +14,9 @@ import contextlib
 import dataclasses
 import difflib
 import io
-import linecache
 import os
 import sys
 import sysconfig
-import traceback
 from typing import Any
 
 import jax
@@ -155,13 +153,25 @@ class Printer:
       if self.arrays_shown:  # Their edges were shown above: where they differ is enough.
         details = [line for line in details if not line.startswith(_VALUES)]
       self.arrays_shown = True
-    for line in details:
-      if line.startswith(WHY):
-        kind = ('kind', failure.kind) if failure.kind is not None else line
-        if line in self.seen or kind in self.seen:
-          continue
-        self.seen.update((line, kind))
+    for line in said_once(failure, details, self.seen):
       print(line)
+
+
+def said_once(failure, details, seen):
+  """A failure's detail lines less a why: line said above, by its text or its mistake's kind.
+
+  ``seen``: what was said above, updated with this failure's why: line (the
+  notebook's ``Printer`` and the grader's ``judge.judge_cases`` keep one).
+  """
+  kept = []
+  for line in details:
+    if line.startswith(WHY):
+      kind = ('kind', failure.kind) if failure.kind is not None else line
+      if line in seen or kind in seen:
+        continue
+      seen.update((line, kind))
+    kept.append(line)
+  return kept
 
 
 # Code that is not the learner's: Python's own library, installed packages
@@ -190,43 +200,11 @@ def learners_code(filename):
 
 
 def learners_frame(error):
-  """The learner's last frame where ``error`` rose (a ``traceback.FrameSummary``), or None.
-
-  An error a Trax layer wrapped (``recording.innermost``) rose inside Trax:
-  the learner's line that called the layer is in a wrapping error's
-  traceback, looked in from the innermost out.
-  """
-  chain, seen = [error], set()
-  while type(error).__name__ == 'LayerError' and id(error) not in seen:
-    seen.add(id(error))
-    error = error.__cause__ or error.__context__
-    chain += [error] if error is not None else []
-  for raised in reversed(chain):
-    for frame in reversed(traceback.extract_tb(raised.__traceback__)):
-      if learners_code(frame.filename):
-        return frame
-  return None
+  """The learner's last frame where ``error`` rose (``recording.learners_frame``), or None."""
+  return recording.learners_frame(error, learners_code)
 
 
-def frame_code(frame, limit=None, part_only=False):
-  """A frame's line of code; with PEP 657's columns, the part of it that raised after it.
-
-  ``part_only``: that part alone, in place of the line, when Python gives it.
-  """
-  code = (frame.line or '').strip()
-  if limit and len(code) > limit:
-    code = code[:limit] + ' ...'
-  start, end = getattr(frame, 'colno', None), getattr(frame, 'end_colno', None)
-  whole = linecache.getline(frame.filename, frame.lineno)  # Unstripped: columns count in it.
-  if (code and start is not None and end is not None
-      and getattr(frame, 'end_lineno', frame.lineno) == frame.lineno):
-    part = whole[start:end].strip()
-    part = part if len(part) <= 60 else part[:60] + ' ...'
-    if part_only and part:
-      return part
-    if part and part != whole.strip():
-      code += f', at `{part}`'
-  return code
+frame_code = recording.frame_code  # A frame's line (and the part that raised), for the checks.
 
 
 def _where_raised(error):

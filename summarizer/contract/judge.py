@@ -9,7 +9,7 @@ nothing of a measure that agrees, else ``Failed: case: measure``, expected,
 got, where they differ, and a ``why:`` line when the measure recognises a
 mistake. ``judge_cases`` judges the cases of a sandbox's report, which name
 their measures (``measures.of``); a case's inputs are kept for the ``why:``
-lines, never compared. The notebook reads its measures from what the
+lines, never compared; a mistake's ``why:`` is said once, as the notebook says it. The notebook reads its measures from what the
 learner's function returned (``reading``); one that cannot be read is
 ``Unread``.
 """
@@ -18,7 +18,7 @@ import functools
 
 from summarizer.contract import measures, probes, recording
 from summarizer.contract.failure_text import (SAME_AS_ABOVE, Failure, NotRun, cause_kind,
-                                              describe, why_line)
+                                              describe, said_once, why_line)
 
 # What a check prints, and a grade says, when nothing failed.
 ALL_PASSED = 'All tests passed'
@@ -170,7 +170,7 @@ def judge_cases(name, got_cases, expected_cases):
   for case in got_cases:
     if isinstance(case, dict):
       got_by_name.setdefault(case.get('name'), []).append(case)
-  judged, lines = measures.of(name), []
+  judged, lines, said = measures.of(name), [], set()
   for expected in expected_cases:
     same_name = got_by_name.get(expected['name'])
     got = same_name.pop(0) if same_name else None
@@ -181,7 +181,7 @@ def judge_cases(name, got_cases, expected_cases):
     else:
       wanted = {judged[name]: value for name, value in expected['measures'].items()}
       for failure in judge_case(dict(got, name=expected['name']), wanted, expected['measures']):
-        lines += [failure.header, *failure.details]
+        lines += [failure.header, *said_once(failure, failure.details, said)]  # A why once.
   return lines
 
 

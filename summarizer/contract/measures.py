@@ -14,7 +14,8 @@ measures of one name.
 import dataclasses
 from typing import Callable
 
-from summarizer.contract import compare, failure_text, mistakes, probes, probes_layers, recording
+from summarizer.contract import (compare, failure_text, mistakes, probes, probes_layers, recording,
+                                 signature)
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -52,7 +53,8 @@ def _kept(name):
 
 # What the probes record, as the grader judges it (and the checks, where they judge alike).
 INPUTS = {name: _kept(name) for name in (recording.INPUT_Q, recording.INPUT_K, recording.INPUT_V,
-                                          recording.INPUT_MASK, recording.INPUT_X)}
+                                          recording.INPUT_MASK, recording.INPUT_X,
+                                          recording.INPUT_TOKENS)}
 ATTENTION_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree, why=mistakes.attention_why)
 SELF_ATTENTION_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree, why=mistakes.mask_why)
 HEADS_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree, why=mistakes.split_heads_why)
@@ -80,9 +82,11 @@ OPTIMIZER_PARAMETERS = Measure(recording.OPTIMIZER_PARAMETERS, compare.parameter
 LEARNING_RATES = Measure(recording.LEARNING_RATES, compare.allclose)
 LOSS_AT_WORK = Measure(recording.LOSS_AT_WORK, compare.number_agrees)
 OPTIMIZER_STEP = Measure(recording.OPTIMIZER_STEP, compare.arrays_agree)
+EVALUATION_DATA = Measure(recording.EVALUATION_DATA, why=mistakes.evaluation_data_why)
 NEXT_TOKEN = Measure(recording.NEXT_TOKEN)
 NEXT_TOKEN_TYPE = Measure(recording.NEXT_TOKEN_TYPE)
-MODEL_INPUTS = Measure(recording.MODEL_INPUTS, difference=failure_text.ids_difference)
+MODEL_INPUTS = Measure(recording.MODEL_INPUTS, difference=failure_text.ids_difference,
+                       why=mistakes.padding_why)
 SUMMARY = Measure(recording.SUMMARY)
 CALLS = Measure(recording.CALLS, difference=failure_text.ids_difference, why=mistakes.calls_why)
 MODEL_GIVEN = Measure(recording.MODEL_GIVEN)
@@ -107,6 +111,8 @@ UNDER_JIT = Measure(recording.UNDER_JIT, difference=lambda expected, got: [],
                     why=lambda got, expected, case: got[len('no: '):])
 DTYPE = Measure(recording.DTYPE)
 WRITTEN = Measure(recording.WRITTEN)
+DEFAULTS = Measure(recording.DEFAULTS, signature.agree, difference=signature.difference,
+                   why=signature.why)
 _JITTED = (UNDER_JIT, DTYPE)
 
 # What the grader judges of each probe's cases.
@@ -119,8 +125,8 @@ _OF_PROBE = {
     probes_layers.probe_DecoderBlock: _TREES + _RUNS,
     probes_layers.probe_TransformerLM: (MODEL_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS, WEIGHT_SHAPES,
                                  REPEATED_SUBLAYERS, LAYER_OUTPUT, SHAPES_OF_WEIGHTS,
-                                 OUTPUT_SHAPE, SHIFTED, ENCODINGS),
-    probes.probe_training_loop: LOOP + (LOSS_AT_WORK, OPTIMIZER_STEP) + _RUNS,
+                                 OUTPUT_SHAPE, SHIFTED, ENCODINGS, DEFAULTS),
+    probes.probe_training_loop: LOOP + (EVALUATION_DATA, LOSS_AT_WORK, OPTIMIZER_STEP) + _RUNS,
     probes.probe_next_symbol: (NEXT_TOKEN, NEXT_TOKEN_TYPE, MODEL_INPUTS, INPUTS_AFTER),
     probes.probe_greedy_decode: (SUMMARY, CALLS, MODEL_GIVEN, PRINTED, TAKES_VERBOSE, WRITTEN),
     probes.probe_whole: (SHIPPED_WEIGHT_SHAPES, LOG_PROBABILITIES, SUMMARY_IDS),
@@ -159,15 +165,12 @@ BLOCK_LAYERS = Measure('number of layers', compare.equal)
 BLOCK_LAYER_TYPES = Measure('types of the layers', compare.equal)
 BLOCK_SUBLAYER_COUNTS = Measure('numbers of their sublayers', compare.equal)
 WEIGHT_COUNT = Measure('number of weights', compare.equal)
-EVALUATION_DATA = Measure('the data its evaluation task reads', compare.equal,
-                          why=mistakes.evaluation_data_why)
 LOOP_MODEL_WEIGHTS = Measure('weights of the model it trains', compare.equal)
 LOOP_MODEL_OUTPUT = Measure(
     "the model's output on a batch, beside the package's TransformerLM(d_model=4, d_ff=16, "
     "n_layers=1, n_heads=2, mode='train') with the same weights and random key", compare.allclose)
 READ_TOKEN = Measure('next token (read at position len(tokens))', compare.equal,
                      why=mistakes.read_why)
-PADDED_INPUTS = Measure("the model's input(s)", compare.equal, why=mistakes.padding_why)
 COURSE_NEXT_TOKEN = Measure(recording.NEXT_TOKEN, compare.equal)
 DECODED_SUMMARY = Measure(recording.SUMMARY, compare.equal, why=mistakes.summary_why)
 TRAINED_LOG_PROBABILITIES = Measure("log-probabilities, beside the package's model",

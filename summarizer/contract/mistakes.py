@@ -408,8 +408,8 @@ def decoded_model_why(got, expected, case):
   return model_cause(got, ran) or predict_mode_cause(probes_layers.predict_mode_layers(ran.model))
 
 
-# The notebook's next_symbol cases hand their tokens under this name beside the measures.
-TOKENS = 'tokens'
+# The tokens a next_symbol case gave it, kept beside its measures (the probe records them).
+TOKENS = recording.INPUT_TOKENS
 
 
 def read_why(got, expected, case):

@@ -27,18 +27,19 @@ import numpy as np
 
 from summarizer._trax import fastmath, jnp, tl, trax
 from summarizer.config import EOS, SEP, VOCAB_SIZE
-from summarizer.contract.recording import (CALLS, CAUGHT, CHECKPOINT_STEPS, DOT_PRODUCT_ATTENTION,
-                                           DTYPE, GRADED, GREEDY_DECODE, HEADS_CLOSURE,
-                                           INPUTS_AFTER, LAYER_MODES, LEARNING_RATES,
+from summarizer.contract import signature
+from summarizer.contract.recording import (CALLS, CAUGHT, CHECKPOINT_STEPS, DEFAULTS,
+                                           DOT_PRODUCT_ATTENTION, DTYPE, EVAL_GEN, EVALUATION_DATA, GRADED, GREEDY_DECODE,
+                                           HEADS_CLOSURE, INPUT_TOKENS, INPUTS_AFTER, LAYER_MODES, LEARNING_RATES,
                                            LOG_PROBABILITIES, LOOP_CASE, LOOP_MODEL, LOSS_AT_WORK,
                                            LOSS_LAYER, METRICS, MODEL_GIVEN, MODEL_INPUTS,
                                            NEXT_SYMBOL, NEXT_TOKEN, NEXT_TOKEN_TYPE, OPTIMIZER,
                                            OPTIMIZER_PARAMETERS, OPTIMIZER_STEP, OUTPUT_CLOSURE,
                                            OUTPUT_DIRECTORY, PRINTED, QUIET_CASE, SELF_ATTENTION,
-                                           SHIPPED_SHAPES, SHORT_SENTENCE, SUMMARY, SUMMARY_IDS,
-                                           TAKES_VERBOSE, TRACER_ERRORS, TRANSFORMER_LM, UNDER_JIT, WEIGHT_SHAPES,
-                                           WRITTEN, accepts, array, case, cell_line, describe, floats,
-                                           innermost, rng_for)
+                                           SIGNATURE_CASE, SHIPPED_SHAPES, SHORT_SENTENCE, SUMMARY, SUMMARY_IDS,
+                                           TAKES_VERBOSE, TRAIN_GEN, TRANSFORMER_LM, UNDER_JIT,
+                                           WEIGHT_SHAPES, WRITTEN, accepts, array, case, floats,
+                                           in_a_cell, jit_refusal, rng_for)
 from summarizer.contract.probes_layers import (given_weights, probe_CausalAttention,
                                                probe_compute_attention_heads_closure,
                                                probe_compute_attention_output_closure,
@@ -46,6 +47,34 @@ from summarizer.contract.probes_layers import (given_weights, probe_CausalAttent
                                                probe_dot_product_self_attention,
                                                probe_DotProductAttention, probe_TransformerLM,
                                                run_measures, type_name)
+
+
+# The grader's own tools, bound as the probes load (before any learner code runs): a
+# cell that rebinds ``jax.jit`` or ``np.asarray`` changes the learner's module, not what a
+# property is measured with.
+JIT, BLOCK_UNTIL_READY, AS_ARRAY, ARRAY_TYPES = (jax.jit, jax.block_until_ready, np.asarray,
+                                                 (np.ndarray, np.generic, jax.Array))
+
+
+def plain(value):
+  """A value the learner returned as plain data: nothing of its own that a comparison calls.
+
+  Numbers and strings as their base type (an ``int`` whose ``__eq__`` lies
+  becomes the int it holds); lists and tuples of them as lists; anything
+  else by its ``repr``, which the judge never takes for a value.
+  """
+  kind = type(value)
+  if value is None or kind is bool:
+    return value
+  for base, exact in EXACT:
+    if issubclass(kind, base):
+      return exact(value)
+  if kind in (list, tuple):
+    return [plain(each) for each in value]
+  return repr(value)
+
+
+EXACT = ((int, int.__int__), (float, float.__float__), (str, str.__str__))
 
 
 # --------------------------------------------------------------------------
@@ -133,18 +162,27 @@ def layer_modes(layer):
   return sorted(found)
 
 
+def evaluation_stream(loop, streams):
+  """The argument the loop's (first) evaluation task reads: 'eval_gen', 'train_gen' or neither."""
+  data = loop.eval_tasks[0].labeled_data
+  return next((name for name, stream in streams.items() if stream is data), 'neither')
+
+
 def probe_training_loop(function, seed, given, env):
   """The loop built over random batches, with the exercise's model's output on weights given."""
   with tempfile.TemporaryDirectory() as home:
+    streams = {TRAIN_GEN: batches(seed), EVAL_GEN: batches(seed + 1)}
+
     def build():
       options = {'output_dir': '~/output'} if accepts(function, 'output_dir') else {}
       with home_and_cwd(home):
-        return function(env[TRANSFORMER_LM], batches(seed), batches(seed + 1), **options)
+        return function(env[TRANSFORMER_LM], streams[TRAIN_GEN], streams[EVAL_GEN], **options)
     built = {}
 
     def measure():
       built['loop'] = build()
-      return loop_measures(built['loop'], home)
+      return dict(loop_measures(built['loop'], home),
+                  **{EVALUATION_DATA: evaluation_stream(built['loop'], streams)})
     cases = [case(LOOP_CASE, measure)]
     if 'loop' in built:
       cases.append(case("the loop's loss and optimizer at work", loss_and_update_measures,
@@ -176,13 +214,22 @@ class StandInModel:
     return (log_probs, batch[1] if len(batch) > 1 else inputs) if pair else log_probs
 
 
+# The notebook's first next_symbol cases, which the grader runs first too: a mistake's why: is
+# said once (its first case's), with the same numbers on both sides.
+FIRST_TOKEN_LISTS = ((5,), (13, 483, 320, EOS), (7, 7, 9, 31, 2, EOS, 0))
+
+
+def next_symbol_case(tokens):
+  return f'{NEXT_SYMBOL} on {len(tokens)} token{"s" if len(tokens) > 1 else ""}'
+
+
 def probe_next_symbol(function, seed, given, env):
   del given, env
   rng = rng_for(seed, 'C9')
-  lists = [[int(rng.integers(2, 500))]] + [
+  lists = [list(tokens) for tokens in FIRST_TOKEN_LISTS] + [[int(rng.integers(2, 500))]] + [
       rng.integers(0, 500, size=int(rng.integers(low, high))).tolist()
       for low, high in ((2, 8), (8, 17), (17, 40))]
-  return [case(f'{NEXT_SYMBOL} on {len(tokens)} tokens', next_symbol_measures, function, tokens)
+  return [case(next_symbol_case(tokens), next_symbol_measures, function, tokens)
           for tokens in lists]
 
 
@@ -192,8 +239,12 @@ def next_symbol_measures(function, tokens, kept=None):
   if kept is not None:  # For the why: line of a call that raises.
     kept[:] = [model]
   token = function(list(tokens), model)
-  return {NEXT_TOKEN: int(token) if isinstance(token, (int, np.integer)) else repr(token),
-          NEXT_TOKEN_TYPE: type_name(token).removeprefix('builtins.'), MODEL_INPUTS: model.inputs}
+  exact = EXACT[0][1](token) if issubclass(type(token), int) else None  # True as 1, as int() did.
+  if issubclass(type(token), np.integer):
+    exact = plain(AS_ARRAY(token).item())
+  return {NEXT_TOKEN: repr(token) if exact is None else exact,
+          NEXT_TOKEN_TYPE: type_name(token).removeprefix('builtins.'), MODEL_INPUTS: model.inputs,
+          INPUT_TOKENS: [int(token) for token in tokens]}
 
 
 PIECES = {20: 'I ', 21: 'found ', 22: 'roses, ', 23: 'not ', 24: 'tulips.', 25: ' And more.'}
@@ -214,7 +265,7 @@ class ScriptedNextSymbol:
     self.prefix, self.script, self.calls, self.models = list(prefix), list(script), [], []
 
   def __call__(self, cur_output_tokens, model=None, *args, **kwargs):
-    tokens = [int(token) for token in cur_output_tokens]
+    tokens = [plain(int(token)) for token in cur_output_tokens]
     article = self.prefix[:-1]  # The calls are recorded from the article's end on.
     self.calls.append(tokens[len(article):] if tokens[:len(article)] == article else tokens)
     self.models.append(repr(model))
@@ -243,7 +294,7 @@ def decode_measures(function, sentence, script, verbose, kept=None):
   with contextlib.redirect_stdout(printed):
     output = function(sentence, ModelArgument(), next_symbol=stand_in,
                       tokenize=stand_in_tokenize, detokenize=stand_in_detokenize, **options)
-  return {SUMMARY: output if isinstance(output, str) else repr(output),
+  return {SUMMARY: plain(output) if issubclass(type(output), str) else repr(output),
           CALLS: stand_in.calls,
           MODEL_GIVEN: sorted(set(stand_in.models)),
           PRINTED: printed.getvalue().splitlines(),
@@ -279,7 +330,7 @@ def weight_shapes(model_function, model_size):
   traced = model_function(**model_size, mode='eval')
   ids = trax.shapes.ShapeDtype((1, 8), np.int32)
   weights, _ = fastmath.abstract_eval(traced.init)(ids)
-  shapes = [list(leaf.shape) for leaf in tl.flatten_weights_and_state(weights, ())[0]]
+  shapes = [plain(list(leaf.shape)) for leaf in tl.flatten_weights_and_state(weights, ())[0]]
   return model_function(**model_size, mode='eval'), shapes
 
 
@@ -334,7 +385,7 @@ def tokens_after(next_symbol):
     next_symbol(given, StandInModel())
   except CAUGHT:  # pylint: disable=broad-except
     pass  # The exercise's own cases say how it fails; this says only whether the list changed.
-  return given
+  return plain(given)
 
 
 def max_length_case():
@@ -384,14 +435,22 @@ def jit_measures(function, name, batch):
   made, arguments = jit_call(name, batch)
   output = made(function)(**arguments)  # Raises where it fails without jit: its cases say how.
   try:
-    jax.block_until_ready(jax.jit(made(function))(**arguments))
+    BLOCK_UNTIL_READY(JIT(made(function))(**arguments))
     runs = 'yes'
   except CAUGHT as error:  # pylint: disable=broad-except
-    inner = innermost(error)
-    said = TRACER_ERRORS.get(type(inner).__name__)
-    runs = (f'no: the line{cell_line(inner) or " of your code"} {said}' if said
-            else f'no: {describe(inner)}')
-  return {UNDER_JIT: runs, DTYPE: str(getattr(output, 'dtype', type(output).__name__))}
+    runs = jit_refusal(error, in_a_cell)  # As the notebook's check says it.
+  return {UNDER_JIT: runs, DTYPE: dtype_of(output)}
+
+
+def dtype_of(output):
+  """An output's dtype, read from it as a numpy array (its type's name when it is no array).
+
+  Read by the grader's tools, never from an attribute the learner's object
+  may say anything in.
+  """
+  if issubclass(type(output), ARRAY_TYPES):
+    return str(AS_ARRAY(output).dtype)
+  return type(output).__name__
 
 
 JIT_BATCHES = (1, 3)
@@ -405,6 +464,8 @@ def property_cases(name, function):
     if not accepts(function, 'max_length'):
       return []
     return [case(max_length_case(), lambda: {WRITTEN: written_without_eos(function)})]
+  if name == TRANSFORMER_LM:
+    return [case(SIGNATURE_CASE, lambda: {DEFAULTS: signature.defaults(function)})]
   if name in (DOT_PRODUCT_ATTENTION, HEADS_CLOSURE, SELF_ATTENTION, OUTPUT_CLOSURE):
     return [case(jit_case(name, batch), jit_measures, function, name, batch)
             for batch in JIT_BATCHES]

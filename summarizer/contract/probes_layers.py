@@ -7,6 +7,7 @@ Runs in the sandbox too: same imports as ``recording.py``.
 """
 
 import numpy as np
+from jax._src.array import ArrayImpl  # jax's array type, named without making an array.
 
 from summarizer._trax import fastmath, jnp, tl, trax
 from summarizer.config import VOCAB_SIZE
@@ -36,9 +37,21 @@ def probe_DotProductAttention(function, seed, given, env):  # pylint: disable=in
 
 
 def type_name(value):
-  """The full name of a value's type ('jaxlib._jax.ArrayImpl'): the judge reads it."""
+  """The full name of a value's type ('jaxlib._jax.ArrayImpl'): the judge reads it.
+
+  A class that only takes a known type's name (its ``__module__`` and
+  ``__qualname__`` set so) is named as what it is.
+  """
   kind = type(value)
-  return f'{kind.__module__}.{kind.__qualname__}'
+  name = f'{kind.__module__}.{kind.__qualname__}'
+  if KNOWN_TYPES.get(name, kind) is not kind:
+    name += ' (a class of its own under that name)'
+  return name
+
+
+# The types whose names the judge reads, bound as the probes load (before any learner code).
+KNOWN_TYPES = {f'{kind.__module__}.{kind.__qualname__}': kind
+               for kind in (np.ndarray, ArrayImpl, int, float, str)}
 
 
 def probe_dot_product_self_attention(function, seed, given, env):

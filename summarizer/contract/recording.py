@@ -13,6 +13,7 @@ package).
 """
 
 import inspect
+import linecache
 import traceback
 
 import numpy as np
@@ -50,8 +51,8 @@ POSITIONAL_ENCODING = 'PositionalEncoding'  # Trax's layer, which predict mode m
 OUTPUT = 'output'
 OUTPUT_TYPE = 'type of the output'
 INPUT = 'input '  # The inputs a case was run on: kept for the why: lines, never compared.
-INPUT_Q, INPUT_K, INPUT_V, INPUT_MASK, INPUT_X = (INPUT + name
-                                                  for name in ('q', 'k', 'v', 'mask', 'x'))
+INPUT_Q, INPUT_K, INPUT_V, INPUT_MASK, INPUT_X, INPUT_TOKENS = (
+    INPUT + name for name in ('q', 'k', 'v', 'mask', 'x', 'tokens'))
 TREE = 'str(layer)'
 TYPE = 'type'
 PARTS = 'types of its parts'
@@ -66,6 +67,7 @@ OPTIMIZER_PARAMETERS = 'optimizer parameters'
 LEARNING_RATES = 'learning rates at steps 1, 500, 1000, 1001, 4000'
 CHECKPOINT_STEPS = 'steps between checkpoints'
 METRICS = 'evaluation metrics'
+EVALUATION_DATA = 'the data its evaluation task reads'
 OUTPUT_DIRECTORY = 'output directory, from the home folder'
 LAYER_MODES = "modes of the model's layers"
 LOSS_AT_WORK = 'its loss layer on drawn log-probabilities'
@@ -85,32 +87,83 @@ INPUTS_AFTER = 'the tokens it was given, after the call'
 UNDER_JIT = 'runs under jax.jit'
 DTYPE = 'dtype of the output'
 WRITTEN = 'tokens written when EOS never comes'
+DEFAULTS = "its signature's defaults"
 
 # Cases the notebook's checks run too, by the same name.
 INDIVISIBLE_CASE = 'CausalAttention(d_feature=10, n_heads=3)'
 EXERCISE_MODEL_CASE = 'TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)'
 LOOP_CASE = 'training_loop(TransformerLM, train_gen, eval_gen, output_dir)'
+TRAIN_GEN, EVAL_GEN = 'train_gen', 'eval_gen'  # training_loop's streams, by the course's names.
 # A sentence greedy_decode is given where only how it ends matters (EOS first, or never).
 SHORT_SENTENCE = 'Nothing happened.'
 QUIET_CASE = 'greedy_decode(..., verbose=False)'  # Only for a greedy_decode that takes verbose.
+SIGNATURE_CASE = f"{TRANSFORMER_LM}'s signature"  # Its defaults (``signature.py``).
 
 
 # --------------------------------------------------------------------------
 # Recording cases.
 
 def describe(error):
-  """'Type: message (line N of your cell: code)', short."""
-  message = str(error).strip().splitlines()
-  text = type(error).__name__ + (': ' + ' / '.join(message[:3])[:300] if message else '')
+  """'Type: message (cell N, line L: code)', short; a Trax ``LayerError`` said as what it wraps."""
+  inner = innermost(error)
+  message = str(inner).strip().splitlines()
+  text = type(inner).__name__ + (': ' + ' / '.join(message[:3])[:300] if message else '')
   return text + cell_line(error)
+
+
+def in_a_cell(filename):
+  """Whether code from ``filename`` is a learner's cell, as the sandbox runs it (``<cell L>``)."""
+  return filename.startswith('<cell ')
 
 
 def cell_line(error):
   """' (cell N, line L: code)': the learner's cell's last line in the traceback, or ''."""
-  for frame in reversed(traceback.extract_tb(error.__traceback__)):
-    if frame.filename.startswith('<cell '):
-      return f' ({frame.filename[1:-1]}, line {frame.lineno}: {(frame.line or "").strip()})'
-  return ''
+  frame = learners_frame(error, in_a_cell)
+  if frame is None:
+    return ''
+  return f' ({frame.filename[1:-1]}, line {frame.lineno}: {(frame.line or "").strip()})'
+
+
+def learners_frame(error, learners):
+  """The learner's last frame where ``error`` rose (a ``traceback.FrameSummary``), or None.
+
+  ``learners(filename)``: whether code from that file is the learner's (a
+  notebook's cell in the learner's kernel, ``in_a_cell`` in the sandbox).
+  An error a Trax layer wrapped (``innermost``) rose inside Trax: the
+  learner's line that called the layer is in a wrapping error's traceback,
+  looked in from the innermost out.
+  """
+  chain, seen = [error], set()
+  while type(error).__name__ == 'LayerError' and id(error) not in seen:
+    seen.add(id(error))
+    error = error.__cause__ or error.__context__
+    chain += [error] if error is not None else []
+  for raised in reversed(chain):
+    for frame in reversed(traceback.extract_tb(raised.__traceback__)):
+      if learners(frame.filename):
+        return frame
+  return None
+
+
+def frame_code(frame, limit=None, part_only=False):
+  """A frame's line of code; with PEP 657's columns, the part of it that raised after it.
+
+  ``part_only``: that part alone, in place of the line, when Python gives it.
+  """
+  code = (frame.line or '').strip()
+  if limit and len(code) > limit:
+    code = code[:limit] + ' ...'
+  start, end = getattr(frame, 'colno', None), getattr(frame, 'end_colno', None)
+  whole = linecache.getline(frame.filename, frame.lineno)  # Unstripped: columns count in it.
+  if (code and start is not None and end is not None
+      and getattr(frame, 'end_lineno', frame.lineno) == frame.lineno):
+    part = whole[start:end].strip()
+    part = part if len(part) <= 60 else part[:60] + ' ...'
+    if part_only and part:
+      return part
+    if part and part != whole.strip():
+      code += f', at `{part}`'
+  return code
 
 
 # jax's errors for a traced array used where its value is needed, each said as what the
@@ -148,12 +201,32 @@ def innermost(error):
   return error
 
 
+def jit_refusal(error, learners):
+  """What stopped a function under ``jax.jit``, as the notebook's check and the grader both say it.
+
+  'no: ' and the learner's line ('line N of f (`code`)', ``learners`` as
+  ``learners_frame``'s): a tracer error with what that line did
+  (``TRACER_ERRORS``), any other error with its type and first line.
+  """
+  inner = innermost(error)
+  frame = learners_frame(error, learners)
+  where = 'your code'
+  if frame is not None:
+    code = frame_code(frame, limit=50, part_only=True)
+    where = f'line {frame.lineno} of {frame.name}' + (f' (`{code}`)' if code else '')
+  said = TRACER_ERRORS.get(type(inner).__name__)
+  if said:
+    return f'no: {where} {said}'
+  message = (str(inner).strip().splitlines() or [''])[0][:300]
+  return f'no: {where} raised {type(inner).__name__}' + (f': {message}' if message else '')
+
+
 def case(name, measure, *args, **kwargs):
   """Runs ``measure(*args, **kwargs)``, a dict of measures, as one recorded case."""
   try:
     return {'name': name, 'measures': measure(*args, **kwargs), 'error': None}
   except CAUGHT as error:  # pylint: disable=broad-except
-    return {'name': name, 'measures': {}, 'error': describe(innermost(error))}
+    return {'name': name, 'measures': {}, 'error': describe(error)}
 
 
 def accepts(function, name):

@@ -18,10 +18,11 @@ import concurrent.futures
 import hashlib
 import json
 import os
+import threading
 
 import nbformat
 
-from summarizer.grading import grader
+from summarizer.grading import cpu_clock, grader, watchdog
 
 
 def usable_cores():
@@ -37,7 +38,14 @@ def graders_for(requested):
   return requested if requested > 0 else usable_cores()
 
 
-def grade_all(notebooks, graders, seed=None, mode='bwrap', on_each=None, **grading):
+# Seconds between two progress lines of a class; below this share of the CPU its
+# sandboxes were ready to use, the machine is said to starve them.
+PROGRESS_SECONDS = 60
+STARVED_SHARE = 0.5
+
+
+def grade_all(notebooks, graders, seed=None, mode='bwrap', on_each=None, on_progress=None,
+              **grading):
   """Grades each notebook alone, in its own sandbox run, ``graders`` runs at a time.
 
   Args:
@@ -45,19 +53,78 @@ def grade_all(notebooks, graders, seed=None, mode='bwrap', on_each=None, **gradi
     graders: How many sandbox runs at once (see ``graders_for``).
     seed, mode: As ``grader.grade``'s (one seed for the whole class).
     on_each: Called with the count done as each submission's grading ends.
+    on_progress: Called with a line every ``PROGRESS_SECONDS`` (``Progress``):
+      how many are done, and whether the machine starves the sandboxes.
     **grading: ``grader.grade``'s ``functions`` and ``whole`` (fewer for tests).
 
   Returns:
     list, in the notebooks' order: each one's ``grader.Report``, or the
-    exception that stopped its grading.
+    exception that stopped its grading. A submission a busy machine starved
+    (``grader.starved_reasons``) is graded once more, alone, at the end.
   """
   grader.prepared(grader.session_seed(seed))  # The package's results: once, before the runs.
-  with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, graders)) as pool:
-    running = [pool.submit(grader.grade, notebook, seed, mode, **grading) for notebook in notebooks]
-    for done, _ in enumerate(concurrent.futures.as_completed(running), 1):
-      if on_each:
-        on_each(done)
-    return [each.exception() or each.result() for each in running]
+  done = [0]
+  with Progress(len(notebooks), done, on_progress):
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, graders)) as pool:
+      running = [pool.submit(grader.grade, notebook, seed, mode, **grading)
+                 for notebook in notebooks]
+      for done[0], _ in enumerate(concurrent.futures.as_completed(running), 1):
+        if on_each:
+          on_each(done[0])
+      reports = [each.exception() or each.result() for each in running]
+    for k, report in enumerate(reports):
+      if starved(report):
+        again = grader.grade(notebooks[k], seed, mode, **grading)
+        reports[k] = report if starved(again) else again
+  return reports
+
+
+def starved(report):
+  """Whether a report holds a verdict a busy machine starved (a teacher's, not the learner's)."""
+  return isinstance(report, grader.Report) and any(
+      verdict.manual and watchdog.STARVED in verdict.manual for verdict in report.verdicts)
+
+
+class Progress:
+  """A line every ``PROGRESS_SECONDS`` while a class is graded: its count, and a starved machine.
+
+  The share is the sandboxes' (this process's children's) time on a CPU to
+  the time they were ready to run (``cpu_clock.RunClock``): under
+  ``STARVED_SHARE``, the machine is busy with other work and the line says so.
+  """
+
+  def __init__(self, total, done, on_progress):
+    self.total, self.done, self.on_progress = total, done, on_progress
+    self.stopped = threading.Event()
+    self.thread = threading.Thread(target=self.run, daemon=True)
+
+  def __enter__(self):
+    if self.on_progress:
+      self.thread.start()
+    return self
+
+  def __exit__(self, *exc):
+    self.stopped.set()
+    return False
+
+  def run(self):
+    clock = cpu_clock.RunClock(os.getpid())
+    while not self.stopped.wait(PROGRESS_SECONDS):
+      before = (clock.charged, clock.last)
+      cpu, _, charged = clock.read()
+      self.on_progress(progress_line(self.done[0], self.total, cpu,
+                                     (charged - before[0]) / max(1e-9, clock.last - before[1])))
+
+
+def progress_line(done, total, cpu, share):
+  """'Graded 3 of 30 (...)': the count, the CPU used, and the machine's starving when it does."""
+  line = f'Graded {done} of {total} ({cpu:.0f} s of CPU so far)'
+  if share < STARVED_SHARE:
+    line += (f'; starved: the sandboxes got {share:.0%} of the CPU they were ready to use in '
+             f'the last {PROGRESS_SECONDS} s (the machine is busy with other work, or this '
+             'grading runs at a low priority): grading is that much slower, and no '
+             'submission loses a point for it')
+  return line
 
 
 def cells_key(notebook):
@@ -83,7 +150,8 @@ class Ahead:
     everyone = [notebook, *others]
     log.info('Grading ahead: %d submissions, %d at a time', len(everyone), graders)
     reports = grade_all(everyone, graders, mode=mode,
-                        on_each=lambda done: log.info('Graded ahead: %d of %d', done, len(everyone)))
+                        on_each=lambda done: log.info('Graded ahead: %d of %d', done, len(everyone)),
+                        on_progress=lambda line: log.info('Grading ahead: %s', line))
     for each, report in zip(everyone, reports):
       if isinstance(report, grader.Report):
         self.reports.setdefault(cells_key(each), []).append(report)

@@ -13,6 +13,7 @@ is graded by a teacher, by hand: its verdict says why, and scores nothing.
 """
 
 import ast
+import collections
 import contextlib
 import dataclasses
 import difflib
@@ -105,7 +106,7 @@ def learner_cells(path_or_notebook):
   notebook = path_or_notebook
   if isinstance(path_or_notebook, str):
     notebook = handout.read_notebook(path_or_notebook)
-  cells = []
+  cells, read = [], 0
   for index, cell in enumerate(notebook.cells):
     nbgrader = cell.get('metadata', {}).get('nbgrader') or {}
     if cell.get('cell_type') != 'code' or nbgrader and not nbgrader.get('solution'):
@@ -113,9 +114,14 @@ def learner_cells(path_or_notebook):
     grade_id = nbgrader.get('grade_id')
     graded = grade_id if grade_id in GRADED else None
     source = cell.get('source', '')
-    source = jupyter_source.python_source(''.join(source) if isinstance(source, list)
-                                          else str(source))  # Magics as Jupyter runs them.
-    cells.append({'label': graded or f'cell {index + 1}', 'grade_id': graded, 'source': source})
+    source = ''.join(map(str, source)) if isinstance(source, list) else str(source)
+    entry = {'label': graded or f'cell {index + 1}', 'grade_id': graded, 'source': source}
+    read += len(source)
+    if len(source) > limits.CELL_CHARS or read > limits.NOTEBOOK_CHARS:
+      entry[static_reading.TOO_LONG] = len(source)  # Unread here: a teacher's (static_reading).
+    else:
+      entry['source'] = jupyter_source.python_source(source)  # Magics as Jupyter runs them.
+    cells.append(entry)
   return cells
 
 
@@ -159,6 +165,15 @@ def was_stopped(result):
   return bool(status.get('timed out') or status.get('stopped'))
 
 
+def failed_own_check(result):
+  """Whether a run that failed did so on its own checks: it ran, whole, and was not stopped.
+
+  A function stopped at a limit, never run, or whose sandbox stopped before
+  it is not blamed for a later part's failure: nothing says it is wrong.
+  """
+  return bool(result) and not was_stopped(result) and result.get('results') is not None
+
+
 def with_yours_items(own, submission=0, stopped=()):
   """The note's runs: functions that pass while an earlier one of the learner's fails.
 
@@ -193,10 +208,11 @@ def prepared(seed):
   return given, json_given, expected, folder
 
 
-def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS):
+def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS, watched=None):
   """Runs items (each naming its submission) in one sandbox; returns id -> result.
 
-  The sandbox is stopped after ``seconds`` (wall clock), all its items together.
+  The sandbox is stopped after ``seconds`` (CPU, and charged: ``limits.py``), all its
+  items together; ``watched`` is ``sandbox.run``'s.
   """
   given, json_given, _, compiled = prepared(seed)
   job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
@@ -209,7 +225,7 @@ def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS)
                for item in items]
   return sandbox.run(job, given, solutions, mode=mode,
                      read_only_dirs=[notebook_data.MODEL_DIR, compiled], seconds=seconds,
-                     waiting=_sandbox_running)
+                     watched=watched, waiting=_sandbox_running)
 
 
 # The grader's own work in this process (reading cells, the static reading,
@@ -274,16 +290,16 @@ def _graded_batch(notebooks, seed, mode, functions, whole):
   expected = prepared(seed)[2]
   items = sorted((dict(item, id=f'{k}/{item["id"]}') for k in range(len(submissions))
                   for item in first_items(functions, whole, k)), key=_course_order)
-  deadline = time.monotonic() + limits.SUBMISSION_SECONDS * len(submissions)
-  ran = fitted(run_items(submissions, items, seed, mode, deadline - time.monotonic()), expected)
+  budget, watches = limits.SUBMISSION_SECONDS * len(submissions), []
+  ran = fitted(run_items(submissions, items, seed, mode, budget, watches), expected)
   owns = [{name: function_verdict(name, ran.get(f'{k}/{name}'), expected[name])
            for name in functions} for k in range(len(submissions))]
   later = [dict(item, id=f'{k}/{item["id"]}') for k, own in enumerate(owns)
            for item in with_yours_items(own, k, [n for n in functions
                                                  if was_stopped(ran.get(f'{k}/{n}'))])]
-  if later and deadline - time.monotonic() > limits.FUNCTION_SECONDS / 2:  # Notes only.
-    ran.update(fitted(run_items(submissions, later, seed, mode, deadline - time.monotonic()),
-                      expected))
+  left = budget - watches[0].clock.cpu  # CPU seconds: the notes' run takes what is left.
+  if later and left > limits.FUNCTION_SECONDS / 2:  # Notes only.
+    ran.update(fitted(run_items(submissions, later, seed, mode, left), expected))
   if sandbox.package_digest(watched) != before:
     raise SummarizerError('the installed package changed while grading: reinstall it '
                           'before trusting any grade')
@@ -292,6 +308,7 @@ def _graded_batch(notebooks, seed, mode, functions, whole):
                                          whole, static_reading.manual_reasons(
                                              cells, ran=_mine(ran, k))), seconds)
           for k, cells in enumerate(submissions)]
+
 
 
 def fitted(ran, expected):
@@ -331,10 +348,9 @@ def verdicts_of(cells, ran, expected, own, whole=True, manual=None):
   for name, flag in near_copies(cells).items():
     if name in own:
       own[name].notes.append(flag)
-  for name, calls in static_reading.beyond_calls(ran).items():
-    if name in own:
-      own[name].notes.append("calls beyond the handout's imports, for the teacher to see: "
-                             + '; '.join(calls[:3]))
+  for name, module in sandbox.hidden_imports(ran).items():
+    if name in own and own[name].points < own[name].max_points:  # Where it cost the function.
+      own[name].notes.append(f'{module} is {sandbox.HIDDEN_LIBRARY_NOTE}')
   verdicts = [own[name] for name in GRADED if name in own]
   verdicts += whole_verdicts(ran, expected['whole'], own) if whole else []
   keys = [static_reading.WHOLE_KEY if v.grade_id in WHOLE_IDS else v.grade_id[len('test_'):] for v in verdicts]
@@ -360,8 +376,7 @@ def failure_lines(name, result, expected_cases):
   if status.get('stopped'):
     return [str(status['stopped'])]
   if status.get('timed out'):
-    return [watchdog.stopped_after(status['seconds']) + ', its limit: a loop that never ends, '
-            'or a sleep?']
+    return [watchdog.stopped_after(status.get('limit', 0)) + ', its limit']
   if result.get('unfit'):
     return [f"its report does not fit what the grader reads ({result['unfit'][:300]}): "
             'nothing in it is graded']
@@ -440,7 +455,7 @@ def earlier_note(name, result, expected_cases, own):
 
 def whole_verdicts(ran, expected_cases, own):
   """Parts 4 and 5: each passes or fails by its case of the whole-model run."""
-  at_fault = [n for n in GRADED if n in own and own[n].lines]
+  at_fault = [n for n in GRADED if n in own and own[n].lines and failed_own_check(ran.get(n))]
   blame = (f"    why: these functions fail their own checks: {', '.join(at_fault)}"
            if at_fault else None)
   verdicts = []
@@ -496,6 +511,7 @@ def normalised(source, name):
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
 
 
+@functools.lru_cache(maxsize=64)  # Each cell is compared with every graded function.
 def definitions(source):
   """The tokens (``normalised``) of every function, lambda and class a source defines, any name."""
   try:
@@ -507,9 +523,9 @@ def definitions(source):
 
 def _tokens(function):
   """A definition's tokens: its own name left out, so that renaming it changes nothing."""
-  numbers, tokens, queue = {}, [], [function]
+  numbers, tokens, queue = {}, [], collections.deque([function])
   while queue:
-    node = queue.pop(0)
+    node = queue.popleft()
     if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
         and isinstance(node.value.value, str):
       continue
@@ -602,21 +618,35 @@ def near_copies(cells):
   cell, is flagged as the copy in its own cell is. The graded function's own
   cell is read first.
   """
+  deadline = time.monotonic() + limits.READING_SECONDS
+
   def flag(name, alongside=0):
     sources = [cells[name]] if name in cells else []
     sources += [source for label, source in cells.items() if label != name]
-    return next(filter(None, (near_copy(name, source, alongside) for source in sources)), None)
+    for source in sources:
+      if time.monotonic() > deadline:
+        return UNREAD_COPIES
+      found = near_copy(name, source, alongside)
+      if found:
+        return found
+    return None
   named = [name for name in GRADED if name in cells]
   flags = {name: flag(name) for name in named}
-  alone = sum(bool(each) for each in flags.values())
+  alone = sum(bool(each) and each != UNREAD_COPIES for each in flags.values())
   flags = {name: each or flag(name, alone) for name, each in flags.items()}
   return {name: each for name, each in flags.items() if each}
+
+
+UNREAD_COPIES = (f'not compared with the package\'s code: the notebook\'s cells took more than '
+                 f'{limits.READING_SECONDS} s to compare; for the teacher to see, no points lost')
 
 
 def cell_sources(cells):
   """Every learner cell's source by its label (``learner_cells``); a graded cell pasted twice, both."""
   sources = {}
   for index, cell in enumerate(cells):
+    if static_reading.TOO_LONG in cell:
+      continue  # Left unread (``learner_cells``): a teacher reads it.
     if cell['label'] in sources:  # The last copy keeps the graded name, as Jupyter shows it.
       sources[f"{cell['label']} (copy {index})"] = sources.pop(cell['label'])
     sources[cell['label']] = cell['source']

@@ -5,7 +5,7 @@
 
 - the filesystem is empty but for what is bound read-only: ``/usr``, the
   Python installation and its virtual environment, the shipped model's
-  folder, the job and the worker's two files (``worker.py``, ``watchers.py``);
+  folder, the job and the worker's files (``worker.py``, ``watchers.py``, ``cpu_clock.py``);
 - the package's folder is a fresh tmpfs holding only ``VISIBLE_MODULES``:
   no graded function (``graded_modules()``), no assignment room, of the
   contract only the probes, no notebook, no ``.git``: ``from summarizer import
@@ -13,6 +13,10 @@
 - Trax's own answers to the exercises (``hidden_answers.py``) are stubs that raise:
   each file that defines one is a copy with those definitions' bodies
   replaced, bound over the original, and its bytecode is an empty file;
+- the libraries that hold whole answers and that nothing graded needs
+  (``HIDDEN_LIBRARIES``: Keras, flax, Pallas's reference kernels, and
+  tensorflow_text, whose tokenizers nothing graded uses) are empty folders:
+  no module of theirs imports, however a cell spells the import;
 - its own ``/tmp`` (empty but for what is bound there: a checkout under
   ``/tmp`` still runs) and ``/dev/shm``, each a tmpfs of ``limits.TMP_MB``,
   ``/proc``, and a read-only ``/dev``; no network (all namespaces
@@ -22,8 +26,8 @@
 
 Results come back on the worker's standard output only (see ``worker.py``).
 ``Watch`` looks at the sandbox from outside while it runs: its processes'
-memory together, their number, and the submission's wall-clock seconds (the
-limits are in ``limits.py``).
+memory together, their number, and the submission's CPU seconds and wall
+clock charged to it (the limits are in ``limits.py``).
 With ``mode='process'`` (the teacher's explicit choice where bubblewrap is
 missing) the worker is a plain separate process: limits and fresh inputs,
 but nothing hidden and nothing read-only (the worker still imports Trax's
@@ -47,22 +51,21 @@ import time
 import numpy as np
 
 import summarizer
-from summarizer.grading import hidden_answers, limits, report_schema, watchdog
+from summarizer.grading import hidden_answers, limits, report_schema, watchdog, watchers
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 from summarizer.contract.recording import GRADED
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-# The worker's files, bound into the sandbox's /grader/ (the worker and what watches the cells).
-WORKER_FILES = ('worker.py', 'watchers.py')
+WORKER_FILES = watchers.WORKER_FILES  # Bound into the sandbox's /grader/.
 # The package's files the sandbox shows: what the notebook's setup imports
 # (Trax through the package, the constants, and the checkpoint reader that
 # ``_trax`` puts in place of Trax's pickle), and the contract's probes, which the
 # worker imports (the grader and the notebook's checks measure alike). Every
 # other file is hidden: the contract's judge and mistakes, the graded functions.
 VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py', 'files.py', 'safe_pickle.py',
-                   'contract/__init__.py', 'contract/recording.py', 'contract/probes_layers.py',
-                   'contract/probes.py')
+                   'contract/__init__.py', 'contract/recording.py', 'contract/signature.py',
+                   'contract/probes_layers.py', 'contract/probes.py')
 INSTALL_HINT = ('bubblewrap (bwrap) is not installed: sudo apt-get install bubblewrap '
                 '(or pass --sandbox process for a weaker mode: a separate process, '
                 'nothing hidden)')
@@ -116,6 +119,54 @@ def _ro(path):
   return ['--ro-bind', path, path]
 
 
+# Folders under each library folder on the path (site-packages) that the sandbox
+# shows empty. An empty folder is no module that imports: TensorFlow, which Trax's
+# training loop imports, takes Keras as missing then (``tf.keras`` is the one thing
+# that fails), and the package stands in for tensorflow_text as on Windows
+# (``_trax.py``). Whole attentions live in these: Keras's layers and
+# ``keras.ops.dot_product_attention``, flax's, Pallas's reference kernels
+# (``mha_reference``); jax's own ``jax.nn.dot_product_attention`` is one of
+# ``hidden_answers.py``'s stubs instead, since jax is the handout's.
+HIDDEN_LIBRARIES = ('keras', 'tf_keras', 'flax', 'tensorflow_text',
+                    os.path.join('jax', 'experimental', 'pallas', 'ops'))
+# What a function that failed to import one of them is told (a note the grader adds).
+HIDDEN_LIBRARY_NOTE = ('not in the grading sandbox, which holds only the libraries the '
+                       'handout needs (the teachers\' page says which)')
+
+
+def _library_binds():
+  """``HIDDEN_LIBRARIES`` as empty read-only folders, in every library folder on the path."""
+  binds = []
+  for folder in sorted({os.path.realpath(entry) for entry in watchers.library_folders()}):
+    for name in HIDDEN_LIBRARIES:
+      path = os.path.join(folder, name)
+      if os.path.isdir(path):
+        binds += ['--tmpfs', path, '--remount-ro', path]
+  return binds
+
+
+def hidden_imports(ran):
+  """The hidden library each function's run failed to import: name -> module (``HIDDEN_LIBRARIES``).
+
+  Read from the run's cell errors and its cases' errors ('No module named
+  'keras.layers'', 'cannot import name 'ops' from 'keras'', TensorFlow's
+  'Keras cannot be imported').
+  """
+  found = {}
+  for item, result in ran.items():
+    results = (result or {}).get('results') or {}
+    lines = [str(line) for line in results.get('cell errors') or []]
+    lines += [str(case.get('error')) for case in results.get('cases') or []
+              if isinstance(case, dict) and case.get('error')]
+    for line in lines:
+      module = next((name.replace(os.sep, '.') for name in HIDDEN_LIBRARIES
+                     if f"'{name.replace(os.sep, '.')}" in line
+                     or (name == 'keras' and 'Keras cannot be imported' in line)), None)
+      if module and item not in found:
+        found[item] = module
+  return found
+
+
 def _system_binds():
   """/usr, and /lib, /lib64, /bin as the host has them (links into /usr, or folders)."""
   binds = _ro('/usr')
@@ -131,6 +182,8 @@ def _system_binds():
 def _python_binds():
   paths = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
   paths.add(os.path.dirname(os.path.dirname(os.path.realpath(sys.executable))))
+  # Libraries' folders a .pth file adds from elsewhere: only such, never a checkout on the path.
+  paths |= {os.path.realpath(entry) for entry in watchers.library_folders()}
   binds = []
   for path in sorted(paths):
     if not path.startswith('/usr'):
@@ -185,7 +238,7 @@ def bwrap_command(job_dir, read_only_dirs, stubs=()):
   for directory in read_only_dirs:
     if not _inside_package(directory):
       command += _ro(directory)
-  command += _package_binds(read_only_dirs) + _hidden_binds(job_dir, stubs)
+  command += _library_binds() + _package_binds(read_only_dirs) + _hidden_binds(job_dir, stubs)
   command += ['--ro-bind', job_dir, '/job',
               *[arg for name in WORKER_FILES
                 for arg in ('--ro-bind', os.path.join(HERE, name), f'/grader/{name}')],
@@ -217,7 +270,7 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
       source), sent on the worker's stdin one item at a time.
     mode: 'bwrap', or 'process' (weaker, named by the teacher).
     read_only_dirs: Host folders the sandbox may read (the shipped model's).
-    seconds: Wall-clock seconds for the whole run.
+    seconds: CPU (and charged) seconds for the whole run (``limits.py``).
     watched: A list the run's ``Watch`` is appended to (its peaks).
     waiting: A context manager held while the sandbox runs (``grader.py``'s
       lets another thread's grading work meanwhile).
@@ -332,6 +385,8 @@ def _mark_stops(items, order, stops):
         break
       entry = items.setdefault(item_id, {'status': {}, 'results': None})
       entry['status'].setdefault('stopped', stop.reason if k == 0 else 'not run: ' + stop.reason)
+      if stop.starved:
+        entry['status'].setdefault('passed', 'starved')
 
 
 def _frame(data):

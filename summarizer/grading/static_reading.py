@@ -15,6 +15,7 @@ import ast
 import builtins
 
 from summarizer.contract.recording import GRADED
+from summarizer.grading import limits
 
 # Builtins that run or build code, or reach the interpreter (as names, called or not).
 RUNNERS = ('exec', 'eval', 'compile', '__import__', '__builtins__', 'get_ipython')
@@ -38,6 +39,9 @@ BUILTIN_NAMES = frozenset(dir(builtins))
 ATTRIBUTE_CALLS = ('getattr', 'setattr', 'delattr', 'hasattr')
 
 MANUAL = 'a teacher grades this {} by hand'
+# The key of a cell the grader left unread, its size (``grader.learner_cells``,
+# past ``limits.CELL_CHARS``): what runs after it goes to a teacher, as code built at run time does.
+TOO_LONG = 'too long'
 WHOLE_KEY = 'whole'  # The key of the whole model (Parts 4 and 5): every cell runs before it.
 
 
@@ -107,6 +111,10 @@ def where(cell):
 def reason(cell, found, what='function'):
   """The one line a verdict gives: the first construct found, its cell and line."""
   construct, line = found[0]
+  if construct == TOO_LONG and TOO_LONG in cell:
+    return (f'{where(cell)} holds {cell[TOO_LONG]:,} characters, more than the grader reads '
+            f'({limits.CELL_CHARS:,} a cell, {limits.NOTEBOOK_CHARS:,} in all): '
+            + MANUAL.format(what))
   return (f'code built at run time ({construct}, {where(cell)} line {line}): '
           + MANUAL.format(what))
 
@@ -129,7 +137,7 @@ def manual_reasons(cells, functions=(*GRADED, WHOLE_KEY), ran=None):
     of its run.
   """
   reasons = watched_reasons(ran or {}, functions)
-  found = [findings(cell['source']) for cell in cells]
+  found = [[(TOO_LONG, 1)] if TOO_LONG in cell else findings(cell['source']) for cell in cells]
   ids = [cell['grade_id'] for cell in cells]
   for name in functions:
     last = len(cells) - 1 - ids[::-1].index(name) if name in ids else len(cells) - 1
@@ -137,6 +145,24 @@ def manual_reasons(cells, functions=(*GRADED, WHOLE_KEY), ran=None):
     if first is not None:
       reasons[name] = reason(cells[first], found[first],
                              'part' if name == WHOLE_KEY else 'function')
+  reasons.update(starved_reasons(ran or {}, functions))
+  return reasons
+
+
+def starved_reasons(ran, functions=(*GRADED, WHOLE_KEY)):
+  """The functions whose own run a busy machine starved (``cpu_clock.over``): name -> reason.
+
+  Not the learner's doing, so never a zero: a teacher grades them, or grades
+  the submission again when the machine is quieter (``class_run`` does, once).
+  """
+  reasons = {}
+  for item, result in ran.items():
+    status = (result or {}).get('status') or {}
+    name = WHOLE_KEY if item in WHOLE_RUNS else item
+    if status.get('passed') == 'starved' and name in functions and name not in reasons:
+      reasons[name] = (str(status.get('stopped', 'not graded')).removeprefix('not run: ')
+                       + ': ' + MANUAL.format('part' if name == WHOLE_KEY else 'function')
+                       + ', or grades it again')
   return reasons
 
 
@@ -154,33 +180,12 @@ def watched_reasons(ran, functions=(*GRADED, WHOLE_KEY)):
   reasons = {}
   for item, result in ran.items():
     name = WHOLE_KEY if item in WHOLE_RUNS else item
-    events = [event for event in _events(result) if event.get('event') != BEYOND]
+    events = _events(result)
     if name not in functions or name in reasons or not events:
       continue
     reasons[name] = (f"code run that is not a cell's ({_seen(events[0])}, seen as it ran): "
                      + MANUAL.format('part' if name == WHOLE_KEY else 'function'))
-  for name, calls in beyond_calls(ran).items():
-    if name in ATTENTION and name in functions and name not in reasons:
-      reasons[name] = (f"a library's code where the exercise asks for the learner's own "
-                       f'({calls[0]}, seen as it ran): ' + MANUAL.format('function'))
   return reasons
-
-
-# The audit channel's event for a call a cell makes into a module beyond the
-# handout's imports (``worker.call_check``): named on the teacher's page.
-BEYOND = 'beyond'
-# Exercises 1 and 3, attention itself: a library's call there earns no automatic point.
-ATTENTION = (GRADED[0], GRADED[2])
-
-
-def beyond_calls(ran):
-  """A function's calls beyond the handout's imports, seen in its own run: name -> ['what, where']."""
-  calls = {}
-  for item, result in ran.items():
-    found = [_seen(event) for event in _events(result) if event.get('event') == BEYOND]
-    if found and item in GRADED:
-      calls[item] = found
-  return calls
 
 
 def _events(result):

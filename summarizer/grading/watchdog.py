@@ -10,7 +10,12 @@ says which limit of ``limits.py`` is passed, if any:
   function's processes are killed (the worker, the sandbox's first process,
   is kept and goes on with the next function), or every process when the
   worker alone is over or the same run is stopped a third time;
-- the submission's seconds spent: every process is killed.
+- the submission's seconds spent: every process is killed. Its seconds are
+  CPU seconds of all its processes together, and seconds of the wall clock
+  charged to it (``cpu_clock.RunClock``: a busy machine's waits aside, a
+  sleep counted in full); a run whose wall clock passes
+  ``limits.STARVED_FACTOR`` times its limit, both under it, is stopped as
+  starved: the machine's fault, for a teacher, never a zero.
 
 Each stop is one line (``Stop``) that the grader shows on the feedback of the
 function it stopped.
@@ -19,38 +24,16 @@ function it stopped.
 import collections
 import os
 import signal
-import time
 
-from summarizer.grading import limits
+from summarizer.grading import cpu_clock, limits
 
-Stop = collections.namedtuple('Stop', 'reason everything')
-
-
-def _children_table():
-  """pid -> parent pid, for every process /proc shows that has not ended (zombies aside)."""
-  table = {}
-  for entry in os.listdir('/proc'):
-    if entry.isdigit():
-      try:
-        with open(f'/proc/{entry}/stat', 'rb') as f:
-          state, parent = f.read().rsplit(b')', 1)[1].split()[:2]
-        if state not in (b'Z', b'X'):
-          table[int(entry)] = int(parent)
-      except (OSError, IndexError, ValueError):
-        pass  # Gone while listed.
-  return table
+# ``starved``: stopped because the machine gave the run too little CPU, its own limits unmet.
+Stop = collections.namedtuple('Stop', 'reason everything starved', defaults=(False,))
 
 
 def descendants(pid):
   """Every live process started by ``pid``, its children's children included."""
-  table = _children_table()
-  found, frontier = [], [pid]
-  while frontier:
-    parent = frontier.pop()
-    children = [child for child, up in table.items() if up == parent]
-    found += children
-    frontier += children
-  return found
+  return cpu_clock.descendants(pid)
 
 
 def memory_kb(pid):
@@ -80,7 +63,7 @@ class Watch:
 
   Args:
     pid: The process the sandbox runs under (bwrap's, or the worker's).
-    seconds: Wall-clock seconds of the whole run.
+    seconds: CPU seconds of the whole run, and charged seconds (see above).
     memory_mb, processes: The sandbox's bounds, all its processes together
       (by default ``limits``'s).
   """
@@ -90,7 +73,7 @@ class Watch:
     self.memory_mb = memory_mb or limits.SANDBOX_MEMORY_MB
     self.processes = processes or limits.SANDBOX_PROCESSES
     self.seconds = seconds
-    self.started = time.monotonic()
+    self.clock = cpu_clock.RunClock(pid)
     self.peak_mb, self.peak_processes = 0, 0
 
   def worker(self, inside):
@@ -103,10 +86,8 @@ class Watch:
     With ``everything``, a limit passed stops every process (the caller saw the
     same run stopped twice already: a fork bomb that outran the kills).
     """
-    inside = descendants(self.pid)
-    if time.monotonic() - self.started > self.seconds:
-      return self.stop(inside, stopped_after(self.seconds) + ", the submission's limit",
-                       everything=True)
+    table = cpu_clock.children_table()
+    inside = cpu_clock.descendants(self.pid, table)
     if len(inside) > self.processes:
       self.peak_processes = max(self.peak_processes, len(inside))
       return self.stop(inside, f'stopped at {len(inside)} processes, over the '
@@ -117,9 +98,15 @@ class Watch:
     if used > self.memory_mb:
       return self.stop(inside, f'stopped at {used} MB of memory, over the sandbox\'s '
                        f'{self.memory_mb} MB (all its processes together)', everything)
+    clock = self.clock.read(table)
+    passed = cpu_clock.over(clock, self.seconds)
+    if passed:
+      return self.stop(inside, stopped_after(self.seconds, passed, clock) +
+                       ('' if passed == 'starved' else ", the submission's limit"),
+                       everything=True, starved=passed == 'starved')
     return None
 
-  def stop(self, inside, reason, everything=False):
+  def stop(self, inside, reason, everything=False, starved=False):
     """Kills the running function's processes (every process with ``everything``)."""
     worker = self.worker(inside)
     everything = everything or memory_kb(worker) >> 10 > self.memory_mb  # The worker alone.
@@ -132,9 +119,8 @@ class Watch:
         except (ProcessLookupError, PermissionError):
           pass
       inside = descendants(self.pid)
-    return Stop(reason, everything)
+    return Stop(reason, everything, starved)
 
 
-def stopped_after(seconds):
-  """How a run stopped at its time limit is said (the grader's verdict says it too)."""
-  return f'stopped after {seconds:.0f} s (wall clock)'
+# How a stop is said, and the words of a starved one (the worker says them too).
+stopped_after, STARVED = cpu_clock.stopped_after, cpu_clock.STARVED

@@ -27,11 +27,14 @@ in the job's ``'hidden'``) in the place of their modules: every object that
 holds one (``tl.CausalAttention``, gin's wrappers and registry, a module
 imported later such as ``trax.models``) holds the stub, which raises.
 
-What runs besides the learner's cells, and calls beyond the handout, are
-watched from inside each child by ``watchers.py`` (bound beside this file).
+What runs besides the learner's cells is watched from inside each child by
+``watchers.py`` (bound beside this file). Libraries that hold whole answers
+(Keras, flax, Pallas's kernels) are not in the sandbox's view at all
+(``sandbox.HIDDEN_LIBRARIES``), so no call, however spelled, reaches them.
 """
 
 import ast
+import contextlib
 import ctypes
 import importlib.abc
 import importlib.util
@@ -45,7 +48,6 @@ import signal
 import sys
 import time
 import types
-import warnings
 
 import numpy as np
 
@@ -81,14 +83,10 @@ def hide_answers(job_dir):
 
 if __name__ == '__main__':
   hide_answers(sys.argv[1])
+import cpu_clock  # pylint: disable=import-error,wrong-import-position
 import watchers  # pylint: disable=import-error,wrong-import-position
-from summarizer.contract import probes, probes_layers, recording  # pylint: disable=wrong-import-position
+from summarizer.contract import probes, recording  # pylint: disable=wrong-import-position
 
-# The files a probe's frames run in: a call counts while one of them is below the cell's.
-PROBE_FILES = frozenset({probes.__file__, probes_layers.__file__})
-
-
-SURFACE = None  # ``handout_surface`` of the setup, set by ``preload`` before the forks.
 
 
 def load_job(job_dir):
@@ -104,18 +102,50 @@ class TookTooLong(BaseException):
   """A statement of another cell than the graded one ran past its seconds (see run_cell)."""
 
 
+class StatementClock:
+  """A statement's seconds: CPU time (``ITIMER_PROF``) and wall clock charged to it.
+
+  The wall-clock alarm comes after ``seconds``; when the statement's charged
+  seconds (``cpu_clock``: a busy machine's waits aside) are still under them,
+  it is set again for what is left: a sleep is stopped, a starved statement
+  is not (the worker's clock of the whole run decides that).
+  """
+
+  def __init__(self, seconds):
+    self.seconds = seconds
+    self.clock = cpu_clock.RunClock(os.getpid())
+
+  def __enter__(self):
+    signal.signal(signal.SIGPROF, _too_long)
+    signal.signal(signal.SIGALRM, self.alarm)
+    signal.setitimer(signal.ITIMER_PROF, self.seconds)
+    signal.setitimer(signal.ITIMER_REAL, self.seconds)
+    return self
+
+  def alarm(self, signum, frame):
+    del signum, frame
+    _, _, charged = self.clock.read()
+    if charged >= self.seconds:
+      raise TookTooLong()
+    signal.setitimer(signal.ITIMER_REAL, max(0.5, self.seconds - charged))
+
+  def __exit__(self, *exc):
+    signal.setitimer(signal.ITIMER_PROF, 0)
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    return False
+
+
 def _too_long(signum, frame):
   del signum, frame
   raise TookTooLong()
 
 
-def run_cell(source, label, names, errors, seconds=None, check=None):
+def run_cell(source, label, names, errors, seconds=None):
   """Runs a cell statement by statement, as far as each goes; errors are recorded.
 
-  With ``seconds``, each statement is stopped after that many seconds of
-  wall-clock time (a scratch cell's loop costs the other functions a few
-  seconds, not their whole limit). With ``check`` (``call_check``), every
-  call of the cell's code goes through it.
+  With ``seconds``, each statement is stopped after that many seconds of CPU
+  time or of wall clock charged to it (``StatementClock``: a scratch cell's
+  loop costs the other functions a few seconds, not their whole limit).
   """
   filename = f'<cell {label}>'
   linecache.cache[filename] = (len(source), None, source.splitlines(keepends=True), filename)
@@ -125,32 +155,17 @@ def run_cell(source, label, names, errors, seconds=None, check=None):
     errors.append(f'{label}: SyntaxError: {error.msg} (line {error.lineno})')
     return
   for statement in tree.body:
-    if seconds:
-      signal.signal(signal.SIGALRM, _too_long)
-      signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-      exec(compiled(statement, filename, check), names)  # pylint: disable=exec-used
+      with StatementClock(seconds) if seconds else contextlib.nullcontext():
+        exec(compile(ast.Module([statement], []), filename, 'exec'), names)  # pylint: disable=exec-used
     except TookTooLong:
       errors.append(f'{label}: line {statement.lineno} ran past {seconds} s and was stopped '
                     '(while grading another function)')
     except (Exception, SystemExit) as error:  # pylint: disable=broad-except
       errors.append(f'{label}: {recording.describe(error)}')
-    finally:
-      if seconds:
-        signal.setitimer(signal.ITIMER_REAL, 0)
 
 
-def compiled(statement, filename, check=None):
-  """A cell's statement compiled; with ``check``, each of its calls made through it."""
-  if check is None:
-    return compile(ast.Module([statement], []), filename, 'exec')
-  module = ast.Module([watchers.ThroughCheck().visit(statement)], [])
-  with warnings.catch_warnings():
-    warnings.simplefilter('ignore', SyntaxWarning)  # "'str' object is not callable": the mark.
-    return watchers.checked_code(compile(module, filename, 'exec'), check)
-
-
-def namespace(job, item, solutions, errors, check=None):
+def namespace(job, item, solutions, errors):
   """The names an item's function sees, as a kernel running the notebook would have them.
 
   The trusted setup, the stand-ins of Part 1's helpers, then the learner's
@@ -171,7 +186,7 @@ def namespace(job, item, solutions, errors, check=None):
   last = len(cells) - 1 - ids[::-1].index(own) if own and own in ids else len(cells) - 1
   for cell in cells[:last + 1]:
     run_cell(cell['source'], cell['label'], names, errors,
-             None if own and cell['grade_id'] == own else job['other cells seconds'], check)
+             None if own and cell['grade_id'] == own else job['other cells seconds'])
   learners = {name: names.get(name) for name in item['package']}
   _run_package(item['package'], solutions, names)
   rebind_defaults(names.get(item.get('function')), learners, names)
@@ -207,16 +222,10 @@ def rebind_defaults(function, learners, names):
 PARTS_OF_ITEM = {'whole': (4, 5), 'part 4': (4,), 'part 5': (5,)}
 
 
-def run_item(job, item, solutions, given, events=None, surface=None):
-  """In the child: builds the namespace, probes; returns the results.
-
-  With ``events`` (the audit channel), a function's probe is watched for
-  calls beyond the handout's imports (``call_check``, ``origin_event``).
-  """
-  errors, check = [], None
-  if events is not None and surface is not None and item['probe'] not in PARTS_OF_ITEM:
-    check = watchers.call_check(events, surface, PROBE_FILES)
-  names = namespace(job, item, solutions, errors, check)
+def run_item(job, item, solutions, given):
+  """In the child: builds the namespace, probes; returns the results."""
+  errors = []
+  names = namespace(job, item, solutions, errors)
   if item['probe'] in PARTS_OF_ITEM:
     cases = probes.probe_whole(names, given, job['model_size'], job['model_file'],
                                PARTS_OF_ITEM[item['probe']])
@@ -224,8 +233,6 @@ def run_item(job, item, solutions, given, events=None, surface=None):
     cases = []
     errors.append(f"{item['function']} is not defined by its cell")
   else:
-    if check is not None:
-      watchers.origin_event(names[item['function']], events)
     cases = probes.graded_cases(item['probe'], names[item['function']], job['seed'], given,
                                 names)
   return {'cases': cases, 'cell errors': errors}
@@ -297,7 +304,7 @@ def child(job, item, solutions, given, write_end, events):
     read_compiled(job.get('jax cache'))
     os.set_blocking(events, False)  # A full pipe refuses the event (the hook raises), never hangs.
     watchers.watch_what_runs(events, watchers.trusted_roots(sys.argv[1]))
-    data = encode_results(run_item(job, item, solutions, given, events, SURFACE))
+    data = encode_results(run_item(job, item, solutions, given))
     with os.fdopen(write_end, 'wb') as pipe:
       pipe.write(data)
   except BaseException:  # pylint: disable=broad-except
@@ -320,7 +327,7 @@ def fork_item(job, item, solutions, given):
   sys.stderr.flush()
   read_end, write_end = os.pipe()
   events_read, events_write = os.pipe()
-  started = time.monotonic()
+  clock = cpu_clock.RunClock(os.getpid(), own=False)  # The child's processes, not this one.
   pid = os.fork()
   if pid == 0:
     os.close(read_end)
@@ -328,13 +335,16 @@ def fork_item(job, item, solutions, given):
     child(job, item, solutions, given, write_end, events_write)
   os.close(write_end)
   os.close(events_write)
-  data, timed_out = read_until(read_end, started + item['seconds'], job['item bytes'])
+  data, passed = read_until(read_end, clock, item['seconds'], job['item bytes'])
   os.close(read_end)
-  status = reap(pid, time.monotonic() + (0 if timed_out else 5))
+  status = reap(pid, time.monotonic() + (0 if passed else 5))
+  read = [round(seconds, 2) for seconds in clock.read()]  # CPU, wall, charged.
   sweep()
-  return {'exit': os.waitstatus_to_exitcode(status), 'timed out': timed_out,
-          'seconds': round(time.monotonic() - started, 2),
-          'events': read_events(events_read)}, data
+  said = passed and (cpu_clock.stopped_after(item['seconds'], passed, read)
+                     + (', its limit' + cpu_clock.HINTS[passed] if passed in cpu_clock.HINTS else ''))
+  return {'exit': os.waitstatus_to_exitcode(status), 'timed out': bool(passed), 'passed': passed,
+          'seconds': read[1], 'clock': read, 'events': read_events(events_read),
+          **({'stopped': said} if said else {})}, data
 
 
 def read_events(fd, cap=1 << 20, keep=8):
@@ -380,22 +390,26 @@ def reap(pid, deadline):
   return os.waitpid(pid, 0)[1]
 
 
-def read_until(fd, deadline, cap):
-  """Reads a pipe to its end, or until the deadline or the cap."""
+def read_until(fd, clock, seconds, cap, every=0.25):
+  """Reads a pipe to its end, or until the run passes a bound of its clock, or the cap.
+
+  Returns:
+    (the bytes read, the bound passed: 'cpu', 'charged', 'starved' (``cpu_clock.over``), or None).
+  """
   chunks, size = [], 0
   while True:
-    left = deadline - time.monotonic()
-    if left <= 0:
-      return b''.join(chunks), True
-    ready, _, _ = select.select([fd], [], [], min(left, 1.0))
+    passed = cpu_clock.over(clock.read(), seconds)
+    if passed:
+      return b''.join(chunks), passed
+    ready, _, _ = select.select([fd], [], [], every)
     if not ready:
       continue
     chunk = os.read(fd, 1 << 20)
     if not chunk:
-      return b''.join(chunks), False
+      return b''.join(chunks), None
     size += len(chunk)
     if size > cap:
-      return b'', False
+      return b'', None
     chunks.append(chunk)
 
 
@@ -444,11 +458,9 @@ def preload(setup):
   sys.stdout.flush()
   channel, quiet = os.dup(1), os.open(os.devnull, os.O_WRONLY)
   os.dup2(quiet, 1)
-  global SURFACE  # pylint: disable=global-statement
   names = {'__name__': '__main__'}
   try:
     exec(setup, names)  # pylint: disable=exec-used
-    SURFACE = watchers.handout_surface(names)
   except (Exception, SystemExit):  # pylint: disable=broad-except
     pass
   finally:
@@ -465,6 +477,9 @@ def not_dumpable():
 
 def main(job_dir):
   not_dumpable()
+  # What a child leaves behind stays this process's (as the sandbox's first it is anyway): a
+  # run's clock counts its orphans' CPU time with --sandbox process too.
+  ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
   job, given = load_job(job_dir)
   preload(job['setup'])
   channel, solutions = sys.stdout.buffer, {}

@@ -265,7 +265,7 @@ def test_next_symbol_padding_to_a_power_of_two_not_above_fails(capsys):
   failed = checks.test_next_symbol(pads_to_at_least)
   out = capsys.readouterr().out
   assert failed == 4  # Lengths 1 and 4: the input and the position read.
-  assert "the model's input(s)\n    expected: [[[13, 483, 320, 1, 0, 0, 0, 0]]]" in out
+  assert "the model's inputs\n    expected: [[[13, 483, 320, 1, 0, 0, 0, 0]]]" in out
 
 
 def test_next_symbol_returning_a_numpy_int_fails_on_type(capsys):

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import learner_variants
-from summarizer.assignment import checks, defaults, properties
-from summarizer.contract import failure_text, mistakes
+from summarizer.assignment import checks, properties
+from summarizer.contract import failure_text, mistakes, signature
 from summarizer._trax import jnp, tl, trax
 from summarizer import model as package_model
 
@@ -261,12 +261,35 @@ def test_an_eval_default_in_the_signature_fails_at_its_line():
   assert lines_starting(printed, 'where: ') == [
       f"where: line {changed_line(EVAL_MODE_BY_DEFAULT)} of TransformerLM writes mode='eval', "
       "where the course writes mode='train'"]
+  # True of its signature: TransformerLM() builds a model in eval mode.
+  assert lines_starting(printed, 'why: ') == [
+      "why: a call that leaves mode out gets mode='eval', where the course's gets mode='train': "
+      "keep the course's default, which calls that leave it out rely on"]
 
 
 def test_the_courses_signature_defaults_are_its_own():
-  said = defaults.defaults(package_model.TransformerLM, package_model.TransformerLM)
-  assert said['mode'] == "'train'" and said['ff_activation'] == 'Relu'
-  assert defaults.difference(said, said) == []
+  said = signature.defaults(package_model.TransformerLM)
+  by_name = {parameter: default for parameter, default, _ in said}
+  assert by_name['mode'] == "'train'" and by_name['ff_activation'] == 'Relu'
+  assert signature.agree(said, said)
+
+
+def test_a_default_left_to_kwargs_is_the_courses_and_one_left_out_is_none():
+  def passes_on(vocab_size=33300, **options):
+    return vocab_size, options
+
+  def without_mode(vocab_size=33300, mode_name='train'):
+    return vocab_size, mode_name
+
+  def course(vocab_size=33300, mode='train'):
+    return vocab_size, mode
+  expected = signature.defaults(course)
+  assert signature.agree(signature.defaults(passes_on), expected)
+  got = signature.defaults(without_mode)
+  assert not signature.agree(got, expected)
+  assert signature.difference(expected, got)[0] == (
+      "the course's signature has mode='train', yours mode=(no default)")
+  assert signature.why(got, expected, {}).startswith('your signature gives mode no default')
 
 
 @pytest.mark.slow

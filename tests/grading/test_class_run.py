@@ -78,9 +78,9 @@ def test_a_class_is_graded_two_at_a_time_each_alone_with_its_own_verdict(monkeyp
 _GRADE_ALL = class_run.grade_all
 
 
-def _one_function(notebooks, graders, mode='bwrap', on_each=None):
-  return _GRADE_ALL(notebooks, graders, seed=SEED, mode=mode, on_each=on_each, functions=ONE,
-                    whole=False)
+def _one_function(notebooks, graders, mode='bwrap', on_each=None, on_progress=None):
+  return _GRADE_ALL(notebooks, graders, seed=SEED, mode=mode, on_each=on_each,
+                    on_progress=on_progress, functions=ONE, whole=False)
 
 
 def test_a_submission_that_cannot_be_graded_is_left_for_its_turn(monkeypatch):

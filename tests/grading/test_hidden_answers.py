@@ -20,7 +20,7 @@ import pytest
 import learner_variants
 from summarizer._trax import tl, trax
 from summarizer.contract import handout
-from summarizer.grading import grader, hidden_answers, sandbox
+from summarizer.grading import watchers, grader, hidden_answers, sandbox
 from summarizer.errors import SummarizerError
 from summarizer.contract.recording import GRADED
 
@@ -164,11 +164,21 @@ def test_the_stubbed_attention_module_keeps_what_a_correct_answer_uses(stubs):
     module.DotProductCausalAttention(mode='eval')
 
 
-@needs_bwrap
-def test_in_the_sandbox_each_original_reads_as_its_stub_and_its_bytecode_is_empty(stubs):
+def in_the_sandbox(stubs, script, *arguments, timeout=60):
+  """Runs ``python -I -c script arguments`` as the worker would run, in its sandbox."""
   directory, written = stubs
   command = sandbox.bwrap_command(directory, [], written)
   command = command[:command.index('/grader/worker.py', command.index('-I'))]
+  # The package's parent, which the worker puts on the path, after --clearenv.
+  at = len(command) - 2
+  command[at:at] = ['--setenv', 'PACKAGE_PARENT', os.path.dirname(sandbox.PACKAGE_DIR)]
+  return subprocess.run(command + ['-c', script, *arguments], capture_output=True, text=True,
+                        timeout=timeout, check=False)
+
+
+@needs_bwrap
+def test_in_the_sandbox_each_original_reads_as_its_stub_and_its_bytecode_is_empty(stubs):
+  directory, written = stubs
   script = textwrap.dedent('''
       import hashlib, sys
       for path in sys.argv[1:]:
@@ -177,12 +187,44 @@ def test_in_the_sandbox_each_original_reads_as_its_stub_and_its_bytecode_is_empt
       ''')
   originals = [stub['original'] for stub in written]
   caches = [cache for stub in written for cache in stub['bytecode']]
-  done = subprocess.run(command + ['-c', script, *originals, *caches], capture_output=True,
-                        text=True, timeout=60, check=False)
+  done = in_the_sandbox(stubs, script, *originals, *caches)
   assert done.returncode == 0, done.stderr
   stubbed = [hashlib.sha256(read(os.path.join(directory, stub['stub'])).encode()).hexdigest()
              for stub in written]
   assert done.stdout.split() == stubbed + [hashlib.sha256(b'').hexdigest()] * len(caches)
+
+
+@needs_bwrap
+def test_in_the_sandbox_the_hidden_libraries_are_empty_folders_and_trax_still_trains(stubs):
+  script = textwrap.dedent('''
+      import importlib, os, sys
+      for name in sys.argv[1:]:
+        module = name.replace(os.sep, '.')
+        spec = importlib.util.find_spec(module)
+        folders = list(spec.submodule_search_locations or []) if spec else []
+        print(module, spec is not None and spec.origin, [os.listdir(f) for f in folders])
+        for attempt in (module + '.ops', module + '.layers', module + '.gpu.attention'):
+          try:
+            importlib.import_module(attempt)
+            print('imported', attempt)
+          except ImportError:
+            pass
+      sys.path.insert(0, os.environ['PACKAGE_PARENT'])  # As the worker puts the package on it.
+      from summarizer._trax import training, trax
+      import tensorflow as tf
+      print('trax', type(training.Loop).__name__, type(tf.constant(1)).__name__)
+      ''')
+  done = in_the_sandbox(stubs, script, *sandbox.HIDDEN_LIBRARIES, timeout=300)
+  assert done.returncode == 0, done.stderr[-3000:]
+  lines = done.stdout.splitlines()
+  installed = [name for name in sandbox.HIDDEN_LIBRARIES
+               if any(os.path.isdir(os.path.join(folder, name))
+                      for folder in watchers.library_folders())]
+  assert {'keras', os.path.join('jax', 'experimental', 'pallas', 'ops')} <= set(installed)
+  for name in installed:  # Found, if at all, as an empty folder: no file, nothing under it.
+    assert f"{name.replace(os.sep, '.')} None [[]]" in lines, lines
+  assert not [line for line in lines if line.startswith('imported')], lines
+  assert lines[-1] == 'trax type EagerTensor', lines
 
 
 # --------------------------------------------------------------------------

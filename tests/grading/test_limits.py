@@ -15,7 +15,7 @@ import time
 import pytest
 
 import learner_variants
-from summarizer.grading import grader, limits, sandbox, watchdog
+from summarizer.grading import cpu_clock, grader, limits, sandbox, watchdog
 from summarizer.contract.recording import GRADED
 
 needs_bwrap = pytest.mark.skipif(not shutil.which('bwrap'), reason='needs bubblewrap')
@@ -144,7 +144,7 @@ def test_a_burst_of_forks_is_stopped(tmp_path):
 def test_the_sandbox_is_stopped_at_its_seconds(tmp_path):
   out, stops, seconds = watched_run('import time\nwhile True: time.sleep(1)', tmp_path, 3)
   assert [(stop.reason, stop.everything) for stop in stops] == [
-      ("stopped after 3 s (wall clock), the submission's limit", True)]
+      ("stopped after 3 s (wall clock, the machine's load aside), the submission's limit", True)]
   assert out == '' and seconds < 10
 
 
@@ -181,8 +181,8 @@ def test_a_sleeping_cell_costs_its_own_function_within_its_limit(monkeypatch):
   took = time.monotonic() - started
   dpa, heads = report.verdicts
   assert dpa.points == 0 and heads.points == heads.max_points, (dpa, heads)
-  assert len(dpa.lines) == 1 and dpa.lines[0].startswith('stopped after 2')
-  assert '(wall clock), its limit' in dpa.lines[0]
+  assert len(dpa.lines) == 1 and dpa.lines[0].startswith('stopped after 20 s')
+  assert "(wall clock, the machine's load aside), its limit: a sleep" in dpa.lines[0]
   assert took < 20 + 2 * limits.OTHER_CELLS_SECONDS + 120, took
 
 
@@ -226,10 +226,12 @@ def test_a_looping_function_parts_4_and_5_use_fits_in_the_submissions_seconds():
 def test_a_stop_is_the_functions_one_line_and_no_note_run_follows_it():
   stopped = {'status': {'exit': -9, 'stopped': 'stopped at 9 processes, over the sandbox\'s 8'},
              'results': None}
-  timed_out = {'status': {'exit': -9, 'timed out': True, 'seconds': 30.02}, 'results': None}
+  said = cpu_clock.stopped_after(30, 'cpu') + ', its limit' + cpu_clock.HINTS['cpu']
+  timed_out = {'status': {'exit': -9, 'timed out': True, 'passed': 'cpu', 'limit': 30,
+                          'seconds': 31.5, 'stopped': said}, 'results': None}
   assert grader.failure_lines('DecoderBlock', stopped, []) == [stopped['status']['stopped']]
   assert grader.failure_lines('DecoderBlock', timed_out, []) == [
-      "stopped after 30 s (wall clock), its limit: a loop that never ends, or a sleep?"]
+      'stopped after 30 s of CPU time, its limit: a loop that never ends?']
   own = {name: grader.Verdict('test_' + name, name, 0, 1, ['wrong'] if name == 'TransformerLM'
                               else [], []) for name in GRADED}
   assert [item['probe'] for item in grader.with_yours_items(own)] == ['training_loop']
