@@ -27,6 +27,7 @@ from summarizer.config import TOKEN_RECIPES, load_config
 from summarizer.errors import (OneLineParser, SummarizerError, finite_float, run_command, seed,
                                user_path)
 from summarizer.runs.args import NEW_RUN_LESSONS, PRESET_LESSONS, TrainArgs
+from summarizer.runs.budget import one_thread_for_tokens
 from summarizer.runs.stopping import STOP_SIGNALS
 
 # The flags whose default is the preset's (PRESET_LESSONS).
@@ -168,7 +169,8 @@ def parse_args(argv=None):
   _add_length_flags(p, defaults)
   p.add_argument('--eval-steps', type=int, default=defaults.eval_steps,
                  help='evaluate (and preview a summary) every N steps (default: about '
-                      'once a minute, and at the last step)')
+                      'once a minute, or at each tenth of a --max-tokens budget without '
+                      '--max-minutes; and at the last step)')
   p.add_argument('--save-steps', type=int, default=defaults.save_steps,
                  help='checkpoint every N steps')
   p.add_argument('--eval-batches', type=int, default=defaults.eval_batches)
@@ -242,6 +244,7 @@ def _check_numbers(p, ns):
 
 def main(argv=None):
   args = parse_args(argv)
+  one_thread_for_tokens(args)  # Before jax's first computation sizes its CPU threads.
 
   def command():
     from summarizer.corpus.sources import check_source  # pylint: disable=g-import-not-at-top

@@ -19,6 +19,7 @@ from summarizer.config import COURSE_VOCAB_FILE, DEFAULT_VOCAB_FILE, Config, loa
 from summarizer.inference import model_directory
 from summarizer.model import TransformerLM
 from summarizer.runs import args as run_args
+from summarizer.runs import budget as run_budget
 from summarizer.runs import export
 from summarizer.runs import loop as run_loop
 from summarizer.runs import prepare as run_prepare
@@ -52,6 +53,24 @@ def write_model_dir(directory, config=SMALL_CONFIG, seed=0):
   save_config(config, directory, **{k: v for k, v in values.items() if k not in config.to_dict()},
               weights_fingerprint=export.bound_to_weights(str(directory), values))
   return str(directory)
+
+
+@pytest.fixture(autouse=True)
+def thread_variables_kept():
+  """Each test ends with the CPU thread variables it began with.
+
+  The train command, run in the tests' process with a token budget, sets
+  ``PJRT_NPROC=1`` for the process (``budget.one_thread_for_tokens``): left
+  there, a later test would print "1 CPU thread(s)" and any jax started after
+  would compute on one thread.
+  """
+  began = {name: os.environ.get(name) for name in run_budget.THREAD_VARIABLES}
+  yield
+  for name, value in began.items():
+    if value is None:
+      os.environ.pop(name, None)
+    else:
+      os.environ[name] = value
 
 
 @pytest.fixture(scope='session')

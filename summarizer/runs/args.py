@@ -41,7 +41,7 @@ class TrainArgs:
   max_steps: int = 1000         # None: no step limit (a --max-minutes run).
   max_minutes: float = None     # The whole command's wall-clock budget.
   max_tokens: int = None        # The training tokens a run may read, lessons included.
-  eval_steps: int = None        # None: evaluate about once a minute (runs.plan.EVAL_SECONDS).
+  eval_steps: int = None        # None: once a minute, or at each tenth of max_tokens (runs.plan).
   save_steps: int = 200
   eval_batches: int = 8
   learning_rate: float = None

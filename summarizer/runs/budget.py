@@ -10,7 +10,10 @@ The verdict and the calibration always read all their stories and articles:
 where they take longer than kept for them, the run says by how much.
 
 ``--max-tokens N`` bounds the training tokens instead (``TokenBudget``):
-training stops at the first step past N, whatever the machine's speed.
+training stops at the first step past N, whatever the machine's speed. A run
+budgeted by tokens alone decides everything on its steps and tokens, never the
+clock, and computes on one CPU thread (``one_thread_for_tokens``), so that a
+seed's run is the same, loss for loss, on any number of cores.
 
 The learning rate then follows the clock (or the tokens), not a step count:
 a linear warm-up over the preset's warm-up steps, with a token budget or on
@@ -22,6 +25,7 @@ with the budget is what a short run learns most from; the course's rsqrt
 decay never ends, so a run cut short stops at a learning rate still high.
 """
 
+import os
 import time
 
 # Seconds kept back for the end of a run: a final evaluation, the last save,
@@ -41,6 +45,10 @@ CALIBRATION_SECONDS_PER_ARTICLE = 0.009
 # (3 articles), which ended that run 2 s past its minute.
 FIRST_CALL_SECONDS = 2.5
 MAX_ENDING_SHARE = 0.12
+# The environment variables that size XLA's pool of CPU threads, read once, when jax's
+# first computation starts its CPU client (PJRT_NPROC first); unset, the pool has a thread
+# for each core the process may use.
+THREAD_VARIABLES = ('PJRT_NPROC', 'NPROC')
 
 
 def ending_work(verdict_stories, calibration_articles):
@@ -48,6 +56,39 @@ def ending_work(verdict_stories, calibration_articles):
   return sum(FIRST_CALL_SECONDS + count * seconds for count, seconds in (
       (verdict_stories, VERDICT_SECONDS_PER_STORY),
       (calibration_articles, CALIBRATION_SECONDS_PER_ARTICLE)) if count)
+
+
+def one_thread_for_tokens(args, environ=None):
+  """Has a run budgeted by tokens alone compute on one CPU thread, before jax starts.
+
+  XLA splits a step's sums among its threads, and a sum split another way
+  rounds its last bits otherwise: one seed's losses on one core and on two
+  parted at step 5, and the repeat lessons, which end on a loss, then ended
+  at other steps. On one thread the arithmetic is the same on any number of
+  cores (on CPUs of one instruction set). The cost is what a second thread
+  adds to the token recipe's small steps: nothing measurable on this
+  machine's two shared cores (data/model/README.md, the bar in 2.5 million
+  tokens). A thread count the user set is kept.
+
+  Args:
+    args: The ``TrainArgs``.
+    environ: The environment to set (default: the process's).
+
+  Returns:
+    The CPU threads the run computes on where its environment sizes them (a
+    string), else None (a thread a core).
+  """
+  environ = os.environ if environ is None else environ
+  if (args.max_tokens is not None and args.max_minutes is None
+      and cpu_threads(environ) is None):
+    environ['PJRT_NPROC'] = '1'
+  return cpu_threads(environ)
+
+
+def cpu_threads(environ=None):
+  """The CPU threads XLA computes on where the environment sizes its pool (a string), else None."""
+  environ = os.environ if environ is None else environ
+  return next((environ[name] for name in THREAD_VARIABLES if name in environ), None)
 
 
 class Budget:

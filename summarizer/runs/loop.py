@@ -32,7 +32,7 @@ from summarizer.runs import manifest
 from summarizer.runs import run_dir
 from summarizer.runs import saving
 from summarizer.runs.args import on_split_batches
-from summarizer.runs.budget import TokenBudget
+from summarizer.runs.budget import TokenBudget, cpu_threads
 from summarizer.runs.hooked_loop import HookedLoop, quiet_loop_log
 from summarizer.runs.plan import EvalClock, Plan, split_from_start
 from summarizer.runs.prepare import tasks
@@ -100,7 +100,9 @@ def train(run):
   if run.split.on and args.max_tokens is None:  # A slow machine's clock: its own lessons.
     run.args = args = on_split_batches(args, run.config.preset)
   train_task, eval_task = tasks(run, run.budget, tokens)
-  clock = EvalClock(args.eval_steps, args.max_steps)
+  # A token budget alone evaluates on its tokens; with minutes too, the clock ends it anyway.
+  clock = EvalClock(args.eval_steps, args.max_steps,
+                    tokens=tokens if run.budget is None else None)
   stopped_by, loop, report, plan = _trained(run, train_task, eval_task, tokens, clock)
   return _finish(run, loop, report, stopped_by, plan)
 
@@ -190,11 +192,13 @@ def _announce(run, loop):
     until.append(f'for {args.max_minutes:g} minutes')
   if args.max_tokens is not None:
     until.append(f'for {args.max_tokens:,} tokens')
+  threads = cpu_threads()  # Set where the run is budgeted by tokens alone, or by its user.
+  threads = f', {threads} CPU thread(s)' if threads is not None else ''
   print(f'{"resuming" if run.resuming else "training"} {config.preset} '
         f'({n_weights / 1e6:.1f}M parameters) on {args.data} '
         f'from step {loop.step} {" or ".join(until)}, '
-        f'{trax.fastmath.local_device_count()} device(s), output in {run.directory.path}',
-        flush=True)
+        f'{trax.fastmath.local_device_count()} device(s){threads}, output in '
+        f'{run.directory.path}', flush=True)
   shown = config.to_dict()
   if args.max_tokens is None and not run.split.on:
     del shown['decay_share']  # Only tokens or quarter batches hold the peak (budget.BudgetSchedule).

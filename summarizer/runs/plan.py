@@ -1,4 +1,4 @@
-"""A run's plan: its phases, this machine's speed, and a look at the model once a minute.
+"""A run's plan: its phases, this machine's speed, and a look at the model as it learns.
 
 A run measures its own speed over its first seconds of steps (after the
 first, which compiles), then says in one line what it will do::
@@ -14,7 +14,10 @@ back the seconds the verdict and the calibration take at that speed
 (``Budget.fit_to_speed``), and a machine below ``SPLIT_SHARE`` of the
 recipe's speed trains on quarter batches, four times the steps. Evaluations come on
 the clock (``EvalClock``), about once a minute whatever a step costs, unless
-``--eval-steps`` asks for a step count. Where the budget reads far fewer tokens than the recipe took to
+``--eval-steps`` asks for a step count. A run budgeted by tokens alone decides
+nothing by the clock: it plans at a step count, on the tokens its steps read
+(``TOKEN_PLAN_STEPS``), and evaluates at each tenth of its tokens; the seconds
+only show in its lines. Where the budget reads far fewer tokens than the recipe took to
 clear the bar, the plan says so at the start; where the run ends below the
 bar, ``minutes_to_bar`` gives the minutes its pace needs for the recipe's
 steps (the diagnosis's ``--resume --max-minutes N``).
@@ -51,6 +54,9 @@ TOKEN_PLAN_STEPS = 100
 COMPILE_SLOWDOWN = 4.0
 # Seconds between two evaluations (and previews) without --eval-steps.
 EVAL_SECONDS = 60.0
+# ... and in a run budgeted by tokens alone, the evaluations of its budget: one at each tenth
+# of its tokens (2.5 million tokens, about seven minutes on one free core: one every 40 s).
+EVALS_PER_TOKEN_BUDGET = 10
 # What the quick preset's recipe took to clear the bar (undertrained.bar), at
 # the fewest: pinned to one core a busy loop shares, ten minutes from random
 # weights made 1,869 steps and read 2.6 million tokens (2026-11-26, seed 0).
@@ -106,16 +112,27 @@ MAX_LESSON_SHARE = 0.5
 
 
 class EvalClock:
-  """When a run evaluates: every ``every_steps`` steps, or every ``seconds``.
+  """When a run evaluates: every ``every_steps`` steps, at each tenth of a token budget, or
+  every ``seconds``.
 
-  The last step (``max_steps``) is always evaluated.
+  The last step (``max_steps``) is always evaluated. A run budgeted by tokens
+  alone (``tokens``, its ``TokenBudget``, and no time budget) evaluates at the
+  first step past each ``EVALS_PER_TOKEN_BUDGET``-th of its tokens: an
+  evaluation draws from the loop's random numbers, so a clock's evaluations
+  would make the same seed's run another on a slower machine.
   """
 
-  def __init__(self, every_steps=None, max_steps=None, seconds=None):
+  def __init__(self, every_steps=None, max_steps=None, seconds=None, tokens=None):
     self.every_steps, self.max_steps = every_steps, max_steps
     self.seconds = EVAL_SECONDS if seconds is None else seconds
+    self.tokens = tokens if every_steps is None else None
     self.last_time = time.monotonic()
     self.last_step = None
+    self._shares_done = 0  # The budget's shares read at the last evaluation.
+
+  def _shares(self):
+    """How many whole ``EVALS_PER_TOKEN_BUDGET``-ths of the token budget are read."""
+    return self.tokens.read() * EVALS_PER_TOKEN_BUDGET // max(self.tokens.tokens, 1)
 
   def due(self, step):
     """Whether the loop evaluates after ``step`` (Trax's ``eval_at``)."""
@@ -123,11 +140,15 @@ class EvalClock:
       return True
     if self.every_steps is not None:
       return step % self.every_steps == 0
+    if self.tokens is not None:
+      return self._shares() > self._shares_done
     return time.monotonic() - self.last_time >= self.seconds
 
   def evaluated(self, step):
-    """Records an evaluation after ``step``: the clock starts again."""
+    """Records an evaluation after ``step``: the clock (or the tokens' count) starts again."""
     self.last_time, self.last_step = time.monotonic(), step
+    if self.tokens is not None:
+      self._shares_done = self._shares()
 
 
 class Plan:
@@ -219,7 +240,9 @@ class Plan:
     if repeat is not None and repeat.ended_at is None:
       share = ''
       if (self.budget is not None or self.tokens is not None) and self._fit_lessons(step, steps):
-        share = f': {MAX_LESSON_SHARE:.0%} of the steps this machine makes in the budget'
+        whose = ("the budget's tokens make" if self.budget is None
+                 else 'this machine makes in the budget')
+        share = f': {MAX_LESSON_SHARE:.0%} of the steps {whose}'
       until = (f'until their loss is below {repeat.until_loss:g} '
                if repeat.until_loss is not None else '')
       phases = f'repeat lessons {until}(at most {repeat.max_steps:,} steps{share}), then the stories'
@@ -237,6 +260,8 @@ class Plan:
     steps: a story step holds about 2.5 times a lesson step's tokens and
     costs about 2.3 times its time (their shapes' ``step_work``). Counting
     every step at the lessons' pace promised twice the steps a run made.
+    Where the tokens end the run, its steps are counted from the tokens
+    alone: the pace only prices them in seconds.
     """
     tokens_per_step = (self._tokens_per_step if self._tokens_per_step is not None
                        else self.tokens_per_second / max(steps_per_second, 1e-9))
@@ -245,17 +270,18 @@ class Plan:
     if story is None:  # Measured on the stories themselves (or no sample of them).
       lessons, story = 0, (tokens_per_step, 1.0)
     story_tokens, cost = story
-    lesson_seconds = lessons / max(steps_per_second, 1e-9)
+    pace = max(steps_per_second, 1e-9)
     seconds = self.budget.seconds_left() if self.budget is not None else math.inf
-    # The seconds the token budget lasts at these paces.
-    token_seconds = math.inf
     if self.tokens is not None:
       left = self.tokens.left()
-      lesson_tokens = min(lessons * tokens_per_step, left)
-      token_seconds = (lesson_tokens / tokens_per_step + (left - lesson_tokens) / story_tokens
-                       * cost) / max(steps_per_second, 1e-9)
-    self._token_seconds = token_seconds
-    seconds = max(min(seconds, token_seconds), 0.0)
+      lesson_steps = lessons if lessons * tokens_per_step <= left else left / tokens_per_step
+      story_steps = max(left - lessons * tokens_per_step, 0) / story_tokens
+      # The seconds the token budget lasts at these paces, a story step costing ``cost`` lessons'.
+      self._token_seconds = (lesson_steps + story_steps * cost) / pace
+      if self._token_seconds <= seconds:
+        return self._token_seconds, int(lesson_steps + story_steps)
+    seconds = max(seconds, 0.0)
+    lesson_seconds = lessons / pace
     if seconds <= lesson_seconds:
       return seconds, int(seconds * steps_per_second)
     return seconds, int(lessons + (seconds - lesson_seconds) * steps_per_second / cost)

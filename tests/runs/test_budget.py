@@ -258,3 +258,17 @@ def test_a_token_budget_or_split_batches_hold_the_peak_and_whole_batches_on_a_cl
   assert rate_at(1 - share / 2) == pytest.approx(0.5)  # ... then decays over the last share.
   split.on = False
   assert rate_at(middle, run_budget.TokenBudget(1000, counter)) == pytest.approx(1.0)
+
+
+def test_a_run_budgeted_by_tokens_alone_computes_on_one_cpu_thread_unless_told():
+  def threads(environ, **flags):
+    args = run_args.TrainArgs(**flags)
+    return run_budget.one_thread_for_tokens(args, environ), environ
+
+  assert threads({}, max_tokens=1000, max_steps=None) == ('1', {'PJRT_NPROC': '1'})
+  # A clock, or no budget of tokens, keeps a thread a core.
+  assert threads({}, max_tokens=1000, max_minutes=5.0) == (None, {})
+  assert threads({}) == (None, {})
+  # A thread count of the user's is kept, whichever variable says it.
+  assert threads({'NPROC': '4'}, max_tokens=1000) == ('4', {'NPROC': '4'})
+  assert threads({'PJRT_NPROC': '2'}, max_tokens=1000) == ('2', {'PJRT_NPROC': '2'})

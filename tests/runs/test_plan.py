@@ -53,6 +53,23 @@ def test_evaluations_come_on_the_clock_or_every_n_steps(clock):
   assert by_steps.due(400) and not by_steps.due(401) and by_steps.due(450)
 
 
+def test_a_token_budget_alone_evaluates_at_each_tenth_of_its_tokens_whatever_the_clock(clock):
+  counter = {'tokens': 0}
+  tokens = run_budget.TokenBudget(1000, counter)
+  by_tokens = run_plan.EvalClock(max_steps=None, seconds=60, tokens=tokens)
+  due = []
+  for step in range(1, 16):
+    counter['tokens'] += 70  # A tenth is 100 tokens: due past 100, 200, 300, ...
+    clock.now += 3600 if step % 2 else 0.001  # An hour or a moment between steps: no matter.
+    if by_tokens.due(step):
+      due.append(step)
+      by_tokens.evaluated(step)
+  assert due == [2, 3, 5, 6, 8, 9, 10, 12, 13, 15]
+  # --eval-steps still wins, and the last step is evaluated.
+  by_steps = run_plan.EvalClock(every_steps=4, max_steps=10, tokens=tokens)
+  assert [s for s in range(1, 11) if by_steps.due(s)] == [4, 8, 10]
+
+
 def test_a_slow_machine_gets_shorter_lessons_and_keeps_back_more_for_the_verdict(clock):
   budget = run_budget.Budget(10, started=clock.now, verdict_stories=100,
                              calibration_articles=500)
@@ -457,10 +474,13 @@ def test_a_token_budget_plans_the_same_lessons_on_a_fast_and_a_slow_machine(cloc
       clock.now += (20.0 if step == slow_step else 1.0) / steps_per_second
       counter['tokens'] += 16 * (30 + 20 * (step % 3) // 2)
       line = plan.measure(step, counter['tokens'])
-    return step, line.split('; this machine')[0], line.split(' steps')[0].rsplit(' ', 1)[1], \
+    return step, line.split('; this machine')[0], line.split('about ')[1].split(' steps')[0], \
         repeat.max_steps
 
   fast, slow = planned(40, slow_step=None), planned(5, slow_step=30)
   assert fast == slow
+  # Counted from the tokens, the steps are the same at any pace, to the last one.
+  assert {planned(pace / 7, slow_step=pace) for pace in range(1, 60)} == {fast}
   assert fast[0] == run_plan.MEASURE_FROM_STEP + run_plan.TOKEN_PLAN_STEPS
   assert fast[3] < 3000  # The lessons' most steps: half the budget's, fewer than the phase's.
+  assert "(at most 312 steps: 50% of the steps the budget's tokens make)" in fast[1]
