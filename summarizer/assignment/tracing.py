@@ -11,6 +11,10 @@ precision) after the last one that did: ``where: line N of f, `x` has shape
 Trax layers) the two layers are walked side by side instead, and the first
 sublayer that differs is named with the learner's line that built it.
 
+The following itself (``Follower``, ``array_where``, ``number_where``) is the
+contract's (``contract/following.py``): the grader prints the same line from
+the learner's trace its sandbox sends (``grading/where_line.py``).
+
 Nothing here may break a check: any failure of the tracing gives no line.
 """
 

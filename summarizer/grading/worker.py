@@ -85,8 +85,7 @@ if __name__ == '__main__':
   hide_answers(sys.argv[1])
 import cpu_clock  # pylint: disable=import-error,wrong-import-position
 import watchers  # pylint: disable=import-error,wrong-import-position
-from summarizer.contract import (check_inputs, following, probes,  # pylint: disable=wrong-import-position
-                                  recording)
+from summarizer.contract import check_inputs, probes, recording  # pylint: disable=wrong-import-position
 
 
 
@@ -238,26 +237,9 @@ def run_item(job, item, solutions, given):
                                 names)
     if item['probe'] in check_inputs.TRACED:
       return {'cases': cases, 'cell errors': errors,
-              'traces': learners_traces(item['probe'], names[item['function']])}
+              'traces': check_inputs.learners_traces(item['probe'], names[item['function']])}
   return {'cases': cases, 'cell errors': errors}
 
-
-def learners_traces(name, function):
-  """The learner's function followed on the notebook's check's inputs (``check_inputs``).
-
-  Only the learner's frames (its cells') are followed; the grader follows
-  the package's function on the same inputs, outside, and names the line
-  where they part (the ``where:`` line the notebook prints). [] when its
-  code cannot be followed.
-  """
-  code = getattr(function, '__code__', None)
-  if not isinstance(code, types.CodeType) or not recording.in_a_cell(code.co_filename):
-    return []
-  try:
-    return [following.sent_trace(call, code, recording.in_a_cell)
-            for call in check_inputs.calls(name, function)]
-  except recording.CAUGHT:  # pylint: disable=broad-except
-    return []
 
 
 def encode_results(results):
