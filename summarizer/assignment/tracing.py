@@ -23,7 +23,8 @@ import types
 
 from summarizer.contract import exercise_code, probes_layers
 from summarizer.contract.failure_text import learners_code
-from summarizer.contract.following import Follower, array_where, is_layers, number_where
+from summarizer.contract.following import (Follower, array_where, is_layers, number_where,
+                                           where_at)
 
 
 def learners_function(value):
@@ -117,18 +118,18 @@ def _layer_where(yours, theirs):
   if got is not None and around is not None and built is not None and (
       built[1] != yours.top.co_name == around[1]):
     # Built by an earlier exercise's function: the line that put it here is the checked one's.
-    return (f'where: line {around[0]} of {around[1]} puts `{_named(got)}` here; the course has '
+    return (f'{where_at(*around)} puts `{_named(got)}` here; the course has '
             f'`{_named(wanted)}`')
   if built is None:
     return None
   line, function = built
   if got is None:
-    return (f'where: line {line} of {function} built `{_named(parent)}` without '
+    return (f'{where_at(line, function)} built `{_named(parent)}` without '
             f'`{_named(wanted)}`; the course has `{_named(wanted)}` here')
   if wanted is None:
-    return (f'where: line {line} of {function} built `{_named(got)}`; the course has '
+    return (f'{where_at(line, function)} built `{_named(got)}`; the course has '
             f'nothing more here')
-  return (f'where: line {line} of {function} built `{_named(got)}`; the course has '
+  return (f'{where_at(line, function)} built `{_named(got)}`; the course has '
           f'`{_named(wanted)}` here')
 
 

@@ -177,7 +177,7 @@ def array_where(events, course):
     here = arrays[index]
     what = f'`{name}`' if name else 'what it returns'
     other = ' with other numbers' if here.shape == array.shape else ''
-    return (f'where: line {line} of {function}, {what} has shape {array.shape}{other}; '
+    return (f'{where_at(line, function)}, {what} has shape {array.shape}{other}; '
             f'the course has {here.shape} here')
   return None
 
@@ -191,9 +191,14 @@ def number_where(numbers, course):
   ints = {(name, value) for _, _, name, value in course if isinstance(value, int)}
   for line, function, name, value in numbers:
     if isinstance(value, float) and value.is_integer() and (name, int(value)) in ints:
-      return (f'where: line {line} of {function}, `{name}` is {value!r}, a float; the course '
+      return (f'{where_at(line, function)}, `{name}` is {value!r}, a float; the course '
               f'has the int {int(value)} here')
   return None
+
+
+def where_at(line, function):
+  """How a ``where:`` line starts, on both sides: 'where: line N of f'."""
+  return f'where: line {line} of {function}'
 
 
 def is_layers(value):
