@@ -10,12 +10,13 @@ imports this module).
 """
 
 import functools
+import time
 import types
 
 from summarizer._trax import jnp
 from summarizer.contract import following, probes_layers
-from summarizer.contract.recording import (CAUGHT, DOT_PRODUCT_ATTENTION, HEADS_CLOSURE,
-                                           OUTPUT_CLOSURE, SELF_ATTENTION, in_a_cell)
+from summarizer.contract.recording import (DOT_PRODUCT_ATTENTION, HEADS_CLOSURE, OUTPUT_CLOSURE,
+                                           SELF_ATTENTION, in_a_cell)
 
 # The grading seed the checks draw the probes' inputs from: its layers' heads are never as
 # wide as they are many (CausalAttention 4 of 3, DecoderBlock 3 of 4, TransformerLM 2 of
@@ -87,21 +88,28 @@ def calls(name, function):
   return _CALLS[name](function)
 
 
-def learners_traces(name, function):
+def learners_traces(name, function, until=None):
   """The learner's function followed on the notebook's check's inputs (in the sandbox).
 
   Only the learner's frames (its cells', ``in_a_cell``) are followed; the
   grader follows the package's function on the same inputs, outside, and
-  names the line where they part (``grading/where_line.py``). [] when its
-  code cannot be followed.
+  names the line where they part (``grading/where_line.py``). A help only:
+  [] when its code cannot be followed, when a call raises what no case
+  catches, or when ``until`` (a ``time.monotonic()``) passes before the last
+  call starts, so that following never costs the function its time.
   """
   code = getattr(function, '__code__', None)
   if not isinstance(code, types.CodeType) or not in_a_cell(code.co_filename):
     return []
+  traces = []
   try:
-    return [following.sent_trace(call, code, in_a_cell) for call in calls(name, function)]
-  except CAUGHT:  # pylint: disable=broad-except
-    return []
+    for call in calls(name, function):
+      if until is not None and time.monotonic() > until:
+        return []
+      traces.append(following.sent_trace(call, code, in_a_cell))
+  except BaseException:  # pylint: disable=broad-except
+    return []  # Even what the cases let through (a KeyboardInterrupt raised on purpose).
+  return traces
 
 
 def _dot_product_calls(function):

@@ -13,6 +13,7 @@ learner's values, and never come for a correct answer.
 import io
 import json
 import linecache
+import time
 
 import numpy as np
 import pytest
@@ -233,3 +234,16 @@ def _spy_in(call):
     if isinstance(part, _Spy):
       return part
   raise AssertionError(f'no spy in {call!r}')
+
+
+def test_following_is_given_up_past_its_time_or_on_what_no_case_catches():
+  function = in_a_sandbox_cell('DotProductAttention', UNSCALED_SCORES)
+  assert len(check_inputs.learners_traces('DotProductAttention', function)) == len(
+      check_inputs.calls('DotProductAttention', function))
+  assert check_inputs.learners_traces('DotProductAttention', function,
+                                      until=time.monotonic() - 1) == []
+  interrupting = in_a_sandbox_cell('DotProductAttention', '''
+def DotProductAttention(query, key, value, mask):
+  raise KeyboardInterrupt
+''')
+  assert check_inputs.learners_traces('DotProductAttention', interrupting) == []
