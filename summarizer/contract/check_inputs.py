@@ -123,7 +123,8 @@ def _dot_product_calls(function):
 def _heads_calls(function):
   made = [functools.partial(_closure_call, function, 2, 3, jnp.array([TWO_HEADS] * batch))
           for batch in HEADS_BATCHES]
-  return made + [_drawn_closure_call(function, probes_layers.probe_compute_attention_heads_closure)]
+  probe = probes_layers.probe_compute_attention_heads_closure
+  return made + [_drawn_closure_call(function, probe)]
 
 
 def _self_attention_calls(function):
@@ -137,7 +138,8 @@ def _output_calls(function):
   heads = jnp.array([POSITIONS] * 6)  # (B * H, L, Dh)
   made = [functools.partial(_closure_call, function, n_heads, d_head, heads)
           for n_heads, d_head in JOINED_HEADS]
-  return made + [_drawn_closure_call(function, probes_layers.probe_compute_attention_output_closure)]
+  probe = probes_layers.probe_compute_attention_output_closure
+  return made + [_drawn_closure_call(function, probe)]
 
 
 def _drawn_closure_call(function, probe):

@@ -9,8 +9,8 @@
 - the package's folder is a fresh tmpfs holding only ``VISIBLE_MODULES``:
   no graded function (``graded_modules()``), no assignment room, of the
   contract only the probes and what follows the learner's function for the
-  ``where:`` line (``following``, ``check_inputs``), no notebook, no ``.git``: ``from summarizer import
-  CausalAttention`` fails;
+  ``where:`` line (``following``, ``check_inputs``), no notebook, no ``.git``:
+  ``from summarizer import CausalAttention`` fails;
 - Trax's own answers to the exercises (``hidden_answers.py``) are stubs that raise:
   each file that defines one is a copy with those definitions' bodies
   replaced, bound over the original, and its bytecode is an empty file;

@@ -85,7 +85,7 @@ def _where(trace, course):
 
 
 def with_where(name, results, lines):
-  """The failure lines, the ``where:`` line (when found) after the first failure's, as the notebook."""
+  """The failure lines with the ``where:`` line (when found) after the first failure's."""
   if not lines:
     return lines
   line = where_line(name, results.get('traces'))

@@ -85,7 +85,8 @@ if __name__ == '__main__':
   hide_answers(sys.argv[1])
 import cpu_clock  # pylint: disable=import-error,wrong-import-position
 import watchers  # pylint: disable=import-error,wrong-import-position
-from summarizer.contract import check_inputs, probes, recording  # pylint: disable=wrong-import-position
+# pylint: disable-next=wrong-import-position
+from summarizer.contract import check_inputs, probes, recording
 
 
 
