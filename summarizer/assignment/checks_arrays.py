@@ -11,7 +11,7 @@ import numpy as np
 
 from summarizer import attention as _attention
 from summarizer._trax import jnp
-from summarizer.contract import measures, probes_layers, recording
+from summarizer.contract import check_inputs, measures, probes_layers, recording
 from summarizer.contract.compare import allclose
 from summarizer.contract.judge import reading
 from summarizer.contract.mistakes import attention_with, standard_softmax
@@ -23,36 +23,21 @@ from summarizer.assignment.runner import CHECK_SEED, as_array, run_cases, shape_
 # exp(x - logsumexp(x)) in float32, such a row weighs every value 1, which
 # is why the first rows below are sums of the values; a standard softmax
 # gives their mean there, and passes too (see _either_softmax).
-_ATTENTION_QUERY = [[1, 0, 1, 0], [0, 1, 0, 0], [0, 0, 1, 1]]
-
-
-_ATTENTION_KEY = [[9, 8, 7, 6], [6, 5, 4, 3], [3, 2, 1, 0]]
-
-
-_ATTENTION_VALUE = [[0, 0, 1, 0], [1, 0, 0, 0], [0, 1, 0, 1]]
+# The expected outputs of the course's examples (``check_inputs.DOT_PRODUCT_EXAMPLES``, whose
+# inputs the grader's where: line follows too), in their order.
+_DOT_PRODUCT_OUTPUTS = [
+    [[1, 1, 1], [0, 1, 0]],
+    [[0, 1, 2], [0, 1, 1]],
+    [[1, 1, 1, 1], [0, 0, 1, 0], [0.04742587, 0, 0.95257413, 0]],
+    [[0.04731418, 0.00235563, 0.9503307, 0.00235563],
+     [0.8175744, 0.1824255, 0, 0.1824255],
+     [0, 1, 0, 1]],
+]
 
 
 # (name, query, key, value, mask, expected output)
-_DOT_PRODUCT_CASES = [
-    ('example 1 (first row fully masked)',
-     [[1, 0, 0], [0, 1, 0]], [[1, 2, 3], [4, 5, 6]], [[0, 1, 0], [1, 0, 1]],
-     [[0, 0], [-1e9, 0]],
-     [[1, 1, 1], [0, 1, 0]]),
-    ('example 2 (first row fully masked)',
-     [[1, 2, 3], [4, 5, 6]], [[1, 2, 3], [4, 5, 6]], [[0, 1, 1], [0, 0, 1]],
-     [[0, 0], [-1e9, 0]],
-     [[0, 1, 2], [0, 1, 1]]),
-    ('example 3 (first row fully masked)',
-     _ATTENTION_QUERY, _ATTENTION_KEY, _ATTENTION_VALUE,
-     [[0, 0, 0], [-1e9, 0, 0], [-1e9, -1e9, 0]],
-     [[1, 1, 1, 1], [0, 0, 1, 0], [0.04742587, 0, 0.95257413, 0]]),
-    ('example 4 (no row fully masked)',
-     _ATTENTION_QUERY, _ATTENTION_KEY, _ATTENTION_VALUE,
-     [[-1e9, -1e9, -1e9], [0, -1e9, -1e9], [0, 0, -1e9]],
-     [[0.04731418, 0.00235563, 0.9503307, 0.00235563],
-      [0.8175744, 0.1824255, 0, 0.1824255],
-      [0, 1, 0, 1]]),
-]
+_DOT_PRODUCT_CASES = [(*example, expected) for example, expected
+                      in zip(check_inputs.DOT_PRODUCT_EXAMPLES, _DOT_PRODUCT_OUTPUTS)]
 
 
 def _either_softmax(inputs):
@@ -134,11 +119,8 @@ def _probe_case(probe, package_function, index):
   return recorded['name'], inputs, taken[recording.OUTPUT]
 
 
-# Two positions whose features are one-hot, so a wrong reshape shows.
-_POSITIONS = [[1, 0, 0], [0, 1, 0]]
-
-
-_TWO_HEADS = [[1, 0, 0, 1, 0, 0], [0, 1, 0, 0, 1, 0]]  # Both heads see _POSITIONS.
+# Two positions whose features are one-hot, so a wrong reshape shows; both heads see them.
+_POSITIONS, _TWO_HEADS = check_inputs.POSITIONS, check_inputs.TWO_HEADS
 
 
 def test_compute_attention_heads_closure(compute_attention_heads_closure):
@@ -154,7 +136,7 @@ def test_compute_attention_heads_closure(compute_attention_heads_closure):
     int: the number of failed cases.
   """
   cases = []
-  for batch in (2, 3):
+  for batch in check_inputs.HEADS_BATCHES:
     x = jnp.array([_TWO_HEADS] * batch)  # (B, L, H * Dh)
     cases.append(_output_case(
         f'{probes_layers.closure_call(recording.HEADS_CLOSURE, 2, 3)} on a batch of {batch}',
@@ -192,10 +174,10 @@ def test_compute_attention_output_closure(compute_attention_output_closure):
     int: the number of failed cases.
   """
   heads = jnp.array([_POSITIONS] * 6)  # (B * H, L, Dh)
-  joined = {
-      (2, 3): [_TWO_HEADS] * 3,
-      (3, 2): [[[1, 0, 1, 0, 0, 0], [0, 0, 1, 0, 1, 0]]] * 3,
-  }
+  joined = dict(zip(check_inputs.JOINED_HEADS, (  # (n_heads, d_head): the joined heads.
+      [_TWO_HEADS] * 3,
+      [[[1, 0, 1, 0, 0, 0], [0, 0, 1, 0, 1, 0]]] * 3,
+  )))
   cases = []
   for (n_heads, d_head), expected in joined.items():
     cases.append(_output_case(
@@ -222,16 +204,11 @@ def test_dot_product_self_attention(dot_product_self_attention):
   Returns:
     int: the number of failed cases.
   """
-  qkv = (_POSITIONS, [[1, 2, 3], [4, 5, 6]], [[0, 1, 0], [1, 0, 1]])
-  doubled = tuple([row + row for row in rows] for rows in qkv)  # Features twice.
-  examples = [
-      ('3 features', qkv, [[[0, 1, 0], [0.8496746, 0.15032543, 0.8496746]]]),
-      ('6 features', doubled,
-       [[[0, 1, 0, 0, 1, 0],
-         [0.9205239, 0.07947586, 0.9205239, 0.9205239, 0.07947586, 0.9205239]]]),
-  ]
+  outputs = [[[[0, 1, 0], [0.8496746, 0.15032543, 0.8496746]]],
+             [[[0, 1, 0, 0, 1, 0],  # The same features twice.
+               [0.9205239, 0.07947586, 0.9205239, 0.9205239, 0.07947586, 0.9205239]]]]
   cases = []
-  for name, (q, k, v), expected in examples:
+  for (name, (q, k, v)), expected in zip(check_inputs.SELF_ATTENTION_EXAMPLES, outputs):
     q, k, v = jnp.array([q]), jnp.array([k]), jnp.array([v])
     cases.append(_output_case(f'dot_product_self_attention, {name}',
                               functools.partial(dot_product_self_attention, q=q, k=k, v=v),

@@ -11,10 +11,15 @@ How an answer is measured and judged:
 - ``probes`` (Exercises 8-10, Parts 4-5, the table of all) and ``probes_layers``
   (Exercises 1-7): a function's outputs on the grading's inputs, nothing judged.
   They run inside the sandbox too: the sandbox shows these three modules of the
-  contract, and nothing else of it;
+  contract, and of the rest only the two below;
 - ``measures``: each measure once, compared by ``compare``, its difference printed
   by ``failure_text``, the mistake it names by ``mistakes``;
-- ``judge``: the one judge both sides hand a measure and its expected value.
+- ``judge``: the one judge both sides hand a measure and its expected value;
+- ``following`` (a call followed line by line, and the learner's first value the
+  course's function never held: the ``where:`` line) and ``check_inputs`` (the
+  notebook's check inputs of Exercises 1-4, which both sides follow). The
+  sandbox shows these two as well: it follows the learner's function alone and
+  sends its trace back; the package's is followed outside.
 
 The learner's room (``summarizer.assignment``, the checks in the kernel) and the
 teacher's (``summarizer.grading``, the sandboxed grader) import this room, never

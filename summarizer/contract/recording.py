@@ -104,7 +104,7 @@ SIGNATURE_CASE = f"{TRANSFORMER_LM}'s signature"  # Its defaults (``signature.py
 # Recording cases.
 
 def describe(error):
-  """'Type: message (cell N, line L: code)', short; a Trax ``LayerError`` said as what it wraps."""
+  """'Type: message (in F, line L: code)', short; a Trax ``LayerError`` said as what it wraps."""
   inner = innermost(error)
   message = str(inner).strip().splitlines()
   text = type(inner).__name__ + (': ' + ' / '.join(message[:3])[:300] if message else '')
@@ -117,11 +117,17 @@ def in_a_cell(filename):
 
 
 def cell_line(error):
-  """' (cell N, line L: code)': the learner's cell's last line in the traceback, or ''."""
+  """' (in F, line L: code, at `part`)': the learner's last line in the traceback, or ''.
+
+  Said as the notebook's check says it (``failure_text.describe``): the
+  function the line is in (``<module>`` for a cell's own statement), its
+  number in its cell, and its code with the part that raised (PEP 657).
+  """
   frame = learners_frame(error, in_a_cell)
   if frame is None:
     return ''
-  return f' ({frame.filename[1:-1]}, line {frame.lineno}: {(frame.line or "").strip()})'
+  code = frame_code(frame)
+  return f' (in {frame.name}, line {frame.lineno}' + (f': {code})' if code else ')')
 
 
 def learners_frame(error, learners):

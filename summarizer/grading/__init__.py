@@ -8,6 +8,8 @@
   contract's ``judge`` holds each of the function's ``measures`` against
   the package's own results (``reference_results``), as the notebook's checks
   do. ``watchdog`` stops the sandbox from outside at the limits of ``limits``.
+  ``where_line`` names the learner's line where the values leave the course's,
+  from the learner's trace the sandbox sends beside the package's followed here.
 - ``nbgrader_plugin``: the nbgrader preprocessors that write that verdict.
 
 The grader imports the contract (``summarizer.contract``), never the learner's room

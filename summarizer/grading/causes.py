@@ -17,8 +17,8 @@ import re
 
 # A verdict's status: what the class report shows it as.
 PASSED, FAILED, STOPPED, NOT_RUN = 'passed', 'failed', 'stopped at a limit', 'not run'
-# The learner's line an error names (``probes.describe``): '(cell LABEL, line N: code)'.
-_LEARNERS_LINE = re.compile(r'\((cell [^,()]+), line (\d+): (.*)\)\s*$')
+# The learner's line an error names (``recording.describe``): '(in FUNCTION, line N: code)'.
+_LEARNERS_LINE = re.compile(r'\((in [^,()]+), line (\d+): (.*)\)\s*$')
 _NUMBER = re.compile(r'\d+(\.\d+)?(e-?\d+)?')
 _FAILED = 'Failed: '
 _WHY = 'why: '

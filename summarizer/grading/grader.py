@@ -27,7 +27,7 @@ import weakref
 
 from summarizer.contract import handout, notebook_data, recording
 from summarizer.grading import (causes, jupyter_source, limits, report_schema, sandbox,
-                                static_reading, watchdog)
+                                static_reading, watchdog, where_line)
 from summarizer.contract.judge import ALL_PASSED, judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
@@ -396,6 +396,7 @@ def failure_lines(name, result, expected_cases):
   failed = judge_cases(name, results.get('cases', []), expected_cases)
   if not failed and results.get('cases'):
     return []
+  failed = where_line.with_where(name, results, failed)
   return [hidden_reason(line) for line in lines + shortened(failed)]
 
 

@@ -18,7 +18,7 @@ import zipfile
 
 import numpy as np
 
-from summarizer.contract import recording
+from summarizer.contract import following, recording
 
 MAX_DOCUMENT_BYTES = 4 << 20  # A report's JSON: the package's largest is about 40 KB.
 MAX_ARRAY_BYTES = 32 << 20    # Its arrays: the largest, Part 4's log-probabilities, is ~1 MB.
@@ -123,7 +123,7 @@ def _read_npy(data):
 # Fitting the package's results.
 
 def fit(results, expected_cases):
-  """The report's parts the judge reads, checked: {'cases', 'cell errors'}.
+  """The report's parts the judge reads, checked: {'cases', 'cell errors', 'traces'}.
 
   Raises:
     Unfit: naming the first part that does not fit.
@@ -136,7 +136,76 @@ def fit(results, expected_cases):
     raise Unfit('its cell errors are not a list of texts')
   wanted = {case['name']: case['measures'] for case in expected_cases}
   return {'cases': [_fit_case(case, wanted) for case in cases],
-          'cell errors': [error[:2000] for error in errors[:20]]}
+          'cell errors': [error[:2000] for error in errors[:20]],
+          'traces': fit_traces(results.get('traces', []))}
+
+
+# --------------------------------------------------------------------------
+# The learner's traces (``following.sent_trace``): feedback for the where: line, never scored.
+
+MAX_TRACES = 8
+_DTYPES = frozenset({'bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32',
+                     'uint64', 'float16', 'float32', 'float64'})
+
+
+def fit_traces(traces):
+  """The traces that fit their bounds; [] when any does not (a where: line is then left out).
+
+  A trace only ever adds a ``where:`` line: one that does not fit costs
+  nothing but that line.
+  """
+  if not isinstance(traces, list) or len(traces) > MAX_TRACES:
+    return []
+  try:
+    return traces if all(_trace_fits(trace) for trace in traces) else []
+  except (TypeError, ValueError, OverflowError):
+    return []
+
+
+def _trace_fits(trace):
+  if not isinstance(trace, dict) or set(trace) != {'events', 'numbers', 'scalars', 'output',
+                                                   'raised', 'cut'}:
+    return False
+  events, numbers, scalars, output = (trace['events'], trace['numbers'], trace['scalars'],
+                                      trace['output'])
+  if not (isinstance(events, list) and isinstance(scalars, list)
+          and len(events) <= following.MOST_SENT_EVENTS
+          and len(scalars) <= following.MOST_SENT_EVENTS
+          and isinstance(numbers, np.ndarray) and numbers.ndim == 1
+          and numbers.dtype == np.float64 and numbers.size <= following.MOST_SENT_TOTAL
+          and type(trace['raised']) is bool and type(trace['cut']) is bool):
+    return False
+  if output is not None and not (isinstance(output, np.ndarray) and output.ndim <= 8
+                                 and output.size <= following.MOST_SENT_NUMBERS):
+    return False
+  sizes = [_event_size(event) for event in events]
+  return (None not in sizes and sum(sizes) == numbers.size
+          and all(_scalar_fits(scalar) for scalar in scalars))
+
+
+def _event_size(event):
+  """The number of numbers an event's array holds, or None when the event does not fit."""
+  if not (isinstance(event, list) and len(event) == 6):
+    return None
+  line, function, name, frame, dtype, shape = event
+  if not (type(line) is int and type(frame) is int and _name_fits(function)
+          and (name is None or _name_fits(name)) and dtype in _DTYPES
+          and isinstance(shape, list) and len(shape) <= 8
+          and all(type(size) is int and 0 <= size <= following.MOST_SENT_NUMBERS
+                  for size in shape)):
+    return None
+  size = int(np.prod(shape, dtype=np.int64))
+  return size if size <= following.MOST_SENT_NUMBERS else None
+
+
+def _scalar_fits(scalar):
+  return (isinstance(scalar, list) and len(scalar) == 4 and type(scalar[0]) is int
+          and _name_fits(scalar[1]) and _name_fits(scalar[2])
+          and (type(scalar[3]) is float or type(scalar[3]) is int and abs(scalar[3]) < 1 << 62))
+
+
+def _name_fits(name):
+  return isinstance(name, str) and len(name) <= following.MOST_NAME
 
 
 def _fit_case(case, wanted):

@@ -8,8 +8,9 @@
   folder, the job and the worker's files (``worker.py``, ``watchers.py``, ``cpu_clock.py``);
 - the package's folder is a fresh tmpfs holding only ``VISIBLE_MODULES``:
   no graded function (``graded_modules()``), no assignment room, of the
-  contract only the probes, no notebook, no ``.git``: ``from summarizer import
-  CausalAttention`` fails;
+  contract only the probes and what follows the learner's function for the
+  ``where:`` line (``following``, ``check_inputs``), no notebook, no ``.git``:
+  ``from summarizer import CausalAttention`` fails;
 - Trax's own answers to the exercises (``hidden_answers.py``) are stubs that raise:
   each file that defines one is a copy with those definitions' bodies
   replaced, bound over the original, and its bytecode is an empty file;
@@ -65,7 +66,8 @@ WORKER_FILES = watchers.WORKER_FILES  # Bound into the sandbox's /grader/.
 # other file is hidden: the contract's judge and mistakes, the graded functions.
 VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py', 'files.py', 'safe_pickle.py',
                    'contract/__init__.py', 'contract/recording.py', 'contract/signature.py',
-                   'contract/probes_layers.py', 'contract/probes.py')
+                   'contract/probes_layers.py', 'contract/probes.py', 'contract/following.py',
+                   'contract/check_inputs.py')
 INSTALL_HINT = ('bubblewrap (bwrap) is not installed: sudo apt-get install bubblewrap '
                 '(or pass --sandbox process for a weaker mode: a separate process, '
                 'nothing hidden)')

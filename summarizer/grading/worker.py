@@ -85,7 +85,8 @@ if __name__ == '__main__':
   hide_answers(sys.argv[1])
 import cpu_clock  # pylint: disable=import-error,wrong-import-position
 import watchers  # pylint: disable=import-error,wrong-import-position
-from summarizer.contract import probes, recording  # pylint: disable=wrong-import-position
+# pylint: disable-next=wrong-import-position
+from summarizer.contract import check_inputs, probes, recording
 
 
 
@@ -222,9 +223,19 @@ def rebind_defaults(function, learners, names):
 PARTS_OF_ITEM = {'whole': (4, 5), 'part 4': (4,), 'part 5': (5,)}
 
 
+# Of an item's seconds, the part after which the learner's function is no longer followed
+# for the where: line (``check_inputs.learners_traces``): the help never costs the item its time.
+FOLLOWED_PART = 1 / 2
+
+
 def run_item(job, item, solutions, given):
-  """In the child: builds the namespace, probes; returns the results."""
-  errors = []
+  """In the child: builds the namespace, probes; returns the results.
+
+  A function of arrays (``check_inputs.TRACED``), graded with the package's
+  earlier functions, is followed too on the notebook's check's inputs: its
+  trace ('traces') gives the where: line.
+  """
+  started, errors = time.monotonic(), []
   names = namespace(job, item, solutions, errors)
   if item['probe'] in PARTS_OF_ITEM:
     cases = probes.probe_whole(names, given, job['model_size'], job['model_file'],
@@ -235,7 +246,11 @@ def run_item(job, item, solutions, given):
   else:
     cases = probes.graded_cases(item['probe'], names[item['function']], job['seed'], given,
                                 names)
+    if item['probe'] in check_inputs.TRACED and not str(item.get('id')).endswith(' with yours'):
+      return {'cases': cases, 'cell errors': errors, 'traces': check_inputs.learners_traces(
+          item['probe'], names[item['function']], started + item['seconds'] * FOLLOWED_PART)}
   return {'cases': cases, 'cell errors': errors}
+
 
 
 def encode_results(results):

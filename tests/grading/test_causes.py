@@ -30,20 +30,20 @@ def test_the_same_measure_and_why_give_one_key_whatever_the_inputs_drawn():
 def test_a_raised_error_keys_on_its_type_and_message_and_names_the_learners_line():
   def raised(line, code):
     return [f'Failed: next_symbol on 7 tokens: it raised IndexError: index 9 is out of bounds '
-            f'(cell next_symbol, line {line}: {code})']
+            f'(in next_symbol, line {line}: {code})']
   one = causes.cause_of(raised(4, 'return x[9]'), RAN)
   two = causes.cause_of(raised(6, 'log = x[9]'), RAN)
   assert one['key'] == two['key'] == 'it raised IndexError: index # is out of bounds'
-  assert one['line'] == 'cell next_symbol, line 4: return x[9]'
-  assert two['line'] == 'cell next_symbol, line 6: log = x[9]'
+  assert one['line'] == 'in next_symbol, line 4: return x[9]'
+  assert two['line'] == 'in next_symbol, line 6: log = x[9]'
 
 
 def test_a_cell_error_comes_before_the_cases_it_spoils():
-  lines = ['your cell: cell 12: NameError: name \'jnpp\' is not defined (cell 12, line 2: '
+  lines = ['your cell: cell 12: NameError: name \'jnpp\' is not defined (in <module>, line 2: '
            'jnpp.ones(3))', 'Failed: DotProductAttention, q k v (2, 3, 4): output']
   found = causes.cause_of(lines, RAN)
   assert found['key'] == "a cell of their own raised NameError: name 'jnpp' is not defined"
-  assert found['line'] == 'cell 12, line 2: jnpp.ones(3)'
+  assert found['line'] == 'in <module>, line 2: jnpp.ones(3)'
 
 
 def test_a_case_named_with_a_colon_is_not_read_as_its_measure():

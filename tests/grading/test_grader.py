@@ -304,8 +304,10 @@ def test_no_graded_module_is_visible_in_the_sandbox():
 def test_the_sandbox_shows_of_the_contract_only_the_probes_and_what_they_import():
   visible = {name[:-len('.py')].replace('/', '.') for name in sandbox.VISIBLE_MODULES}
   shown = {name for name in visible if name.startswith('contract.')}
+  # The probes, and what follows the learner's function for the where: line (its trace alone).
   assert shown == {'contract.__init__', 'contract.recording', 'contract.signature',
-                   'contract.probes_layers', 'contract.probes'}
+                   'contract.probes_layers', 'contract.probes', 'contract.following',
+                   'contract.check_inputs'}
   # Every module of the package a visible module imports is visible too.
   for name in visible:
     path = os.path.join(PACKAGE_DIR, name.replace('.', os.sep) + '.py')

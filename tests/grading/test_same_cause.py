@@ -17,6 +17,7 @@ from summarizer.grading import grader
 from test_truthful_feedback import (BRANCH_ON_A_TRACED_VALUE, EVAL_MODE_BY_DEFAULT,
                                     EVALUATES_ON_THE_TRAINING_DATA, ONE_ZERO_SHORT, SHIFTED_MASK,
                                     changed_line, check)
+from .test_where_line import SWAPPED_AXES, UNSCALED_SCORES
 
 from . import SEED
 
@@ -47,8 +48,13 @@ WHYS = {
         'why: 4 tokens padded to 7 positions, one zero short of 8, the smallest power of two '
         'strictly greater than 4: pad with 4 zeros'),
 }
-# The where: lines each side must print alike (the learner's def, read by both).
-SAME_WHERE = {'TransformerLM'}
+# The where: lines each side must print alike (the learner's def, read by both; for a
+# function of arrays, the learner's trace the sandbox sends beside the package's).
+SAME_WHERE = {'TransformerLM', 'dot_product_self_attention'}
+# Mistakes of the functions of arrays whose where: line both sides must print alike, at the
+# line the mistake changed: function -> (its source, the function the line is in).
+WHERE_MISTAKES = {'DotProductAttention': (UNSCALED_SCORES, 'DotProductAttention'),
+                  'compute_attention_output_closure': (SWAPPED_AXES, 'compute_attention_output')}
 
 
 def source(function):
@@ -93,3 +99,30 @@ def test_the_grader_and_the_notebook_name_the_same_exercise_and_cause(graded, fu
     assert why == WHYS[function]
   if function in SAME_WHERE:
     assert wheres(printed) == wheres(told) != set(), (printed, told)
+
+
+@pytest.fixture(scope='module')
+def graded_wheres():
+  if not shutil.which('bwrap'):
+    pytest.skip('needs bubblewrap')
+  notebooks = [learner_variants.notebook_with(dict(learner_variants.COURSE_ANSWERS,
+                                                   **{function: source.strip('\n') + '\n'}))
+               for function, (source, _) in WHERE_MISTAKES.items()]
+  reports = grader.grade_batch(notebooks, seed=SEED, functions=set(WHERE_MISTAKES), whole=False)
+  return dict(zip(WHERE_MISTAKES, reports))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize('function', WHERE_MISTAKES)
+def test_the_grader_and_the_notebook_print_the_same_where_line_at_the_changed_line(
+    graded_wheres, function):
+  source, inner = WHERE_MISTAKES[function]
+  report = graded_wheres[function]
+  lost = {verdict.grade_id for verdict in report.verdicts if verdict.points < verdict.max_points}
+  assert lost == {f'test_{function}'}, grader.table(report)
+  failed, printed = check(function, source)
+  assert failed, printed
+  told = grader.table(report)
+  [where] = wheres(printed)
+  assert wheres(told) == {where}, (printed, told)
+  assert where.startswith(f'where: line {changed_line(source)} of {inner}, '), where

@@ -1,0 +1,268 @@
+"""Following a call line by line: the arrays its lines give, and the first that leaves the course's.
+
+Shared by the notebook's ``where:`` line (``assignment/tracing.py``) and the
+grader's (``grading/where_line.py``). A ``Follower`` runs a call under
+``sys.settrace`` and keeps, for the frames of one kind of code, every array
+a line gives a local (or a frame returns) and every new Python number;
+``array_where`` and ``number_where`` name the learner's first value that
+matches nothing the course's function held.
+
+The grader splits the work: inside the sandbox only the learner's function
+is followed, and its trace is sent back bounded (``sent_trace``: few events,
+small arrays); the teacher's process follows the package's function on the
+same inputs and compares (``received_events``). Nothing here holds or
+imports an answer: it runs in the sandbox too (same imports as ``recording.py``).
+"""
+
+import sys
+import time
+
+import numpy as np
+
+from summarizer._trax import tl
+from summarizer.contract import recording
+
+# Values kept a run at most, and how many numbers a kept array may hold: the line stays cheap.
+_MOST_EVENTS = 4000
+_MOST_NUMBERS = 100_000
+_MOST_SECONDS = 3  # Followed at most this long a run; then the run goes on untraced.
+# What a trace sent from the sandbox may hold (``report_schema.fit`` holds it to these):
+# events (and numbers) at most, numbers an array, numbers in all, characters a name.
+MOST_SENT_EVENTS = 96
+MOST_SENT_NUMBERS = 4096
+MOST_SENT_TOTAL = 32768
+MOST_NAME = 100
+
+
+def _array(value):
+  """A kept copy of an array-valued local (an array, a list of numbers), or None."""
+  if isinstance(value, (bool, int, float, str, bytes, type(None))) or callable(value):
+    return None
+  if isinstance(value, (list, tuple)) and not all(
+      isinstance(item, (int, float, np.integer, np.floating)) for item in value):
+    return None
+  try:
+    array = np.array(value)
+  except recording.CAUGHT:  # pylint: disable=broad-except
+    return None  # A jax tracer, under jit: it holds no numbers.
+  if array.dtype.kind not in 'biuf' or array.size < 2 or array.size > _MOST_NUMBERS:
+    return None
+  return array
+
+
+class Follower:
+  """Follows the frames of one kind of code through a call, keeping their arrays line by line.
+
+  Attributes:
+    events: (line, function, name, array, frame's number) for each new array
+      value (name None: what the frame returned), in order.
+    scalars: (line, function, name, value) for each new Python number a
+      local holds (an int or a float), in order.
+    returned: What the frame of ``top`` first returned (the layer function's layer).
+    built: id of a Trax layer -> (the layer, line, function) of the followed
+      frame that constructed it.
+    cut: Whether time ran out before the call ended (what was kept is partial).
+  """
+
+  def __init__(self, follows, top):
+    self.follows, self.top = follows, top
+    self.events, self.scalars, self.returned, self.built = [], [], None, {}
+    self._seen, self._deadline, self.cut = {}, 0, False
+
+  def run(self, call):
+    """Runs ``call`` under the tracer; returns its result or the exception it raised."""
+    previous, self._deadline = sys.gettrace(), time.monotonic() + _MOST_SECONDS
+    sys.settrace(self._global)
+    try:
+      return call()
+    except recording.CAUGHT as error:  # pylint: disable=broad-except
+      return error
+    finally:
+      sys.settrace(previous)
+
+  def _global(self, frame, event, arg):
+    del event, arg
+    if is_layers(self.returned):
+      sys.settrace(None)  # The layers are built (running them is the check's).
+      return None
+    if self.cut or time.monotonic() > self._deadline:
+      # Time is up: no new frame is followed. The tracer stays (sys.settrace from a frame
+      # of the learner's would be an event the sandbox's watch reports).
+      self.cut = True
+      return None
+    code = frame.f_code
+    if code.co_name == '__init__' and isinstance(frame.f_locals.get('self'), tl.Layer):
+      self._builder(frame)
+    if self.follows(code.co_filename):
+      return self._local
+    return None
+
+  def _builder(self, frame):
+    layer, caller = frame.f_locals['self'], frame.f_back
+    while caller is not None and not self.follows(caller.f_code.co_filename):
+      caller = caller.f_back
+    if caller is not None and id(layer) not in self.built:
+      self.built[id(layer)] = (layer, caller.f_lineno, caller.f_code.co_name)
+
+  def _local(self, frame, event, arg):
+    if event not in ('line', 'return') or len(self.events) > _MOST_EVENTS:
+      return self._local
+    seen = self._seen.setdefault(id(frame), [None, {}, len(self._seen)])
+    line = seen[0] if event == 'line' else frame.f_lineno
+    if line is not None:
+      self._keep_new(frame, line, seen)
+    seen[0] = frame.f_lineno
+    if event == 'return':
+      self._returning(frame, arg)
+    return self._local
+
+  def _keep_new(self, frame, line, seen):
+    values = seen[1]
+    for name, value in list(frame.f_locals.items()):
+      last = values.get(name)
+      if last is not None and last[0] is value and not isinstance(value, (list, np.ndarray)):
+        continue
+      if _number(value) and not (last is not None and _number(last[0])
+                                 and type(last[0]) is type(value) and last[0] == value):
+        self.scalars.append((line, frame.f_code.co_name, name, value))
+      array = _array(value)
+      values[name] = (value, array)
+      if array is not None and not (last is not None and last[1] is not None
+                                    and same(last[1], array)):
+        self.events.append((line, frame.f_code.co_name, name, array, seen[2]))
+
+  def _returning(self, frame, value):
+    serial = self._seen.pop(id(frame))[2]
+    if frame.f_code is self.top and self.returned is None:
+      self.returned = value
+    array = _array(value)
+    if array is not None:
+      self.events.append((frame.f_lineno, frame.f_code.co_name, None, array, serial))
+
+
+def _number(value):
+  return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def same(one, other):
+  """Whether two arrays hold the same numbers in the same shape, to float32 precision."""
+  if one.shape != other.shape or {one.dtype.kind, other.dtype.kind} in ({'i', 'f'}, {'u', 'f'}):
+    return False  # Ids held as floats are not the course's ids, whatever their numbers.
+  try:
+    return bool(np.allclose(one.astype(np.float64), other.astype(np.float64),
+                            rtol=1e-4, atol=1e-5, equal_nan=True))
+  except (TypeError, ValueError, OverflowError):
+    return False
+
+
+def array_where(events, course):
+  """The learner's first value that matches none of the course's and that nothing after it in
+  its frame puts back on the course's path (a helper value of the learner's own is not a mistake).
+
+  ``course`` holds the course function's events; "here" is its value of the
+  same name after the last match before it (else its last of that name, else its next).
+  """
+  arrays = [event[3] for event in course]
+  matched = [next((index for index, value in enumerate(arrays) if same(event[3], value)), None)
+             for event in events]
+  for position, (line, function, name, array, frame) in enumerate(events):
+    if matched[position] is not None or any(
+        matched[later] is not None and events[later][4] == frame
+        for later in range(position + 1, len(events))):
+      continue
+    after = 1 + max((matched[i] for i in range(position) if matched[i] is not None), default=-1)
+    named = [index for index, event in enumerate(course) if event[2] == name]
+    index = next((i for i in named if i >= after),
+                 named[-1] if named else min(after, len(course) - 1))
+    here = arrays[index]
+    what = f'`{name}`' if name else 'what it returns'
+    other = ' with other numbers' if here.shape == array.shape else ''
+    return (f'{where_at(line, function)}, {what} has shape {array.shape}{other}; '
+            f'the course has {here.shape} here')
+  return None
+
+
+def number_where(numbers, course):
+  """The learner's first float whose local the course holds as an int of the same value.
+
+  (``d_head = d_feature / n_heads`` gives 3.0 where ``//`` gives 3: a shape
+  built from it fails later, far from the line.)
+  """
+  ints = {(name, value) for _, _, name, value in course if isinstance(value, int)}
+  for line, function, name, value in numbers:
+    if isinstance(value, float) and value.is_integer() and (name, int(value)) in ints:
+      return (f'{where_at(line, function)}, `{name}` is {value!r}, a float; the course '
+              f'has the int {int(value)} here')
+  return None
+
+
+def where_at(line, function):
+  """How a ``where:`` line starts, on both sides: 'where: line N of f'."""
+  return f'where: line {line} of {function}'
+
+
+def is_layers(value):
+  """Whether ``value`` is a Trax layer or a list of them (what a layer function returns)."""
+  return isinstance(value, tl.Layer) or (
+      isinstance(value, list) and value and all(isinstance(v, tl.Layer) for v in value))
+
+
+def sent_trace(call, top, follows):
+  """Follows ``call`` (the learner's, in the sandbox): its trace as the report sends it.
+
+  Args:
+    call: Calls the learner's function on a case's inputs.
+    top: The learner's function's code object.
+    follows: Whether code from a filename is the learner's (``recording.in_a_cell``).
+
+  Returns:
+    {'events': [[line, function, name, frame, dtype, shape]], 'numbers': the
+    events' arrays flat, as float64, 'scalars': [[line, function, name,
+    value]], 'output': what the call returned as float64 (None if not an
+    array), 'raised': whether it raised, 'cut': whether the trace is partial
+    or past the bounds (then it holds no event)}.
+  """
+  follower = Follower(follows, top)
+  result = follower.run(call)
+  raised = isinstance(result, BaseException)
+  events, scalars = follower.events, follower.scalars
+  cut = (follower.cut or len(events) > MOST_SENT_EVENTS or len(scalars) > MOST_SENT_EVENTS
+         or any(event[3].size > MOST_SENT_NUMBERS for event in events)
+         or sum(event[3].size for event in events) > MOST_SENT_TOTAL)
+  if cut:
+    events, scalars = [], []
+  return {'events': [[int(line), str(function)[:MOST_NAME],
+                      None if name is None else str(name)[:MOST_NAME], int(frame),
+                      str(array.dtype), list(array.shape)]
+                     for line, function, name, array, frame in events],
+          'numbers': np.concatenate([np.ravel(event[3]).astype(np.float64) for event in events]
+                                    or [np.zeros(0)]),
+          'scalars': [[int(line), str(function)[:MOST_NAME], str(name)[:MOST_NAME], value]
+                      for line, function, name, value in scalars],
+          'output': None if raised else _output(result), 'raised': raised, 'cut': bool(cut)}
+
+
+def _output(result):
+  """What a followed call returned, as a float64 array of at most ``MOST_SENT_NUMBERS``, or None."""
+  try:
+    output = np.asarray(result, dtype=np.float64)
+  except recording.CAUGHT:  # pylint: disable=broad-except
+    return None
+  return output if output.size <= MOST_SENT_NUMBERS else None
+
+
+def received_events(trace):
+  """A sent trace's events as a ``Follower`` keeps them: (line, function, name, array, frame)."""
+  events, start = [], 0
+  numbers = trace['numbers']
+  for line, function, name, frame, dtype, shape in trace['events']:
+    size = int(np.prod(shape, dtype=np.int64))
+    array = numbers[start:start + size].astype(dtype).reshape(shape)
+    events.append((line, function, name, array, frame))
+    start += size
+  return events
+
+
+def received_scalars(trace):
+  """A sent trace's numbers as a ``Follower`` keeps them: (line, function, name, value)."""
+  return [tuple(scalar) for scalar in trace['scalars']]
