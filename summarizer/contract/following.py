@@ -25,7 +25,9 @@ from summarizer.contract import recording
 # Values kept a run at most, and how many numbers a kept array may hold: the line stays cheap.
 _MOST_EVENTS = 4000
 _MOST_NUMBERS = 100_000
-_MOST_SECONDS = 3  # Followed at most this long a run; then the run goes on untraced.
+# Followed at most this many CPU seconds a run (the process's: a busy machine slows the
+# following, and does not cut it short); then the run goes on untraced.
+_MOST_SECONDS = 3
 # What a trace sent from the sandbox may hold (``report_schema.fit`` holds it to these):
 # events (and numbers) at most, numbers an array, numbers in all, characters a name.
 MOST_SENT_EVENTS = 96
@@ -71,7 +73,7 @@ class Follower:
 
   def run(self, call):
     """Runs ``call`` under the tracer; returns its result or the exception it raised."""
-    previous, self._deadline = sys.gettrace(), time.monotonic() + _MOST_SECONDS
+    previous, self._deadline = sys.gettrace(), time.process_time() + _MOST_SECONDS
     sys.settrace(self._global)
     try:
       return call()
@@ -85,7 +87,7 @@ class Follower:
     if is_layers(self.returned):
       sys.settrace(None)  # The layers are built (running them is the check's).
       return None
-    if self.cut or time.monotonic() > self._deadline:
+    if self.cut or time.process_time() > self._deadline:
       # Time is up: no new frame is followed. The tracer stays (sys.settrace from a frame
       # of the learner's would be an event the sandbox's watch reports).
       self.cut = True
