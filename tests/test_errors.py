@@ -6,6 +6,7 @@ import errno
 import io
 import json
 import os
+import signal
 import socket
 import sys
 
@@ -189,6 +190,17 @@ def test_tensorflows_and_jaxs_own_io_errors_are_one_line():
   assert errors.run_command(raises) == 2
 
 
+def delivered_as_a_terminal_does():
+  """In a child before it starts: Ctrl-C's signal handled by default and not blocked.
+
+  A terminal delivers Ctrl-C; a child inherits SIGINT ignored or blocked from
+  the test's process where something has left it so (an xdist worker once
+  did), and the command then never sees it.
+  """
+  signal.signal(signal.SIGINT, signal.SIG_DFL)
+  signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize('command', [['summarizer.exercises', '--out', 'a.ipynb'],
                                      ['summarizer', 'ARTICLE']])
@@ -203,7 +215,8 @@ def test_ctrl_c_at_any_moment_is_one_line_and_status_130(tmp_path, command):
   env = dict(os.environ, PYTHONPATH=repo, PYTHONWARNINGS='ignore')
   for delay in (0.5, 1.0, 2.0, 3.5, 5.0, 8.0):
     process = subprocess.Popen([sys.executable, '-m', *argv], cwd=tmp_path, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=delivered_as_a_terminal_does)
     time.sleep(delay)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=300)
@@ -230,5 +243,5 @@ def test_ctrl_c_after_the_work_ended_keeps_the_commands_status_and_says_nothing(
   repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
   done = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
                         cwd=tmp_path, env=dict(os.environ, PYTHONPATH=repo), timeout=60,
-                        check=False)
+                        check=False, preexec_fn=delivered_as_a_terminal_does)
   assert (done.returncode, done.stdout, done.stderr) == (3, 'done\n', '')
