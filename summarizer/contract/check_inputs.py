@@ -57,8 +57,8 @@ SELF_ATTENTION_EXAMPLES = [('3 features', _QKV),
 TRACED = (DOT_PRODUCT_ATTENTION, HEADS_CLOSURE, SELF_ATTENTION, OUTPUT_CLOSURE)
 
 
-class _Capture:
-  """Stands for a function in a probe: keeps each call's arguments, returns itself."""
+class Capture:
+  """Stands for a function in a probe (or a check): keeps each call's arguments, returns itself."""
 
   def __init__(self):
     self.calls = []
@@ -70,7 +70,7 @@ class _Capture:
 
 def drawn_calls(probe):
   """The arguments of each call ``probe`` makes of its function at ``CHECK_SEED``, in order."""
-  capture = _Capture()
+  capture = Capture()
   probe(capture, CHECK_SEED, {}, None)  # Each case fails on the capture's output: caught.
   return capture.calls
 

@@ -195,9 +195,9 @@ def test_the_inputs_followed_are_the_notebooks_checks_in_its_order(name, monkeyp
   seen = {}
   monkeypatch.setattr(checks_arrays, 'run_cases',
                       lambda cases, *args: len(seen.setdefault('cases', cases)) and 0)
-  getattr(checks_arrays, f'test_{name}')(_Spy())
+  getattr(checks_arrays, f'test_{name}')(check_inputs.Capture())
   notebook = [_arguments(judge.learners_call(case['call'])) for case in seen['cases']]
-  followed = [_arguments(call) for call in check_inputs.calls(name, _Spy())]
+  followed = [_arguments(call) for call in check_inputs.calls(name, check_inputs.Capture())]
   assert len(notebook) == len(followed)
   for mine, theirs in zip(notebook, followed):
     assert len(mine) == len(theirs)
@@ -206,17 +206,6 @@ def test_the_inputs_followed_are_the_notebooks_checks_in_its_order(name, monkeyp
       for got, wanted in [*zip(args, their_args),
                           *((kwargs[key], their_kwargs[key]) for key in kwargs)]:
         np.testing.assert_array_equal(np.asarray(got), np.asarray(wanted))
-
-
-class _Spy:
-  """A stand-in for a graded function: keeps each call's arguments, returns itself."""
-
-  def __init__(self):
-    self.calls = []
-
-  def __call__(self, *args, **kwargs):
-    self.calls.append((args, kwargs))
-    return self
 
 
 def _arguments(call):
@@ -231,7 +220,7 @@ def _spy_in(call):
   for part in (getattr(call, 'func', None), *getattr(call, 'args', ()),
                *(cell.cell_contents for cell in (getattr(call, '__closure__', None) or ())),
                *(getattr(call, '__defaults__', None) or ())):
-    if isinstance(part, _Spy):
+    if isinstance(part, check_inputs.Capture):
       return part
   raise AssertionError(f'no spy in {call!r}')
 
