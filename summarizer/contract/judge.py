@@ -45,7 +45,7 @@ def reading(reads, call):
   Args:
     reads: {measure name: read(what ``call`` returned)}.
     call: Calls the learner's function (a ``functools.partial`` or a lambda,
-      which ``tracing`` finds it in).
+      which the ``where:`` line finds it in: ``runner.twin``).
   """
   return functools.partial(_read_call, reads, call)
 
@@ -57,7 +57,7 @@ def _read_call(reads, call):
 def learners_call(call):
   """The call of the learner's function in a case's call (``reading``'s, else the call itself).
 
-  ``tracing`` follows it alone: what reads its output is none of the learner's lines.
+  The ``where:`` line follows it alone: what reads its output is none of the learner's lines.
   """
   if isinstance(call, functools.partial) and call.func is _read_call:
     return call.args[1]

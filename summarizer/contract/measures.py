@@ -103,7 +103,7 @@ LOOP = (LOSS_LAYER, OPTIMIZER, OPTIMIZER_PARAMETERS, LEARNING_RATES, CHECKPOINT_
 _TREES = (LAYER_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS)
 _RUNS = (WEIGHT_SHAPES, WHICH_SUBLAYER, LAYER_OUTPUT)
 
-# What every answer keeps (``probes.property_cases``, ``properties.py``).
+# What every answer keeps (``probes.property_cases``, ``runner.kept_cases``).
 INPUTS_AFTER = Measure(recording.INPUTS_AFTER, why=lambda got, expected, case: (
     'it changed the list it was given: pad a copy (tokens + [0] * n), never the '
     "caller's list, which greedy_decode goes on appending to"))

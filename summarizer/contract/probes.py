@@ -368,7 +368,7 @@ def probe_whole(names, given, model_size, model_file, parts=(4, 5)):
 
 # --------------------------------------------------------------------------
 # What every answer keeps, whatever its numbers: the grader's cases of them
-# here, the notebook's checks' in ``properties.py``, on the same calls.
+# here, the notebook's checks' in ``assignment/runner.py``, on the same calls.
 
 PROPERTY_TOKENS = (13, 483, 320, EOS, SEP)
 MAX_LENGTH = 3  # greedy_decode's max_length when EOS never comes.

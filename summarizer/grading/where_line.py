@@ -1,7 +1,7 @@
 """The grader's ``where:`` line: the learner's trace, sent from the sandbox, beside the package's.
 
 The notebook's check names the learner's line where its values first leave
-the course's (``assignment/tracing.py``), by following the learner's
+the course's (``assignment/runner.py``), by following the learner's
 function and the package's side by side. The sandbox may never hold the
 package's function, so the grader splits the work: inside, the worker
 follows the learner's function alone on the notebook's check's inputs
