@@ -12,9 +12,11 @@ How an answer is measured and judged:
   (Exercises 1-7): a function's outputs on the grading's inputs, nothing judged.
   They run inside the sandbox too: the sandbox shows these three modules of the
   contract, and of the rest only the two below;
-- ``measures``: each measure once, compared by ``compare``, its difference printed
-  by ``failure_text``, the mistake it names by ``mistakes``;
-- ``judge``: the one judge both sides hand a measure and its expected value;
+- ``measures``: each measure once (a ``judge.Measure``), compared by one of the
+  judge's comparisons, its difference printed by ``failure_text``, the mistake it
+  names by ``mistakes``;
+- ``judge``: the one judge both sides hand a measure and its expected value, with
+  what a measure is and the comparisons it names;
 - ``following`` (a call followed line by line, and the learner's first value the
   course's function never held: the ``where:`` line) and ``check_inputs`` (the
   notebook's check inputs of Exercises 1-4, which both sides follow). The

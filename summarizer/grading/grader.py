@@ -25,7 +25,7 @@ import threading
 import time
 import weakref
 
-from summarizer.contract import handout, notebook_data, recording
+from summarizer.contract import handout, measures, notebook_data, recording
 from summarizer.grading import (causes, jupyter_source, limits, report_schema, sandbox,
                                 static_reading, watchdog, where_line)
 from summarizer.contract.judge import ALL_PASSED, judge_cases
@@ -393,7 +393,7 @@ def failure_lines(name, result, expected_cases):
     results = dict(results, cases=[])
   if not results.get('cases') and not lines:
     lines.append(f'{name} is not defined by its cell')
-  failed = judge_cases(name, results.get('cases', []), expected_cases)
+  failed = judge_cases(measures.of(name), results.get('cases', []), expected_cases)
   if not failed and results.get('cases'):
     return []
   failed = where_line.with_where(name, results, failed)
@@ -434,8 +434,8 @@ def printed_note(result):
   """What a function printed where it was asked not to: feedback, never a deduction."""
   cases = ((result or {}).get('results') or {}).get('cases')
   for case in cases if isinstance(cases, list) else []:
-    measures = case.get('measures') if isinstance(case, dict) else None
-    printed = measures.get(recording.PRINTED) if isinstance(measures, dict) else None
+    measured = case.get('measures') if isinstance(case, dict) else None
+    printed = measured.get(recording.PRINTED) if isinstance(measured, dict) else None
     if case.get('name') == recording.QUIET_CASE and isinstance(printed, list) and printed:
       return (f'with verbose=False it printed {len(printed)} lines (the first: '
               f'{str(printed[0])[:60]!r}); what a function prints is feedback, no points lost')

@@ -16,7 +16,7 @@ Nothing here may cost a point: any failure gives no line.
 """
 
 from summarizer.contract import check_inputs, exercise_code, following
-from summarizer.contract.compare import allclose
+from summarizer.contract.judge import allclose
 from summarizer.contract.mistakes import attention_with, standard_softmax
 from summarizer.contract.recording import CAUGHT, DOT_PRODUCT_ATTENTION
 
