@@ -25,7 +25,7 @@ numbers (``kept_cases``):
 - ``TransformerLM``'s signature has the course's defaults (``mode='train'``, ...:
   ``contract/signature.py``, which the grader reads them with too).
 
-Their calls are the contract's (``probes.py``), which the grader runs too.
+Their calls are the contract's (``probes.py``, ``recording.jit_call``), which the grader runs too.
 
 A failed case names, on a ``where:`` line, the learner's line where its
 values leave the course's (``where``): the case is run again twice under
@@ -52,7 +52,7 @@ import jax
 import numpy as np
 
 from summarizer import model as package_model
-from summarizer.contract import exercise_code, judge, probes, probes_layers, recording, signature
+from summarizer.contract import judge, probes, probes_layers, recording, signature
 # The seed the checks draw the grader's inputs at (the checks import it from here).
 from summarizer.contract.check_inputs import CHECK_SEED  # pylint: disable=unused-import
 from summarizer.contract.following import (Follower, array_where, is_layers, number_where,
@@ -287,7 +287,7 @@ def kept_cases(check, function):
   if check not in (recording.DOT_PRODUCT_ATTENTION, recording.HEADS_CLOSURE, recording.SELF_ATTENTION,
                    recording.OUTPUT_CLOSURE):
     return []
-  return [_under_jit(check, function, batch) for batch in probes.JIT_BATCHES]
+  return [_under_jit(check, function, batch) for batch in recording.JIT_BATCHES]
 
 
 def _writes_max_length(greedy_decode):
@@ -304,8 +304,8 @@ def _writes_max_length(greedy_decode):
 
 def _under_jit(check, function, batch):
   """The function under jax.jit on a batch: it runs, with the package's dtype, as the package's does."""
-  made, arrays = probes.jit_call(check, batch)
-  expected = jax.jit(made(exercise_code.graded_function(check)))(**arrays)
+  made, arrays = recording.jit_call(check, batch)
+  expected = jax.jit(made(recording.graded_function(check)))(**arrays)
 
   def call():
     try:
@@ -314,7 +314,7 @@ def _under_jit(check, function, batch):
       # It fails without jit too: the exercise's own cases say how; this says nothing more.
       return {UNDER_JIT.name: 'yes', DTYPE.name: str(expected.dtype)}
     return {UNDER_JIT.name: _jit_runs(made(function), arrays), DTYPE.name: dtype}
-  return ({'name': probes.jit_case(check, batch), 'call': call,
+  return ({'name': recording.jit_case(check, batch), 'call': call,
            'expected': {UNDER_JIT: 'yes', DTYPE: str(expected.dtype)}}, False)
 
 
@@ -396,7 +396,7 @@ def _function_twin(function, package, depth):
 def where(call, check):
   """The ``where:`` line of a failed case of ``check`` (its ``call``), or None."""
   try:
-    package = exercise_code.graded_function(check)
+    package = recording.graded_function(check)
     package_call, learners = twin(call, package)
     if package_call is None:
       return None

@@ -22,7 +22,7 @@ from summarizer.config import SEP
 
 
 def package(name):
-  return handout.graded_function(name)
+  return recording.graded_function(name)
 
 
 def _layer_weights(given, runs, build):
