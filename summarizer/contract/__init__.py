@@ -7,7 +7,8 @@ What is handed out:
 
 How an answer is measured and judged:
 - ``recording``: every name a case is recorded under (the graded functions', the
-  measures', the cases'), and how a case is recorded;
+  measures', the cases'), and how a case is recorded; the package's function of a
+  graded name; the inputs both sides draw (Exercise 1's, the calls under ``jax.jit``);
 - ``probes`` (Exercises 8-10, Parts 4-5, the table of all) and ``probes_layers``
   (Exercises 1-7): a function's outputs on the grading's inputs, nothing judged.
   They run inside the sandbox too: the sandbox shows these three modules of the
