@@ -17,7 +17,7 @@ import jax
 import numpy as np
 
 from summarizer import text
-from summarizer.contract import handout, notebook_data, probes, probes_layers, recording
+from summarizer.contract import notebook_data, probes, probes_layers, recording
 from summarizer.config import SEP
 
 
