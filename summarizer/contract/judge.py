@@ -11,8 +11,8 @@ the measure recognises a mistake. A measure is compared by one of the
 comparisons below (numbers to float32 precision, printed layer trees with
 spaces aside, optimizer parameters by name, values of one type by equality;
 none reads a measure's name), its difference printed by ``failure_text`` and
-its mistake named by ``mistakes``. ``judge_cases`` judges the cases of a
-sandbox's report, which name their measures (``measures.of``); a case's
+its mistake named by ``mistakes``. A sandbox's report is judged case by case
+here too (``measures.judge_cases`` looks its measures up by name); a case's
 inputs are kept for the ``why:`` lines, never compared; a mistake's ``why:``
 is said once, as the notebook says it. The notebook reads its measures from
 what the learner's function returned (``reading``); one that cannot be read
@@ -25,16 +25,14 @@ from typing import Callable
 
 import numpy as np
 
-from summarizer.contract import failure_text, probes, recording
+from summarizer.contract import failure_text, recording
 from summarizer.contract.failure_text import (SAME_AS_ABOVE, Failure, NotRun, cause_kind,
-                                              describe, said_once, why_line)
+                                              describe, why_line)
 
 # What a check prints, and a grade says, when nothing failed.
 ALL_PASSED = 'All tests passed'
 # A measure missing from a report: what came, as the failure prints it.
 NOT_MEASURED = '(not measured: the call did not get that far)'
-# Cases only a function that takes their argument (verbose, max_length) is run through.
-OPTIONAL_CASES = (recording.QUIET_CASE, probes.max_length_case())
 
 
 # --------------------------------------------------------------------------
@@ -259,33 +257,6 @@ def why(measure, got, expected, case):
     return measure.why(got, expected, case)
   except recording.CAUGHT:  # pylint: disable=broad-except
     return None
-
-
-def judge_cases(judged, got_cases, expected_cases):
-  """The failure lines of one function's report against the package's ([] when every case agrees).
-
-  Args:
-    judged: The function's measures by name (``measures.of``): a report names its
-      measures (it came through JSON).
-    got_cases, expected_cases: The learner's cases and the package's, as the probes record them.
-  """
-  got_by_name = {}  # name -> its cases in the order they ran (a name may come twice)
-  for case in got_cases:
-    if isinstance(case, dict):
-      got_by_name.setdefault(case.get('name'), []).append(case)
-  lines, said = [], set()
-  for expected in expected_cases:
-    same_name = got_by_name.get(expected['name'])
-    got = same_name.pop(0) if same_name else None
-    if got is None and expected['name'] in OPTIONAL_CASES:
-      continue
-    if got is None or got.get('not run'):
-      lines.append(f"Failed: {expected['name']}: " + ((got or {}).get('not run') or 'not run'))
-    else:
-      wanted = {judged[name]: value for name, value in expected['measures'].items()}
-      for failure in judge_case(dict(got, name=expected['name']), wanted, expected['measures']):
-        lines += [failure.header, *said_once(failure, failure.details, said)]  # A why once.
-  return lines
 
 
 def raised(case_name, error):

@@ -6,7 +6,8 @@ came is held against what was expected (the judge's comparisons), how their
 difference is printed (``failure_text.py``) and the mistake it may show
 (``mistakes.py``). The names of what the probes record are the probes'
 (``probes.py`` runs alone in the sandbox, so it holds them); the grader reads
-a function's measures from ``of``. Where the notebook and the grader judge
+a function's measures from ``of``, and judges a sandbox's report by them
+(``judge_cases``). Where the notebook and the grader judge
 one measure differently (the notebook names more mistakes), they are two
 measures of one name.
 """
@@ -83,6 +84,8 @@ WRITTEN = Measure(recording.WRITTEN)
 DEFAULTS = Measure(recording.DEFAULTS, signature.agree, difference=signature.difference,
                    why=signature.why)
 _JITTED = (UNDER_JIT, DTYPE)
+# Cases only a function that takes their argument (verbose, max_length) is run through.
+OPTIONAL_CASES = (recording.QUIET_CASE, probes.max_length_case())
 
 # What the grader judges of each probe's cases.
 _OF_PROBE = {
@@ -110,6 +113,33 @@ def of(function):
   """
   probe = probes.PROBES.get(function, probes.probe_whole)
   return {measure.name: measure for measure in (*_OF_PROBE[probe], *INPUTS.values())}
+
+
+def judge_cases(name, got_cases, expected_cases):
+  """The failure lines of one function's report against the package's ([] when every case agrees).
+
+  A report names its measures (it came through JSON): each is looked up among the
+  function's own (``of``), and the case handed to the judge (``judge.judge_case``).
+  """
+  got_by_name = {}  # name -> its cases in the order they ran (a name may come twice)
+  for case in got_cases:
+    if isinstance(case, dict):
+      got_by_name.setdefault(case.get('name'), []).append(case)
+  judged, lines, said = of(name), [], set()
+  for expected in expected_cases:
+    same_name = got_by_name.get(expected['name'])
+    got = same_name.pop(0) if same_name else None
+    if got is None and expected['name'] in OPTIONAL_CASES:
+      continue
+    if got is None or got.get('not run'):
+      lines.append(f"Failed: {expected['name']}: " + ((got or {}).get('not run') or 'not run'))
+    else:
+      wanted = {judged[key]: value for key, value in expected['measures'].items()}
+      for failure in judge.judge_case(dict(got, name=expected['name']), wanted,
+                                      expected['measures']):
+        lines += [failure.header,  # A why once.
+                  *failure_text.said_once(failure, failure.details, said)]
+  return lines
 
 
 # The notebook's own measures: what only its checks read (they run the learner's function

@@ -25,10 +25,11 @@ import threading
 import time
 import weakref
 
-from summarizer.contract import handout, measures, notebook_data, recording
+from summarizer.contract import handout, notebook_data, recording
 from summarizer.grading import (causes, jupyter_source, limits, report_schema, sandbox,
                                 static_reading, watchdog, where_line)
-from summarizer.contract.judge import ALL_PASSED, judge_cases
+from summarizer.contract.judge import ALL_PASSED
+from summarizer.contract.measures import judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 from summarizer.contract.recording import GRADED
@@ -393,7 +394,7 @@ def failure_lines(name, result, expected_cases):
     results = dict(results, cases=[])
   if not results.get('cases') and not lines:
     lines.append(f'{name} is not defined by its cell')
-  failed = judge_cases(measures.of(name), results.get('cases', []), expected_cases)
+  failed = judge_cases(name, results.get('cases', []), expected_cases)
   if not failed and results.get('cases'):
     return []
   failed = where_line.with_where(name, results, failed)
