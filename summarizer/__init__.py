@@ -52,9 +52,10 @@ __all__ = list(_LAZY)
 
 def __getattr__(name):
   if name in _LAZY:
-    return getattr(importlib.import_module(_LAZY[name]), name)
+    value = globals()[name] = getattr(importlib.import_module(_LAZY[name]), name)
+    return value  # Kept: a name is looked up here once.
   raise AttributeError(f'module {__name__!r} has no attribute {name!r}')
 
 
 def __dir__():
-  return sorted(list(globals()) + list(_LAZY))
+  return sorted(set(globals()) | set(_LAZY))

@@ -3,10 +3,10 @@
 - ``checks``: the front the notebook calls (``test_DotProductAttention(...)``):
   ``checks_arrays`` (Exercises 1-4), ``checks_layers`` (5-7), ``checks_loop``
   (8-10 and Parts 4-5), each case run and tallied by ``runner``, beside what
-  every answer keeps (``properties``).
-- What a failure shows the learner: ``tracing`` (the ``where:`` line: the
-  learner's line where the values leave the course's), ``cell_errors`` (a Trax
-  or jax error in a cell, short) and ``blame`` ("fix Exercise N first").
+  every answer keeps, and with the ``where:`` line (the learner's line where the
+  values leave the course's).
+- What else a failure shows the learner: ``cell_errors`` (a Trax or jax error in
+  a cell, short) and ``blame`` ("fix Exercise N first").
 
 What is measured and how it is judged is the contract's (``summarizer.contract``),
 which the teacher's grader runs too. Nothing here imports ``summarizer.grading``:

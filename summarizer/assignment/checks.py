@@ -30,8 +30,8 @@ exercise (it passes with the package's function in place of the
 learner's) says which to fix first, and only when that exercise fails its
 own check. A failed case names, on a ``where:`` line, the learner's line
 where its values (or the layers it builds) first leave the package's
-(``tracing.py``); beside its cases each check holds what every answer
-keeps (``properties.py``: its inputs unchanged, jax.jit, ``max_length``
+(``runner.where``); beside its cases each check holds what every answer
+keeps (``runner.kept_cases``: its inputs unchanged, jax.jit, ``max_length``
 tokens exactly, the package's dtype). ``failed_cases()``, which a check
 cell's ``assert`` shows, only sums up what the check printed.
 

@@ -12,7 +12,7 @@ import numpy as np
 from summarizer import attention as _attention
 from summarizer._trax import jnp
 from summarizer.contract import check_inputs, measures, probes_layers, recording
-from summarizer.contract.compare import allclose
+from summarizer.contract.judge import allclose
 from summarizer.contract.judge import reading
 from summarizer.contract.mistakes import attention_with, standard_softmax
 from summarizer.assignment.runner import CHECK_SEED, as_array, run_cases, shape_of
@@ -77,14 +77,14 @@ def test_DotProductAttention(DotProductAttention):  # pylint: disable=invalid-na
                                   functools.partial(DotProductAttention, **inputs)),
                   'expected': {output: _array(expected), measures.KIND: jax.Array},
                   'inputs': _by_probe_names(inputs)})
-  # Beyond the course's cases: the grader's first, random queries, keys and
-  # values under a causal mask, as the layers will call it.
-  name, drawn, expected = _probe_case(probes_layers.probe_DotProductAttention,
-                                      _attention.DotProductAttention, 0)
-  inputs = dict(query=drawn[recording.INPUT_Q], key=drawn[recording.INPUT_K],
-                value=drawn[recording.INPUT_V], mask=drawn[recording.INPUT_MASK])
-  cases.append(_output_case(name, functools.partial(DotProductAttention, **inputs),
-                            measures.ATTENTION_OUTPUT, expected, drawn))
+  # Beyond the course's cases: the grader's first (its probe's first drawn set), random
+  # queries, keys and values under a causal mask, as the layers will call it.
+  name, *drawn = recording.attention_inputs(CHECK_SEED)[0]
+  inputs = dict(zip(('query', 'key', 'value', 'mask'), (jnp.array(array) for array in drawn)))
+  cases.append(_output_case(f'{recording.DOT_PRODUCT_ATTENTION}, {name}',
+                            functools.partial(DotProductAttention, **inputs),
+                            measures.ATTENTION_OUTPUT, _attention.DotProductAttention(**inputs),
+                            _by_probe_names(inputs)))
   return run_cases(cases, recording.DOT_PRODUCT_ATTENTION)
 
 

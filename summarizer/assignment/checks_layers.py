@@ -266,7 +266,7 @@ def test_TransformerLM(TransformerLM):  # pylint: disable=invalid-name
   types. Then the exercise's model (d_model=4, d_ff=16, one block, two
   heads) is traced: it has 316,336 weights and returns a score for each of
   the 33,300 ids at each position. Beside them, its signature's defaults
-  are the course's (``properties.py``, ``contract/signature.py``: ``mode='train'``, ...).
+  are the course's (``runner.kept_cases``, ``contract/signature.py``: ``mode='train'``, ...).
 
   Args:
     TransformerLM: The function to check.

@@ -1,9 +1,10 @@
-"""The runner of the in-notebook checks: cases recorded and judged as the grader's, the tally.
+"""The runner of the in-notebook checks: cases judged as the grader's, what every answer keeps,
+the where: line, the tally.
 
 A check is a list of cases, each a dict: its ``'name'``; its ``'call'``,
 which calls the learner's function and returns what it measured by measure
 name (``judge.read_each`` reads them from what the function returned);
-``'expected'``, the ``measures.Measure``s it is judged by with their expected
+``'expected'``, the ``judge.Measure``s it is judged by with their expected
 values; and, when a check has them, ``'inputs'`` (the case's inputs by the
 probes' names, which the ``why:`` lines read beside the measures) and
 ``'cause'`` (the cause a check recognises in an exception its call
@@ -12,17 +13,54 @@ raised). ``run_cases`` records each case as the probes record the grader's
 grader's too) hold its measures against the expected values, prints each
 failure once (``failure_text.Printer``), says which earlier exercise to fix
 first when that is the cause (``blame.Earlier``) and ends with the tally.
+
+Beside its cases, each check holds what every answer keeps, whatever its
+numbers (``kept_cases``):
+
+- Its inputs are as they were after the call (``next_symbol`` padding the
+  caller's token list in place lengthens ``greedy_decode``'s sequence).
+- It runs under ``jax.jit`` where the package's function does, with the
+  package's dtype (NumPy on a traced array fails only once a layer runs it).
+- ``greedy_decode`` writes ``max_length`` tokens exactly when EOS never comes.
+- ``TransformerLM``'s signature has the course's defaults (``mode='train'``, ...:
+  ``contract/signature.py``, which the grader reads them with too).
+
+Their calls are the contract's (``probes.py``, ``recording.jit_call``), which the grader runs too.
+
+A failed case names, on a ``where:`` line, the learner's line where its
+values leave the course's (``where``): the case is run again twice under
+``sys.settrace``, as it is, following the learner's own frames (code from
+the notebook's cells), and with the package's function in place of the
+learner's (``twin``), following the package's frames. Every array a line
+gives a local (or a frame returns) is kept. The learner's line that matters
+is the first whose new value matches nothing the course's function held
+(same shape and numbers, to float32 precision) after the last one that did:
+``where: line N of f, `x` has shape (...); the course has (...) here``. For a
+layer function (one that returns Trax layers) the two layers are walked side
+by side instead, and the first sublayer that differs is named with the
+learner's line that built it. The following itself (``Follower``,
+``array_where``, ``number_where``) is the contract's (``contract/following.py``):
+the grader prints the same line from the learner's trace its sandbox sends
+(``grading/where_line.py``). Nothing of the tracing may break a check: any
+failure of it gives no line.
 """
+
+import functools
+import types
 
 import jax
 import numpy as np
 
-from summarizer.assignment import properties, tracing
-from summarizer.contract import judge, probes_layers, recording
+from summarizer import model as package_model
+from summarizer.contract import judge, probes, probes_layers, recording, signature
 # The seed the checks draw the grader's inputs at (the checks import it from here).
 from summarizer.contract.check_inputs import CHECK_SEED  # pylint: disable=unused-import
+from summarizer.contract.following import (Follower, array_where, is_layers, number_where,
+                                           where_at)
+from summarizer.contract.judge import reading
+from summarizer.contract.measures import DEFAULTS, DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
 from summarizer.assignment.blame import Earlier, failing_own
-from summarizer.contract.failure_text import Failure, Printer, why_line
+from summarizer.contract.failure_text import Failure, Printer, learners_code, why_line
 
 
 # Characters a check's failures take before the later ones are held back (said in one
@@ -132,7 +170,7 @@ def _where(ran, fixes, untraced, check):
             if printed and not fixes[id(case)] and id(case) not in untraced]
   failed.sort(key=lambda pair: pair[1]['error'] is not None)
   for case, _ in failed[:2]:
-    line = tracing.where(judge.learners_call(case['call']), check)
+    line = where(judge.learners_call(case['call']), check)
     if line:
       return case, line
   return None
@@ -158,15 +196,15 @@ def _own_check(name, function):
 
 
 def _properties(check, cases):
-  """(case, whether a where: line helps) of what every answer keeps (``properties.py``)."""
+  """(case, whether a where: line helps) of what every answer keeps (``kept_cases``)."""
   try:
-    learners = (tracing.twin(judge.learners_call(cases[0]['call']), print)[1]  # Any callable.
+    learners = (twin(judge.learners_call(cases[0]['call']), print)[1]  # Any callable.
                 if cases else None)
   except recording.CAUGHT:  # pylint: disable=broad-except
     learners = None
   if learners is None:
     return []
-  return properties.cases(check, learners)
+  return kept_cases(check, learners)
 
 
 def record(case):
@@ -224,3 +262,210 @@ def count_weights(weights):
   """The number of numbers in a tree of weights (arrays or their shapes)."""
   return sum(int(np.prod(leaf.shape))
              for leaf in jax.tree_util.tree_leaves(weights))
+
+
+# --------------------------------------------------------------------------
+# What every answer keeps, whatever its numbers.
+
+
+def kept_cases(check, function):
+  """The properties of the learner's ``function`` of ``check``, as (case, traced).
+
+  ``traced``: whether a ``where:`` line helps (not under jit, where the learner's values
+  are tracers).
+  """
+  if check == recording.NEXT_SYMBOL:
+    return [({'name': probes.tokens_case(),
+              'call': reading({INPUTS_AFTER.name: list}, lambda: probes.tokens_after(function)),
+              'expected': {INPUTS_AFTER: list(probes.PROPERTY_TOKENS)}}, False)]
+  if check == recording.TRANSFORMER_LM:
+    return [({'name': recording.SIGNATURE_CASE,
+              'call': lambda: {DEFAULTS.name: signature.defaults(function)},
+              'expected': {DEFAULTS: signature.defaults(package_model.TransformerLM)}}, False)]
+  if check == recording.GREEDY_DECODE and recording.accepts(function, 'max_length'):
+    return [_writes_max_length(function)]
+  if check not in (recording.DOT_PRODUCT_ATTENTION, recording.HEADS_CLOSURE, recording.SELF_ATTENTION,
+                   recording.OUTPUT_CLOSURE):
+    return []
+  return [_under_jit(check, function, batch) for batch in recording.JIT_BATCHES]
+
+
+def _writes_max_length(greedy_decode):
+  """greedy_decode(..., max_length=probes.MAX_LENGTH) with a next_symbol that never writes EOS."""
+  def call():
+    try:
+      return probes.written_without_eos(greedy_decode)
+    except recording.CAUGHT:  # pylint: disable=broad-except
+      return probes.MAX_LENGTH  # It fails its own cases: they say how.
+  return ({'name': probes.max_length_case(),
+           'call': reading({WRITTEN.name: lambda written: written}, call),
+           'expected': {WRITTEN: probes.MAX_LENGTH}}, True)
+
+
+def _under_jit(check, function, batch):
+  """The function under jax.jit on a batch: it runs, with the package's dtype, as the package's does."""
+  made, arrays = recording.jit_call(check, batch)
+  expected = jax.jit(made(recording.graded_function(check)))(**arrays)
+
+  def call():
+    try:
+      dtype = str(_dtype(made(function)(**arrays)))
+    except recording.CAUGHT:  # pylint: disable=broad-except
+      # It fails without jit too: the exercise's own cases say how; this says nothing more.
+      return {UNDER_JIT.name: 'yes', DTYPE.name: str(expected.dtype)}
+    return {UNDER_JIT.name: _jit_runs(made(function), arrays), DTYPE.name: dtype}
+  return ({'name': recording.jit_case(check, batch), 'call': call,
+           'expected': {UNDER_JIT: 'yes', DTYPE: str(expected.dtype)}}, False)
+
+
+def _dtype(output):
+  return getattr(output, 'dtype', type(output).__name__)
+
+
+def _jit_runs(function, arrays):
+  """'yes', or what stops the function under jit, with its line (as the grader says it)."""
+  try:
+    jax.block_until_ready(jax.jit(function)(**arrays))
+    return 'yes'
+  except recording.CAUGHT as error:  # pylint: disable=broad-except
+    return recording.jit_refusal(error, learners_code)
+
+
+# --------------------------------------------------------------------------
+# The where: line: the learner's line where its values leave the course's.
+
+
+def learners_function(value):
+  """Whether ``value`` is a function written in the learner's notebook (not a library's, not ours)."""
+  code = getattr(value, '__code__', None)
+  return code is not None and learners_code(code.co_filename)
+
+
+def twin(call, package, depth=3):
+  """``call`` with the learner's function it runs replaced by ``package``: (the new call, theirs).
+
+  The learner's function is found where the checks keep it: a
+  ``functools.partial``'s function or arguments, a lambda's closure or
+  defaults (nested up to ``depth``). (None, None) when there is none.
+  """
+  if depth < 0:
+    return None, None
+  if learners_function(call):
+    return package, call
+  if isinstance(call, functools.partial):
+    parts = [call.func, *call.args, *call.keywords.values()]
+    for index, part in enumerate(parts):
+      replaced, found = twin(part, package, depth - 1)
+      if found is not None:
+        parts[index] = replaced
+        func, args = parts[0], parts[1:1 + len(call.args)]
+        keywords = dict(zip(call.keywords, parts[1 + len(call.args):]))
+        return functools.partial(func, *args, **keywords), found
+    return None, None
+  if isinstance(call, types.FunctionType):
+    return _function_twin(call, package, depth)
+  return None, None
+
+
+def _function_twin(function, package, depth):
+  """A copy of a checks' lambda whose closure or defaults hold ``package`` for the learner's."""
+  cells = list(function.__closure__ or ())
+  for index, cell in enumerate(cells):
+    try:
+      contents = cell.cell_contents
+    except ValueError:  # An empty cell.
+      continue
+    replaced, found = twin(contents, package, depth - 1)
+    if found is not None:
+      cells[index] = types.CellType(replaced)
+      copy = types.FunctionType(function.__code__, function.__globals__, function.__name__,
+                                function.__defaults__, tuple(cells))
+      copy.__kwdefaults__ = function.__kwdefaults__
+      return copy, found
+  defaults = list(function.__defaults__ or ())
+  for index, default in enumerate(defaults):
+    replaced, found = twin(default, package, depth - 1)
+    if found is not None:
+      defaults[index] = replaced
+      copy = types.FunctionType(function.__code__, function.__globals__, function.__name__,
+                                tuple(defaults), function.__closure__)
+      return copy, found
+  return None, None
+
+
+def where(call, check):
+  """The ``where:`` line of a failed case of ``check`` (its ``call``), or None."""
+  try:
+    package = recording.graded_function(check)
+    package_call, learners = twin(call, package)
+    if package_call is None:
+      return None
+    package_file = package.__code__.co_filename
+    theirs = Follower(lambda filename: filename == package_file, package.__code__)
+    theirs.run(package_call)
+    yours = Follower(learners_code, learners.__code__)
+    yours.run(call)
+    if theirs.cut or yours.cut:
+      return None  # Followed only part of the way: a line named would be a guess.
+    if is_layers(theirs.returned) and is_layers(yours.returned):
+      return _layer_where(yours, theirs) or number_where(yours.scalars, theirs.scalars)
+    return (array_where(yours.events, theirs.events)
+            or number_where(yours.scalars, theirs.scalars))
+  except Exception:  # pylint: disable=broad-except
+    return None  # The tracing is a help: it never fails a check.
+
+
+def _layer_where(yours, theirs):
+  """The first sublayer of the learner's layer that differs from the course's, and its line."""
+  found = _first_different(probes_layers.as_layer(yours.returned), probes_layers.as_layer(theirs.returned))
+  if found is None:
+    return None
+  got, wanted, parent = found
+  built = _built_by(yours, got if got is not None else parent)
+  around = _built_by(yours, parent) if parent is not None else None
+  if got is not None and around is not None and built is not None and (
+      built[1] != yours.top.co_name == around[1]):
+    # Built by an earlier exercise's function: the line that put it here is the checked one's.
+    return (f'{where_at(*around)} puts `{_named(got)}` here; the course has '
+            f'`{_named(wanted)}`')
+  if built is None:
+    return None
+  line, function = built
+  if got is None:
+    return (f'{where_at(line, function)} built `{_named(parent)}` without '
+            f'`{_named(wanted)}`; the course has `{_named(wanted)}` here')
+  if wanted is None:
+    return (f'{where_at(line, function)} built `{_named(got)}`; the course has '
+            f'nothing more here')
+  return (f'{where_at(line, function)} built `{_named(got)}`; the course has '
+          f'`{_named(wanted)}` here')
+
+
+def _named(layer):
+  """A layer's name as the exercise's steps write it: Trax's tl.Residual is a Serial of Branch, Add."""
+  if layer.name == 'Serial' and [sub.name for sub in layer.sublayers] == ['Branch', 'Add']:
+    return 'Residual'
+  return layer.name
+
+
+def _first_different(got, wanted):
+  """(the learner's sublayer or None, the course's or None, their parent) where they first differ."""
+  if _named(got) != _named(wanted):
+    return got, wanted, None
+  for mine, course in zip(got.sublayers, wanted.sublayers):
+    if _named(mine) != _named(course):
+      return mine, course, got
+    found = _first_different(mine, course)
+    if found is not None:
+      return found
+  if len(got.sublayers) > len(wanted.sublayers):
+    return got.sublayers[len(wanted.sublayers)], None, got
+  if len(got.sublayers) < len(wanted.sublayers):
+    return None, wanted.sublayers[len(got.sublayers)], got
+  return None
+
+
+def _built_by(follower, layer):
+  """(line, function) where the learner built ``layer``, or None."""
+  built = follower.built.get(id(layer))
+  return built[1:] if built is not None and built[0] is layer else None

@@ -1,7 +1,7 @@
 """The package's graded functions read as the exercises' code.
 
 A graded function's source is read from the package (found through
-``summarizer``'s top-level names, so modules may move), without the
+``summarizer``'s top-level names, so modules may move: ``recording.graded_function``), without the
 statements under an ``OMIT`` comment and with the notebook's names for its
 helpers; ``cut`` parts it into the exercise's signature and body, and the
 names it reads from outside make the notebook's setup cell
@@ -18,9 +18,9 @@ import sys
 import textwrap
 import tokenize
 
-import summarizer
 from summarizer import _trax
 from summarizer.contract import recording
+from summarizer.contract.recording import graded_function
 from summarizer.errors import SummarizerError
 
 # The graded functions in the course's order: UNQ_C1 to UNQ_C10.
@@ -38,11 +38,6 @@ NOTEBOOK_NAMES = {'course_tokenize': 'tokenize', 'course_detokenize': 'detokeniz
 NOTEBOOK_HELPERS = frozenset(NOTEBOOK_NAMES.values())
 
 # Reading a graded function's source.
-
-def graded_function(name):
-  """Returns the package's graded function ``name``, as ``summarizer`` exports it."""
-  return getattr(summarizer, name)
-
 
 def _source_lines(function):
   """The function's source as the exercise shows it, as lines with their newlines.

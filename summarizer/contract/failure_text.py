@@ -161,7 +161,7 @@ def said_once(failure, details, seen):
   """A failure's detail lines less a why: line said above, by its text or its mistake's kind.
 
   ``seen``: what was said above, updated with this failure's why: line (the
-  notebook's ``Printer`` and the grader's ``judge.judge_cases`` keep one).
+  notebook's ``Printer`` and the grader's ``measures.judge_cases`` keep one).
   """
   kept = []
   for line in details:

@@ -1,6 +1,6 @@
 """Following a call line by line: the arrays its lines give, and the first that leaves the course's.
 
-Shared by the notebook's ``where:`` line (``assignment/tracing.py``) and the
+Shared by the notebook's ``where:`` line (``assignment/runner.py``) and the
 grader's (``grading/where_line.py``). A ``Follower`` runs a call under
 ``sys.settrace`` and keeps, for the frames of one kind of code, every array
 a line gives a local (or a frame returns) and every new Python number;

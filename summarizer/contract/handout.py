@@ -41,9 +41,9 @@ from summarizer.config import NOTEBOOKS_DIR
 from summarizer.errors import SummarizerError
 # The graded functions, their source and the setup cell: exercise_code.py (read from here too).
 from summarizer.contract.exercise_code import (NOTEBOOK_HELPERS, NOTEBOOK_NAMES, OMIT,  # pylint: disable=unused-import
-                                           SUMMARY, TRAINED_MODEL, Cut, cut, graded_function,
-                                           references, setup_imports, setup_source)
-from summarizer.contract.recording import GRADED
+                                           SUMMARY, TRAINED_MODEL, Cut, cut, references,
+                                           setup_imports, setup_source)
+from summarizer.contract.recording import GRADED, graded_function
 
 # What each check is handed after the function, as the course calls it.
 CHECK_ARGUMENTS = {recording.TRAINING_LOOP: (recording.TRANSFORMER_LM,),

@@ -3,30 +3,125 @@
 A case, on both sides, is what the probes record (``recording.case``): its name,
 its measures by name and the error its call raised. The in-notebook checks
 (``runner.py``) and the teacher's grader (``grading/grader.py``) both hand
-``judge_case`` a recorded case, the ``measures.Measure``s it is judged by
-with their expected values, and what the ``why:`` lines read: it says
-nothing of a measure that agrees, else ``Failed: case: measure``, expected,
-got, where they differ, and a ``why:`` line when the measure recognises a
-mistake. ``judge_cases`` judges the cases of a sandbox's report, which name
-their measures (``measures.of``); a case's inputs are kept for the ``why:``
-lines, never compared; a mistake's ``why:`` is said once, as the notebook says it. The notebook reads its measures from what the
-learner's function returned (``reading``); one that cannot be read is
-``Unread``.
+``judge_case`` a recorded case, the ``Measure``s it is judged by (each
+defined once in ``measures.py``) with their expected values, and what the
+``why:`` lines read: it says nothing of a measure that agrees, else ``Failed:
+case: measure``, expected, got, where they differ, and a ``why:`` line when
+the measure recognises a mistake. A measure is compared by one of the
+comparisons below (numbers to float32 precision, printed layer trees with
+spaces aside, optimizer parameters by name, values of one type by equality;
+none reads a measure's name), its difference printed by ``failure_text`` and
+its mistake named by ``mistakes``. A sandbox's report is judged case by case
+here too (``measures.judge_cases`` looks its measures up by name); a case's
+inputs are kept for the ``why:`` lines, never compared; a mistake's ``why:``
+is said once, as the notebook says it. The notebook reads its measures from
+what the learner's function returned (``reading``); one that cannot be read
+is ``Unread``.
 """
 
+import dataclasses
 import functools
+from typing import Callable
 
-from summarizer.contract import measures, probes, recording
+import numpy as np
+
+from summarizer.contract import failure_text, recording
 from summarizer.contract.failure_text import (SAME_AS_ABOVE, Failure, NotRun, cause_kind,
-                                              describe, said_once, why_line)
+                                              describe, why_line)
 
 # What a check prints, and a grade says, when nothing failed.
 ALL_PASSED = 'All tests passed'
 # A measure missing from a report: what came, as the failure prints it.
 NOT_MEASURED = '(not measured: the call did not get that far)'
-# Cases only a function that takes their argument (verbose, max_length) is run through.
-OPTIONAL_CASES = (recording.QUIET_CASE, probes.max_length_case())
 
+
+# --------------------------------------------------------------------------
+# How what came is held against what was expected: each measure names one.
+
+def allclose(got, expected, loose=False):
+  """Same shape and the same numbers to float32 precision (``loose``: a model's log-probabilities)."""
+  got, expected = np.asarray(got, np.float64), np.asarray(expected, np.float64)
+  return got.shape == expected.shape and bool(np.allclose(
+      got, expected, rtol=1e-4 if loose else 1e-5, atol=1e-3 if loose else 1e-6))
+
+
+def arrays_agree(got, expected):
+  """An array came, with the expected one's shape and numbers (to float32 precision)."""
+  return isinstance(got, np.ndarray) and allclose(got, expected)
+
+
+def log_probabilities_agree(got, expected):
+  """An array came, with a model's log-probabilities (a looser precision)."""
+  return isinstance(got, np.ndarray) and allclose(got, expected, loose=True)
+
+
+def same_tree(got, expected):
+  """Two printed layer trees agree, spaces aside."""
+  return isinstance(got, str) and got.replace(' ', '') == expected.replace(' ', '')
+
+
+def parameters_agree(got, expected):
+  """Two dicts of an optimizer's parameters: the same names, the same values."""
+  return (isinstance(got, dict) and got.keys() == expected.keys()
+          and all(np.isclose(float(got[name]), expected[name], rtol=1e-6) for name in expected))
+
+
+def number_agrees(got, expected):
+  """A number close to the expected float."""
+  return isinstance(got, (int, float)) and bool(np.isclose(got, expected, rtol=1e-5))
+
+
+def both_raised_or_not(got, expected):
+  """Raising is what counts, not which exception: both name one, or neither does."""
+  return (got is None) == (expected is None) and isinstance(got, (str, type(None)))
+
+
+def same(got, expected):
+  """A value of the expected one's type, equal to it (what came through JSON, read strictly)."""
+  return type(got) is type(expected) and got == expected
+
+
+def equal(got, expected):
+  """Equal, whatever the types (what the learner's function returned in the notebook)."""
+  return got == expected
+
+
+def is_subclass(got, expected):
+  """A type that is the expected class or one of its subclasses."""
+  return issubclass(got, expected)
+
+
+@dataclasses.dataclass(frozen=True, eq=False)
+class Measure:
+  """One thing measured of a function, and how it is judged (``measures.py`` defines each once).
+
+  Attributes:
+    name: As printed after the case ('Failed: case: name').
+    agree: (got, expected) -> whether they agree (one of the comparisons above).
+    difference: (expected, got) -> the lines printed below the name.
+    why: (got, expected, case) -> a line naming a mistake, or None; the
+      case is its inputs and measures by name (a layer's run beside the
+      package's among them, ``mistakes.RAN``).
+    compared: False for what is kept, never judged (a case's inputs, what
+      a function prints).
+  """
+  name: str
+  agree: Callable = same
+  difference: Callable = failure_text.difference
+  why: Callable = None
+  compared: bool = True
+
+  def but(self, **changes):
+    """This measure with some of its attributes changed (a case's own comparison or why)."""
+    return dataclasses.replace(self, **changes)
+
+  def named(self, *parts):
+    """This measure, its name's ``{}`` filled with ``parts`` (a mode, ...)."""
+    return dataclasses.replace(self, name=self.name.format(*parts))
+
+
+# --------------------------------------------------------------------------
+# The judge.
 
 class Unread:
   """A measure the notebook's call could not read from what the learner's function returned.
@@ -45,7 +140,7 @@ def reading(reads, call):
   Args:
     reads: {measure name: read(what ``call`` returned)}.
     call: Calls the learner's function (a ``functools.partial`` or a lambda,
-      which ``tracing`` finds it in).
+      which the ``where:`` line finds it in: ``runner.twin``).
   """
   return functools.partial(_read_call, reads, call)
 
@@ -57,7 +152,7 @@ def _read_call(reads, call):
 def learners_call(call):
   """The call of the learner's function in a case's call (``reading``'s, else the call itself).
 
-  ``tracing`` follows it alone: what reads its output is none of the learner's lines.
+  The ``where:`` line follows it alone: what reads its output is none of the learner's lines.
   """
   if isinstance(call, functools.partial) and call.func is _read_call:
     return call.args[1]
@@ -82,7 +177,7 @@ def judge_case(recorded, expected, case, cause=None):
     recorded: The case as the probes record it: {'name', 'measures', 'error'}.
       Its error is the exception itself in the notebook, its text in a
       sandbox's report.
-    expected: {``measures.Measure``: the value the package's function gave}.
+    expected: {``Measure``: the value the package's function gave}.
     case: What the measures' ``why`` reads (the case's inputs and measures).
     cause: The cause the notebook's check recognises in the exception, or None.
   """
@@ -100,7 +195,7 @@ def judge_measures(case_name, expected, got, case):
 
   Args:
     case_name: The case, as printed.
-    expected: {``measures.Measure``: the value the package's function gave};
+    expected: {``Measure``: the value the package's function gave};
       those not ``compared`` (a case's inputs) are skipped.
     got: What the learner's function gave, by measure name (a measure missing:
       ``NOT_MEASURED``).
@@ -119,7 +214,7 @@ def judge(case_name, measure, got, expected, case):
 
   Args:
     case_name: The case, as printed.
-    measure: The ``measures.Measure``.
+    measure: The ``Measure``.
     got, expected: What the learner's function gave, and the package's.
     case: What the measure's ``why`` reads (the case's inputs and measures).
   """
@@ -162,27 +257,6 @@ def why(measure, got, expected, case):
     return measure.why(got, expected, case)
   except recording.CAUGHT:  # pylint: disable=broad-except
     return None
-
-
-def judge_cases(name, got_cases, expected_cases):
-  """The failure lines of one function's report against the package's ([] when every case agrees)."""
-  got_by_name = {}  # name -> its cases in the order they ran (a name may come twice)
-  for case in got_cases:
-    if isinstance(case, dict):
-      got_by_name.setdefault(case.get('name'), []).append(case)
-  judged, lines, said = measures.of(name), [], set()
-  for expected in expected_cases:
-    same_name = got_by_name.get(expected['name'])
-    got = same_name.pop(0) if same_name else None
-    if got is None and expected['name'] in OPTIONAL_CASES:
-      continue
-    if got is None or got.get('not run'):
-      lines.append(f"Failed: {expected['name']}: " + ((got or {}).get('not run') or 'not run'))
-    else:
-      wanted = {judged[name]: value for name, value in expected['measures'].items()}
-      for failure in judge_case(dict(got, name=expected['name']), wanted, expected['measures']):
-        lines += [failure.header, *said_once(failure, failure.details, said)]  # A why once.
-  return lines
 
 
 def raised(case_name, error):

@@ -1,50 +1,20 @@
 """Every measure of a graded function, each defined once: its name, its comparison, its text.
 
-A ``Measure`` is what the in-notebook checks and the teacher's grader both
-hand the judge (``judge.py``): the name a failure is printed with, how what
-came is held against what was expected (``compare.py``), how their
+A ``Measure`` (``judge.py``) is what the in-notebook checks and the teacher's
+grader both hand the judge: the name a failure is printed with, how what
+came is held against what was expected (the judge's comparisons), how their
 difference is printed (``failure_text.py``) and the mistake it may show
 (``mistakes.py``). The names of what the probes record are the probes'
 (``probes.py`` runs alone in the sandbox, so it holds them); the grader reads
-a function's measures from ``of``. Where the notebook and the grader judge
+a function's measures from ``of``, and judges a sandbox's report by them
+(``judge_cases``). Where the notebook and the grader judge
 one measure differently (the notebook names more mistakes), they are two
 measures of one name.
 """
 
-import dataclasses
-from typing import Callable
-
-from summarizer.contract import (compare, failure_text, mistakes, probes, probes_layers, recording,
+from summarizer.contract import (failure_text, judge, mistakes, probes, probes_layers, recording,
                                  signature)
-
-
-@dataclasses.dataclass(frozen=True, eq=False)
-class Measure:
-  """One thing measured of a function, and how it is judged.
-
-  Attributes:
-    name: As printed after the case ('Failed: case: name').
-    agree: (got, expected) -> whether they agree.
-    difference: (expected, got) -> the lines printed below the name.
-    why: (got, expected, case) -> a line naming a mistake, or None; the
-      case is its inputs and measures by name (a layer's run beside the
-      package's among them, ``mistakes.RAN``).
-    compared: False for what is kept, never judged (a case's inputs, what
-      a function prints).
-  """
-  name: str
-  agree: Callable = compare.same
-  difference: Callable = failure_text.difference
-  why: Callable = None
-  compared: bool = True
-
-  def but(self, **changes):
-    """This measure with some of its attributes changed (a case's own comparison or why)."""
-    return dataclasses.replace(self, **changes)
-
-  def named(self, *parts):
-    """This measure, its name's ``{}`` filled with ``parts`` (a mode, ...)."""
-    return dataclasses.replace(self, name=self.name.format(*parts))
+from summarizer.contract.judge import Measure
 
 
 def _kept(name):
@@ -55,21 +25,21 @@ def _kept(name):
 INPUTS = {name: _kept(name) for name in (recording.INPUT_Q, recording.INPUT_K, recording.INPUT_V,
                                           recording.INPUT_MASK, recording.INPUT_X,
                                           recording.INPUT_TOKENS)}
-ATTENTION_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree, why=mistakes.attention_why)
-SELF_ATTENTION_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree, why=mistakes.mask_why)
-HEADS_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree, why=mistakes.split_heads_why)
-JOINED_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree, why=mistakes.join_heads_why)
+ATTENTION_OUTPUT = Measure(recording.OUTPUT, judge.arrays_agree, why=mistakes.attention_why)
+SELF_ATTENTION_OUTPUT = Measure(recording.OUTPUT, judge.arrays_agree, why=mistakes.mask_why)
+HEADS_OUTPUT = Measure(recording.OUTPUT, judge.arrays_agree, why=mistakes.split_heads_why)
+JOINED_OUTPUT = Measure(recording.OUTPUT, judge.arrays_agree, why=mistakes.join_heads_why)
 OUTPUT_TYPE = Measure(recording.OUTPUT_TYPE)
-LAYER_TREE = Measure(recording.TREE, compare.same_tree)
-MODEL_TREE = Measure(recording.TREE, compare.same_tree, why=mistakes.blocks_why)
+LAYER_TREE = Measure(recording.TREE, judge.same_tree)
+MODEL_TREE = Measure(recording.TREE, judge.same_tree, why=mistakes.blocks_why)
 LAYER_TYPE = Measure(recording.TYPE)
 PARTS = Measure(recording.PARTS)
 THEIR_SUBLAYERS = Measure(recording.THEIR_SUBLAYERS)
 WEIGHT_SHAPES = Measure(recording.WEIGHT_SHAPES, difference=failure_text.shapes_difference)
 WHICH_SUBLAYER = Measure(recording.WHICH_SUBLAYER)
 REPEATED_SUBLAYERS = Measure(recording.WHICH_SUBLAYER, why=mistakes.repeated_why)
-LAYER_OUTPUT = Measure(recording.OUTPUT, compare.arrays_agree)
-RAISED = Measure(probes_layers.RAISED, compare.both_raised_or_not)
+LAYER_OUTPUT = Measure(recording.OUTPUT, judge.arrays_agree)
+RAISED = Measure(probes_layers.RAISED, judge.both_raised_or_not)
 SHAPES_OF_WEIGHTS = Measure(recording.SHAPES_OF_WEIGHTS, difference=failure_text.shapes_difference)
 OUTPUT_SHAPE = Measure(recording.OUTPUT_SHAPE)
 SHIFTED = Measure(probes_layers.SHIFTED, why=mistakes.shifted_why)
@@ -78,10 +48,10 @@ ENCODINGS = Measure(probes_layers.ENCODINGS, why=mistakes.encodings_why)
 LOSS_LAYER, OPTIMIZER, CHECKPOINT_STEPS, METRICS, OUTPUT_DIRECTORY, LAYER_MODES = (
     Measure(name) for name in (recording.LOSS_LAYER, recording.OPTIMIZER, recording.CHECKPOINT_STEPS,
                                recording.METRICS, recording.OUTPUT_DIRECTORY, recording.LAYER_MODES))
-OPTIMIZER_PARAMETERS = Measure(recording.OPTIMIZER_PARAMETERS, compare.parameters_agree)
-LEARNING_RATES = Measure(recording.LEARNING_RATES, compare.allclose)
-LOSS_AT_WORK = Measure(recording.LOSS_AT_WORK, compare.number_agrees)
-OPTIMIZER_STEP = Measure(recording.OPTIMIZER_STEP, compare.arrays_agree)
+OPTIMIZER_PARAMETERS = Measure(recording.OPTIMIZER_PARAMETERS, judge.parameters_agree)
+LEARNING_RATES = Measure(recording.LEARNING_RATES, judge.allclose)
+LOSS_AT_WORK = Measure(recording.LOSS_AT_WORK, judge.number_agrees)
+OPTIMIZER_STEP = Measure(recording.OPTIMIZER_STEP, judge.arrays_agree)
 EVALUATION_DATA = Measure(recording.EVALUATION_DATA, why=mistakes.evaluation_data_why)
 NEXT_TOKEN = Measure(recording.NEXT_TOKEN)
 NEXT_TOKEN_TYPE = Measure(recording.NEXT_TOKEN_TYPE)
@@ -94,7 +64,7 @@ PRINTED = _kept(recording.PRINTED)  # Feedback (grader.printed_note), never comp
 TAKES_VERBOSE = _kept(recording.TAKES_VERBOSE)
 SHIPPED_WEIGHT_SHAPES = Measure(recording.WEIGHT_SHAPES, difference=failure_text.shapes_difference,
                                 why=mistakes.shipped_why)
-LOG_PROBABILITIES = Measure(recording.LOG_PROBABILITIES, compare.log_probabilities_agree)
+LOG_PROBABILITIES = Measure(recording.LOG_PROBABILITIES, judge.log_probabilities_agree)
 SUMMARY_IDS = Measure(recording.SUMMARY_IDS)
 
 # The loop's measures (``probes.loop_measures``), which the notebook's check reads too.
@@ -103,7 +73,7 @@ LOOP = (LOSS_LAYER, OPTIMIZER, OPTIMIZER_PARAMETERS, LEARNING_RATES, CHECKPOINT_
 _TREES = (LAYER_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS)
 _RUNS = (WEIGHT_SHAPES, WHICH_SUBLAYER, LAYER_OUTPUT)
 
-# What every answer keeps (``probes.property_cases``, ``properties.py``).
+# What every answer keeps (``probes.property_cases``, ``runner.kept_cases``).
 INPUTS_AFTER = Measure(recording.INPUTS_AFTER, why=lambda got, expected, case: (
     'it changed the list it was given: pad a copy (tokens + [0] * n), never the '
     "caller's list, which greedy_decode goes on appending to"))
@@ -114,6 +84,8 @@ WRITTEN = Measure(recording.WRITTEN)
 DEFAULTS = Measure(recording.DEFAULTS, signature.agree, difference=signature.difference,
                    why=signature.why)
 _JITTED = (UNDER_JIT, DTYPE)
+# Cases only a function that takes their argument (verbose, max_length) is run through.
+OPTIONAL_CASES = (recording.QUIET_CASE, probes.max_length_case())
 
 # What the grader judges of each probe's cases.
 _OF_PROBE = {
@@ -143,36 +115,63 @@ def of(function):
   return {measure.name: measure for measure in (*_OF_PROBE[probe], *INPUTS.values())}
 
 
+def judge_cases(name, got_cases, expected_cases):
+  """The failure lines of one function's report against the package's ([] when every case agrees).
+
+  A report names its measures (it came through JSON): each is looked up among the
+  function's own (``of``), and the case handed to the judge (``judge.judge_case``).
+  """
+  got_by_name = {}  # name -> its cases in the order they ran (a name may come twice)
+  for case in got_cases:
+    if isinstance(case, dict):
+      got_by_name.setdefault(case.get('name'), []).append(case)
+  judged, lines, said = of(name), [], set()
+  for expected in expected_cases:
+    same_name = got_by_name.get(expected['name'])
+    got = same_name.pop(0) if same_name else None
+    if got is None and expected['name'] in OPTIONAL_CASES:
+      continue
+    if got is None or got.get('not run'):
+      lines.append(f"Failed: {expected['name']}: " + ((got or {}).get('not run') or 'not run'))
+    else:
+      wanted = {judged[key]: value for key, value in expected['measures'].items()}
+      for failure in judge.judge_case(dict(got, name=expected['name']), wanted,
+                                      expected['measures']):
+        lines += [failure.header,  # A why once.
+                  *failure_text.said_once(failure, failure.details, said)]
+  return lines
+
+
 # The notebook's own measures: what only its checks read (they run the learner's function
 # beside the package's, in the learner's kernel), or judge otherwise than the grader.
-SHAPE = Measure('shape', compare.equal)
-KIND = Measure(recording.TYPE, compare.is_subclass)
-CAUSAL_ATTENTION_TREE = Measure(recording.TREE, compare.same_tree, why=mistakes.last_dense_why)
-TRANSFORMER_TREE = Measure('str(model)', compare.same_tree, why=mistakes.model_tree_why)
-BLOCK_TREE = Measure('str(layers)', compare.same_tree)
-SUBLAYER_TYPES = Measure('types of its sublayers', compare.equal)
-SUBLAYER_COUNT = Measure('number of sublayers', compare.equal)
+SHAPE = Measure('shape', judge.equal)
+KIND = Measure(recording.TYPE, judge.is_subclass)
+CAUSAL_ATTENTION_TREE = Measure(recording.TREE, judge.same_tree, why=mistakes.last_dense_why)
+TRANSFORMER_TREE = Measure('str(model)', judge.same_tree, why=mistakes.model_tree_why)
+BLOCK_TREE = Measure('str(layers)', judge.same_tree)
+SUBLAYER_TYPES = Measure('types of its sublayers', judge.equal)
+SUBLAYER_COUNT = Measure('number of sublayers', judge.equal)
 RAISED_AS_ASSERT = Measure("an error raised, as the course's assert raises one "
-                           '(10 features do not split into 3 heads)', compare.equal)
-RAN_WEIGHT_COUNT = Measure('number of weight arrays', compare.equal)
-RAN_WEIGHT_SHAPES = Measure(recording.WEIGHT_SHAPES, compare.equal)
+                           '(10 features do not split into 3 heads)', judge.equal)
+RAN_WEIGHT_COUNT = Measure('number of weight arrays', judge.equal)
+RAN_WEIGHT_SHAPES = Measure(recording.WEIGHT_SHAPES, judge.equal)
 RAN_OUTPUT = Measure("output in {} mode, with the package's weights and random key",
-                     compare.allclose)
+                     judge.allclose)
 # The predict-mode model decoded one token a call: its outputs side by side.
 DECODED_OUTPUT = Measure("output decoded one token a call from an empty state, which must be "
-                         "the package's eval-mode output with the same weights", compare.allclose)
-BLOCK_LAYERS = Measure('number of layers', compare.equal)
-BLOCK_LAYER_TYPES = Measure('types of the layers', compare.equal)
-BLOCK_SUBLAYER_COUNTS = Measure('numbers of their sublayers', compare.equal)
-WEIGHT_COUNT = Measure('number of weights', compare.equal)
-LOOP_MODEL_WEIGHTS = Measure('weights of the model it trains', compare.equal)
+                         "the package's eval-mode output with the same weights", judge.allclose)
+BLOCK_LAYERS = Measure('number of layers', judge.equal)
+BLOCK_LAYER_TYPES = Measure('types of the layers', judge.equal)
+BLOCK_SUBLAYER_COUNTS = Measure('numbers of their sublayers', judge.equal)
+WEIGHT_COUNT = Measure('number of weights', judge.equal)
+LOOP_MODEL_WEIGHTS = Measure('weights of the model it trains', judge.equal)
 LOOP_MODEL_OUTPUT = Measure(
     "the model's output on a batch, beside the package's TransformerLM(d_model=4, d_ff=16, "
-    "n_layers=1, n_heads=2, mode='train') with the same weights and random key", compare.allclose)
-READ_TOKEN = Measure('next token (read at position len(tokens))', compare.equal,
+    "n_layers=1, n_heads=2, mode='train') with the same weights and random key", judge.allclose)
+READ_TOKEN = Measure('next token (read at position len(tokens))', judge.equal,
                      why=mistakes.read_why)
-COURSE_NEXT_TOKEN = Measure(recording.NEXT_TOKEN, compare.equal)
-DECODED_SUMMARY = Measure(recording.SUMMARY, compare.equal, why=mistakes.summary_why)
+COURSE_NEXT_TOKEN = Measure(recording.NEXT_TOKEN, judge.equal)
+DECODED_SUMMARY = Measure(recording.SUMMARY, judge.equal, why=mistakes.summary_why)
 TRAINED_LOG_PROBABILITIES = Measure("log-probabilities, beside the package's model",
-                                    compare.log_probabilities_agree)
-SUMMARY_TOKENS = Measure("the summary's ids, token for token", compare.equal)
+                                    judge.log_probabilities_agree)
+SUMMARY_TOKENS = Measure("the summary's ids, token for token", judge.equal)

@@ -12,7 +12,7 @@ import numpy as np
 from summarizer import attention as _attention
 from summarizer._trax import fastmath, jnp
 from summarizer.contract import probes, probes_layers, recording
-from summarizer.contract.compare import allclose
+from summarizer.contract.judge import allclose
 from summarizer.contract.failure_text import Cause
 from summarizer.config import EOS, SEP
 

@@ -39,7 +39,8 @@ from summarizer.contract.recording import (CALLS, CAUGHT, CHECKPOINT_STEPS, DEFA
                                            SIGNATURE_CASE, SHIPPED_SHAPES, SHORT_SENTENCE, SUMMARY, SUMMARY_IDS,
                                            TAKES_VERBOSE, TRAIN_GEN, TRANSFORMER_LM, UNDER_JIT,
                                            WEIGHT_SHAPES, WRITTEN, accepts, array, case, floats,
-                                           in_a_cell, jit_refusal, rng_for)
+                                           in_a_cell, jit_call, jit_case, jit_refusal, rng_for,
+                                           JIT_BATCHES)
 from summarizer.contract.probes_layers import (given_weights, probe_CausalAttention,
                                                probe_compute_attention_heads_closure,
                                                probe_compute_attention_output_closure,
@@ -368,7 +369,7 @@ def probe_whole(names, given, model_size, model_file, parts=(4, 5)):
 
 # --------------------------------------------------------------------------
 # What every answer keeps, whatever its numbers: the grader's cases of them
-# here, the notebook's checks' in ``properties.py``, on the same calls.
+# here, the notebook's checks' in ``assignment/runner.py``, on the same calls.
 
 PROPERTY_TOKENS = (13, 483, 320, EOS, SEP)
 MAX_LENGTH = 3  # greedy_decode's max_length when EOS never comes.
@@ -407,29 +408,6 @@ def written_without_eos(greedy_decode):
   return len(written)
 
 
-def jit_case(name, batch):
-  return f'{name} under jax.jit, a batch of {batch}'
-
-
-def jit_call(name, batch):
-  """(made, arguments by name): the exercise's function as ``made(function)(**arguments)`` on a batch."""
-  rng = np.random.default_rng(batch)
-  if name in (DOT_PRODUCT_ATTENTION, SELF_ATTENTION):
-    q, k, v = (jnp.array(rng.normal(size=(batch, 4, 6)).astype(np.float32)) for _ in range(3))
-    if name == SELF_ATTENTION:
-      return (lambda f: f), dict(q=q, k=k, v=v)
-    return (lambda f: f), dict(query=q, key=k, value=v,
-                               mask=jnp.array(np.tril(np.ones((1, 4, 4), bool))))
-  rows = batch if name == HEADS_CLOSURE else 2 * batch
-  x = jnp.array(rng.normal(size=(rows, 4, 6 if name == HEADS_CLOSURE else 3)).astype(np.float32))
-  return (lambda f: _positional(f(n_heads=2, d_head=3))), dict(x=x)
-
-
-def _positional(inner):
-  """A closure's inner function called by keyword, as the check calls it positionally."""
-  return lambda x: inner(x)
-
-
 def jit_measures(function, name, batch):
   """Whether the function runs under jax.jit ('yes', or 'no: ' and what stopped it), and its dtype."""
   made, arguments = jit_call(name, batch)
@@ -451,9 +429,6 @@ def dtype_of(output):
   if issubclass(type(output), ARRAY_TYPES):
     return str(AS_ARRAY(output).dtype)
   return type(output).__name__
-
-
-JIT_BATCHES = (1, 3)
 
 
 def property_cases(name, function):

@@ -1,15 +1,18 @@
 """What a probe records, and under which names: the contract's vocabulary, each name written once.
 
-The graded functions' names (the course's, in its order), the names of the
-measures a probe records (the keys of a case's ``'measures'``; ``measures.py``
-makes each a ``Measure``), the names of the cases, and how a case is recorded
-(``case``: ``{'name', 'measures', 'error'}``) from inputs drawn from the
-grading's seed.
+The graded functions' names (the course's, in its order) and the package's
+function of each (``graded_function``), the names of the measures a probe
+records (the keys of a case's ``'measures'``; ``measures.py`` makes each a
+``Measure``), the names of the cases, and how a case is recorded (``case``:
+``{'name', 'measures', 'error'}``) from inputs drawn from the grading's seed
+(Exercise 1's, ``attention_inputs``, and the calls under ``jax.jit`` of
+Exercises 1 to 4, ``jit_call``): the same on both sides, the notebook's checks
+run them too.
 
 Inside the sandbox this module is imported with the probes (``probes.py``,
 ``probes_layers.py``): it may import only the standard library, numpy,
 ``summarizer._trax`` and ``summarizer.config`` (what the sandbox shows of the
-package).
+package; ``import summarizer`` is the package's ``__init__``, shown too).
 """
 
 import inspect
@@ -17,6 +20,8 @@ import linecache
 import traceback
 
 import numpy as np
+
+import summarizer
 
 RUN_SEED = 7  # The random key of every layer run (dropout masks).
 MODES = ('train', 'eval', 'predict')
@@ -37,6 +42,16 @@ NEXT_SYMBOL = 'next_symbol'
 GREEDY_DECODE = 'greedy_decode'
 GRADED = (DOT_PRODUCT_ATTENTION, HEADS_CLOSURE, SELF_ATTENTION, OUTPUT_CLOSURE, CAUSAL_ATTENTION,
           DECODER_BLOCK, TRANSFORMER_LM, TRAINING_LOOP, NEXT_SYMBOL, GREEDY_DECODE)
+
+
+def graded_function(name):
+  """Returns the package's graded function ``name``, as ``summarizer`` exports it.
+
+  Only outside the sandbox, which hides the package's functions: the grader's
+  side and the notebook's checks run them beside the learner's.
+  """
+  return getattr(summarizer, name)
+
 # What the grader hands in: keys of its arrays and JSON.
 SHIPPED_SHAPES = 'shipped weight shapes'
 LOOP_MODEL = 'training_loop model'  # The weights of the loop's model ('weights/' + this).
@@ -262,9 +277,10 @@ def floats(rng, shape):
   return rng.normal(size=shape).astype(np.float32)
 
 
-def attention_inputs(rng):
-  """(name, query, key, value, mask) sets; every row of every mask attends somewhere."""
-  sets = []
+def attention_inputs(seed):
+  """DotProductAttention's (name, query, key, value, mask) sets at ``seed``; every row of every
+  mask attends somewhere (the probe's cases, whose first the notebook's check runs too)."""
+  rng, sets = rng_for(seed, 'C1'), []
   for label in ('causal mask', 'random mask', 'batch of 1, no mask rows cut'):
     batch, length, depth = int(rng.integers(1, 4)), int(rng.integers(3, 7)), int(rng.integers(2, 7))
     q, k, v = (floats(rng, (batch, length, depth)) for _ in range(3))
@@ -275,3 +291,35 @@ def attention_inputs(rng):
       mask[..., np.arange(length), rng.integers(0, length, size=length)] = True
     sets.append((f'{label}, q k v {q.shape}', q, k, v, mask))
   return sets
+
+
+# The arrays of the functions of arrays (UNQ_C1 to UNQ_C4) under jax.jit: what every answer
+# keeps, the grader's cases of it (``probes.property_cases``) and the notebook's
+# (``runner.kept_cases``) on the same calls.
+JIT_BATCHES = (1, 3)
+
+
+def jit_case(name, batch):
+  return f'{name} under jax.jit, a batch of {batch}'
+
+
+def jit_call(name, batch):
+  """(made, arguments by name): the exercise's function as ``made(function)(**arguments)`` on a batch."""
+  # Trax only once a property runs: modules that only read a notebook or a class's grades
+  # (grading/static_reading.py, evaluation/class_grading.py) import this one, never Trax.
+  from summarizer import _trax  # pylint: disable=g-import-not-at-top
+  jnp, rng = _trax.jnp, np.random.default_rng(batch)
+  if name in (DOT_PRODUCT_ATTENTION, SELF_ATTENTION):
+    q, k, v = (jnp.array(rng.normal(size=(batch, 4, 6)).astype(np.float32)) for _ in range(3))
+    if name == SELF_ATTENTION:
+      return (lambda f: f), dict(q=q, k=k, v=v)
+    return (lambda f: f), dict(query=q, key=k, value=v,
+                               mask=jnp.array(np.tril(np.ones((1, 4, 4), bool))))
+  rows = batch if name == HEADS_CLOSURE else 2 * batch
+  x = jnp.array(rng.normal(size=(rows, 4, 6 if name == HEADS_CLOSURE else 3)).astype(np.float32))
+  return (lambda f: _positional(f(n_heads=2, d_head=3))), dict(x=x)
+
+
+def _positional(inner):
+  """A closure's inner function called by keyword, as the check calls it positionally."""
+  return lambda x: inner(x)

@@ -28,7 +28,8 @@ import weakref
 from summarizer.contract import handout, notebook_data, recording
 from summarizer.grading import (causes, jupyter_source, limits, report_schema, sandbox,
                                 static_reading, watchdog, where_line)
-from summarizer.contract.judge import ALL_PASSED, judge_cases
+from summarizer.contract.judge import ALL_PASSED
+from summarizer.contract.measures import judge_cases
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 from summarizer.contract.recording import GRADED
@@ -434,8 +435,8 @@ def printed_note(result):
   """What a function printed where it was asked not to: feedback, never a deduction."""
   cases = ((result or {}).get('results') or {}).get('cases')
   for case in cases if isinstance(cases, list) else []:
-    measures = case.get('measures') if isinstance(case, dict) else None
-    printed = measures.get(recording.PRINTED) if isinstance(measures, dict) else None
+    measured = case.get('measures') if isinstance(case, dict) else None
+    printed = measured.get(recording.PRINTED) if isinstance(measured, dict) else None
     if case.get('name') == recording.QUIET_CASE and isinstance(printed, list) and printed:
       return (f'with verbose=False it printed {len(printed)} lines (the first: '
               f'{str(printed[0])[:60]!r}); what a function prints is feedback, no points lost')

@@ -17,12 +17,12 @@ import jax
 import numpy as np
 
 from summarizer import text
-from summarizer.contract import handout, notebook_data, probes, probes_layers, recording
+from summarizer.contract import notebook_data, probes, probes_layers, recording
 from summarizer.config import SEP
 
 
 def package(name):
-  return handout.graded_function(name)
+  return recording.graded_function(name)
 
 
 def _layer_weights(given, runs, build):

@@ -1,7 +1,7 @@
 """The grader's ``where:`` line: the learner's trace, sent from the sandbox, beside the package's.
 
 The notebook's check names the learner's line where its values first leave
-the course's (``assignment/tracing.py``), by following the learner's
+the course's (``assignment/runner.py``), by following the learner's
 function and the package's side by side. The sandbox may never hold the
 package's function, so the grader splits the work: inside, the worker
 follows the learner's function alone on the notebook's check's inputs
@@ -15,10 +15,10 @@ line the notebook prints. Only the functions of arrays (Exercises 1 to 4).
 Nothing here may cost a point: any failure gives no line.
 """
 
-from summarizer.contract import check_inputs, exercise_code, following
-from summarizer.contract.compare import allclose
+from summarizer.contract import check_inputs, following
+from summarizer.contract.judge import allclose
 from summarizer.contract.mistakes import attention_with, standard_softmax
-from summarizer.contract.recording import CAUGHT, DOT_PRODUCT_ATTENTION
+from summarizer.contract.recording import CAUGHT, DOT_PRODUCT_ATTENTION, graded_function
 
 TRACED = check_inputs.TRACED
 _FOLLOWED = 2  # Failed cases followed at most, as the notebook's runner follows them.
@@ -35,7 +35,7 @@ def where_line(name, traces):
   if name not in TRACED or not isinstance(traces, list) or not traces:
     return None
   try:
-    package = exercise_code.graded_function(name)
+    package = graded_function(name)
     calls = check_inputs.calls(name, package)
     if len(calls) != len(traces):
       return None

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import learner_variants
-from summarizer.assignment import checks, properties
+from summarizer.assignment import checks, runner
 from summarizer.contract import failure_text, mistakes, signature
 from summarizer._trax import jnp, tl, trax
 from summarizer import model as package_model
@@ -184,7 +184,7 @@ def test_an_if_on_a_traced_value_is_said_as_such_never_numpy():
 
 def test_each_tracer_error_gets_its_own_sentence():
   def under_jit(function):
-    return properties._jit_runs(function, {'x': jnp.ones((2, 3))})  # pylint: disable=protected-access
+    return runner._jit_runs(function, {'x': jnp.ones((2, 3))})  # pylint: disable=protected-access
   said = {
       'bool': under_jit(lambda x: x if x.sum() > 0 else -x),
       'numpy': under_jit(lambda x: np.asarray(x) + 1),

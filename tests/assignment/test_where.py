@@ -1,7 +1,7 @@
 """Where a mistake is, what every answer keeps, and who is to blame (issue 53).
 
-The ``where:`` line (``tracing.py``), the properties checked beside each
-exercise's cases (``properties.py``), blame that names an earlier exercise
+The ``where:`` line and the properties checked beside each exercise's cases
+(``runner.py``: ``where``, ``kept_cases``), blame that names an earlier exercise
 only when it fails its own check (``blame.py``), and Trax's errors in a cell
 made short (``cell_errors.py``): each on a mistake written here, the
 course's answers as the rest of the notebook (``learner_variants``).
@@ -14,7 +14,7 @@ import jax
 import numpy as np
 
 import learner_variants
-from summarizer.assignment import blame, cell_errors, checks, runner, tracing
+from summarizer.assignment import blame, cell_errors, checks, runner
 from summarizer.contract import judge, measures
 
 PADS_IN_PLACE = '''
@@ -140,8 +140,8 @@ def test_a_function_that_is_not_the_learners_has_no_properties():
 def test_the_where_line_never_breaks_a_check():
   def raises():
     raise RuntimeError('not even a function of the notebook')
-  assert tracing.where(raises, 'DotProductAttention') is None
-  assert tracing.where(lambda: None, 'not an exercise') is None
+  assert runner.where(raises, 'DotProductAttention') is None
+  assert runner.where(lambda: None, 'not an exercise') is None
 
 
 def test_an_earlier_exercise_that_passes_its_own_check_is_never_blamed():

@@ -18,7 +18,7 @@ import pytest
 
 import learner_variants
 from summarizer import attention
-from summarizer.contract import handout, judge, probes, probes_layers, recording
+from summarizer.contract import handout, measures, probes, probes_layers, recording
 from summarizer.grading import grader, sandbox
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
@@ -446,9 +446,9 @@ def test_cases_of_one_name_are_judged_in_the_order_they_ran():
   got = [dict(case, error=None) for case in expected]
   # A function's measures are its own (measures.of): one whose cases record an output.
   name = recording.DOT_PRODUCT_ATTENTION
-  assert judge.judge_cases(name, got, expected) == []
-  assert judge.judge_cases(name, got[::-1], expected)
-  assert judge.judge_cases(name, got[:1], expected)[-1] == 'Failed: same: not run'
+  assert measures.judge_cases(name, got, expected) == []
+  assert measures.judge_cases(name, got[::-1], expected)
+  assert measures.judge_cases(name, got[:1], expected)[-1] == 'Failed: same: not run'
 
 
 @pytest.mark.parametrize('seed', [452, 2656, 127, 2715])  # Seeds whose names collided.
@@ -458,7 +458,7 @@ def test_the_courses_closures_pass_whatever_the_seed(seed):
     exec(learner_variants.COURSE_ANSWERS[name], namespace)  # pylint: disable=exec-used
     probe = probes.PROBES[name]
     got = probe(namespace[name], seed, None, None)
-    assert judge.judge_cases(name, got, probe(getattr(attention, name), seed, None, None)) == []
+    assert measures.judge_cases(name, got, probe(getattr(attention, name), seed, None, None)) == []
 
 
 @needs_bwrap
