@@ -2,9 +2,31 @@
 
 ``pytest -m "not slow"`` is the contributors' quick lane (summarizer/README.md,
 "Python versions and CI"); CI runs everything with ``-n 2 --dist loadfile``.
+
+The session's programs compiled by jax are kept in one persistent cache, a
+temporary folder the session removes at its end: a train command, an
+evaluation or a notebook's kernel started by a test compiles its small models'
+programs once for the session, not once a process. A cache the caller chose
+(``JAX_COMPILATION_CACHE_DIR``) is used as it is. The grader's sandbox never
+sees this one: it starts with an empty environment and reads only the
+grader's own (``grading/reference_results.py``).
 """
 
+import atexit
+import os
+import shutil
+import tempfile
+
 import pytest
+
+# Set before anything imports jax, in the first process (xdist's workers, the
+# commands and the kernels the tests start inherit it).
+if 'JAX_COMPILATION_CACHE_DIR' not in os.environ:
+  _CACHE = tempfile.mkdtemp(prefix='summarizer-tests-jax-')
+  atexit.register(shutil.rmtree, _CACHE, ignore_errors=True)
+  os.environ.update(JAX_COMPILATION_CACHE_DIR=_CACHE,
+                    JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS='0',
+                    JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES='0')
 
 # The grader's tests whose limits are seconds of the wall clock, or that grade a class on every
 # core: one work unit, so none of them shares the cores with another (and the class that
