@@ -12,8 +12,7 @@ import numpy as np
 from summarizer import attention as _attention
 from summarizer._trax import jnp
 from summarizer.contract import check_inputs, measures, probes_layers, recording
-from summarizer.contract.judge import allclose
-from summarizer.contract.judge import reading
+from summarizer.contract.judge import allclose, reading
 from summarizer.contract.mistakes import attention_with, standard_softmax
 from summarizer.assignment.runner import CHECK_SEED, as_array, run_cases, shape_of
 
