@@ -39,7 +39,7 @@ is the first whose new value matches nothing the course's function held
 layer function (one that returns Trax layers) the two layers are walked side
 by side instead, and the first sublayer that differs is named with the
 learner's line that built it. The following itself (``Follower``,
-``array_where``, ``number_where``) is the contract's (``contract/following.py``):
+``where_of``: layers by their outlines, arrays, numbers) is the contract's (``contract/following.py``):
 the grader prints the same line from the learner's trace its sandbox sends
 (``grading/where_line.py``). Nothing of the tracing may break a check: any
 failure of it gives no line.
@@ -55,17 +55,12 @@ from summarizer import model as package_model
 from summarizer.contract import judge, probes, probes_layers, recording, signature
 # The seed the checks draw the grader's inputs at (the checks import it from here).
 from summarizer.contract.check_inputs import CHECK_SEED  # pylint: disable=unused-import
-from summarizer.contract.following import (Follower, array_where, is_layers, number_where,
-                                           where_at)
+from summarizer.contract.following import Follower, followed, where_of
 from summarizer.contract.judge import reading
 from summarizer.contract.measures import DEFAULTS, DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
 from summarizer.assignment.blame import Earlier, failing_own
-from summarizer.contract.failure_text import Failure, Printer, learners_code, why_line
-
-
-# Characters a check's failures take before the later ones are held back (said in one
-# line): a failure's text stays under 1,600 characters.
-TEXT_BUDGET = 1400
+from summarizer.contract.failure_text import (TEXT_BUDGET, Failure, Printer, learners_code,
+                                              why_line)
 
 # The last check's name and tally, for the assertion of a check cell.
 _LAST_RUN = {}
@@ -407,65 +402,6 @@ def where(call, check):
     yours.run(call)
     if theirs.cut or yours.cut:
       return None  # Followed only part of the way: a line named would be a guess.
-    if is_layers(theirs.returned) and is_layers(yours.returned):
-      return _layer_where(yours, theirs) or number_where(yours.scalars, theirs.scalars)
-    return (array_where(yours.events, theirs.events)
-            or number_where(yours.scalars, theirs.scalars))
+    return where_of(followed(yours), followed(theirs), learners.__code__.co_name)
   except Exception:  # pylint: disable=broad-except
     return None  # The tracing is a help: it never fails a check.
-
-
-def _layer_where(yours, theirs):
-  """The first sublayer of the learner's layer that differs from the course's, and its line."""
-  found = _first_different(probes_layers.as_layer(yours.returned), probes_layers.as_layer(theirs.returned))
-  if found is None:
-    return None
-  got, wanted, parent = found
-  built = _built_by(yours, got if got is not None else parent)
-  around = _built_by(yours, parent) if parent is not None else None
-  if got is not None and around is not None and built is not None and (
-      built[1] != yours.top.co_name == around[1]):
-    # Built by an earlier exercise's function: the line that put it here is the checked one's.
-    return (f'{where_at(*around)} puts `{_named(got)}` here; the course has '
-            f'`{_named(wanted)}`')
-  if built is None:
-    return None
-  line, function = built
-  if got is None:
-    return (f'{where_at(line, function)} built `{_named(parent)}` without '
-            f'`{_named(wanted)}`; the course has `{_named(wanted)}` here')
-  if wanted is None:
-    return (f'{where_at(line, function)} built `{_named(got)}`; the course has '
-            f'nothing more here')
-  return (f'{where_at(line, function)} built `{_named(got)}`; the course has '
-          f'`{_named(wanted)}` here')
-
-
-def _named(layer):
-  """A layer's name as the exercise's steps write it: Trax's tl.Residual is a Serial of Branch, Add."""
-  if layer.name == 'Serial' and [sub.name for sub in layer.sublayers] == ['Branch', 'Add']:
-    return 'Residual'
-  return layer.name
-
-
-def _first_different(got, wanted):
-  """(the learner's sublayer or None, the course's or None, their parent) where they first differ."""
-  if _named(got) != _named(wanted):
-    return got, wanted, None
-  for mine, course in zip(got.sublayers, wanted.sublayers):
-    if _named(mine) != _named(course):
-      return mine, course, got
-    found = _first_different(mine, course)
-    if found is not None:
-      return found
-  if len(got.sublayers) > len(wanted.sublayers):
-    return got.sublayers[len(wanted.sublayers)], None, got
-  if len(got.sublayers) < len(wanted.sublayers):
-    return None, wanted.sublayers[len(got.sublayers)], got
-  return None
-
-
-def _built_by(follower, layer):
-  """(line, function) where the learner built ``layer``, or None."""
-  built = follower.built.get(id(layer))
-  return built[1:] if built is not None and built[0] is layer else None

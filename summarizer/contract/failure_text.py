@@ -10,10 +10,8 @@ the learner's code that raised it. A case's failures like those printed above
 are printed as one line, and arrays are shown once a check.
 """
 
-import contextlib
 import dataclasses
 import difflib
-import io
 import os
 import sys
 import sysconfig
@@ -81,19 +79,31 @@ _VALUES = ('    expected: ', '    got:      ')
 _LARGEST = '    largest difference at '
 
 
+# Characters a check's failures take before the later ones are held back (said in one
+# line): a failure's text stays under 1,600 characters, in the notebook and the grader.
+TEXT_BUDGET = 1400
+
+
 class Printer:
   """Prints failures, each once: one like a failure above is its header only.
 
   A ``why:`` line printed above is not printed again under another failure,
   and arrays are shown once: after a failure that showed two arrays, a later
-  one says only where its arrays differ most.
+  one says only where its arrays differ most. The notebook's checks print
+  with it, and the grader writes its lines with it (``out``).
   """
 
-  def __init__(self, budget=None):
-    """A printer; with a ``budget``, a check's text stays short (``print_within``)."""
+  def __init__(self, budget=None, out=print):
+    """A printer; with a ``budget``, a check's text stays short (``print_within``).
+
+    Args:
+      budget: Characters the text may take, or None.
+      out: What takes each line printed (``print``, or a list's ``append``).
+    """
     self.seen = set()
     self.arrays_shown = False
     self.budget, self.used, self.held = budget, 0, [0, 0]  # held: cases, tests
+    self.out = out
 
   def print_within(self, case_name, failures, tests):
     """Prints a case's failures unless they would take the text past the budget.
@@ -107,13 +117,17 @@ class Printer:
       tests: How many of the check's tests they are (the tally counts them).
     """
     if not self.held[0]:
-      state = (set(self.seen), self.arrays_shown)
-      text = io.StringIO()
-      with contextlib.redirect_stdout(text):
+      state, out, said = (set(self.seen), self.arrays_shown), self.out, []
+      self.out = said.append
+      try:
         self.print_case(case_name, failures)
-      if self.budget is None or not self.used or self.used + len(text.getvalue()) <= self.budget:
-        self.used += len(text.getvalue())
-        print(text.getvalue(), end='')
+      finally:
+        self.out = out
+      size = sum(len(line) + 1 for line in said)  # Each line and its newline.
+      if self.budget is None or not self.used or self.used + size <= self.budget:
+        self.used += size
+        for line in said:
+          self.out(line)
         return
       self.seen, self.arrays_shown = state
     self.held[0] += 1
@@ -123,7 +137,7 @@ class Printer:
     """The line that says how many failures were held back, if any."""
     cases, tests = self.held
     if cases:
-      print(f'Failed: {cases} more case{"s" if cases > 1 else ""}: {tests} more '
+      self.out(f'Failed: {cases} more case{"s" if cases > 1 else ""}: {tests} more '
             f'test{"s" if tests > 1 else ""}: not shown (fix the failures above first)')
 
   def print_case(self, case_name, failures):
@@ -136,7 +150,7 @@ class Printer:
       else:
         self.print(failure)
     if again:  # Measures' names may hold commas: '; ' parts them.
-      print(prefix + '; '.join(again) + SAME_AS_ABOVE)
+      self.out(prefix + '; '.join(again) + SAME_AS_ABOVE)
 
   def printed_before(self, failure):
     key = failure.key or tuple(failure.details)
@@ -144,17 +158,17 @@ class Printer:
 
   def print(self, failure):
     if self.printed_before(failure):
-      print(failure.again or failure.header + SAME_AS_ABOVE)
+      self.out(failure.again or failure.header + SAME_AS_ABOVE)
       return
     self.seen.add(failure.key or tuple(failure.details))
-    print(failure.header)
+    self.out(failure.header)
     details = failure.details
     if any(line.startswith(_LARGEST) for line in details):
       if self.arrays_shown:  # Their edges were shown above: where they differ is enough.
         details = [line for line in details if not line.startswith(_VALUES)]
       self.arrays_shown = True
     for line in said_once(failure, details, self.seen):
-      print(line)
+      self.out(line)
 
 
 def said_once(failure, details, seen):

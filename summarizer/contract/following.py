@@ -209,6 +209,135 @@ def is_layers(value):
       isinstance(value, list) and value and all(isinstance(v, tl.Layer) for v in value))
 
 
+# --------------------------------------------------------------------------
+# A layer function's where: its layer's outline beside the course's.
+
+# Layers an outline sent from the sandbox may hold, and how deep it may nest.
+MOST_OUTLINE_LAYERS = 600
+MOST_OUTLINE_DEPTH = 24
+
+
+def label(layer):
+  """A layer's name as the exercise's steps write it: Trax's tl.Residual is a Serial of Branch, Add."""
+  if layer.name == 'Serial' and [sub.name for sub in layer.sublayers] == ['Branch', 'Add']:
+    return 'Residual'
+  return layer.name
+
+
+def outline(built, follower):
+  """What a layer function returned, as the where: line compares it, or None past its bounds.
+
+  Args:
+    built: A layer, or a list of them (a block: read as a ``tl.Serial`` of them).
+    follower: The ``Follower`` that saw it built (its ``built``: the lines
+      of the followed code that built each layer).
+
+  Returns:
+    [label, line, function, [sublayers' outlines]], line and function those
+    of the followed line that built the layer (None: not built there).
+  """
+  left = [MOST_OUTLINE_LAYERS]
+
+  def node(layer, depth):
+    left[0] -= 1
+    if left[0] < 0 or depth > MOST_OUTLINE_DEPTH:
+      raise ValueError('past the bounds of an outline')
+    made = follower.built.get(id(layer))
+    line, function = ((made[1], str(made[2])[:MOST_NAME]) if made is not None and made[0] is layer
+                      else (None, None))
+    return [str(label(layer))[:MOST_NAME], line, function,
+            [node(sublayer, depth + 1) for sublayer in layer.sublayers]]
+  try:
+    return node(tl.Serial(built) if isinstance(built, list) else built, 0)
+  except recording.CAUGHT:  # pylint: disable=broad-except
+    return None
+
+
+def layer_where(yours, course, top):
+  """The first sublayer of the learner's layer that differs from the course's, and its line.
+
+  Args:
+    yours, course: The two layers' outlines (``outline``).
+    top: The name of the function checked (a layer an earlier exercise's
+      function built is named by the line of ``top`` that put it there).
+  """
+  found = _first_different(yours, course)
+  if found is None:
+    return None
+  got, wanted, parent = found
+  built = _built(got if got is not None else parent)
+  around = _built(parent) if parent is not None else None
+  if got is not None and around is not None and built is not None and (
+      built[1] != top == around[1]):
+    if wanted is None:
+      return None  # Nothing of the course's to name beside it.
+    # Built by an earlier exercise's function: the line that put it here is the checked one's.
+    return f'{where_at(*around)} puts `{got[0]}` here; the course has `{wanted[0]}`'
+  if built is None:
+    return None
+  if got is None:
+    return (f'{where_at(*built)} built `{parent[0]}` without `{wanted[0]}`; the course has '
+            f'`{wanted[0]}` here')
+  if wanted is None:
+    return f'{where_at(*built)} built `{got[0]}`; the course has nothing more here'
+  return f'{where_at(*built)} built `{got[0]}`; the course has `{wanted[0]}` here'
+
+
+def _built(node):
+  """(line, function) where the learner built an outline's layer, or None."""
+  return None if node[1] is None else (node[1], node[2])
+
+
+def _first_different(got, wanted):
+  """(the learner's sublayer or None, the course's or None, their parent) where they first differ."""
+  if got[0] != wanted[0]:
+    return got, wanted, None
+  for mine, theirs in zip(got[3], wanted[3]):
+    if mine[0] != theirs[0]:
+      return mine, theirs, got
+    found = _first_different(mine, theirs)
+    if found is not None:
+      return found
+  if len(got[3]) > len(wanted[3]):
+    return got[3][len(wanted[3])], None, got
+  if len(got[3]) < len(wanted[3]):
+    return None, wanted[3][len(got[3])], got
+  return None
+
+
+def same_outline(one, other):
+  """Whether two outlines name the same layers in the same places (lines aside)."""
+  return one[0] == other[0] and len(one[3]) == len(other[3]) and all(
+      same_outline(mine, theirs) for mine, theirs in zip(one[3], other[3]))
+
+
+def where_of(yours, theirs, top):
+  """The where: line of a followed case: the learner's ``Follower`` (or trace) beside the course's.
+
+  Both sides' line (the notebook's ``runner.where``, the grader's
+  ``where_line``): two layers by their outlines, else the arrays, then the
+  numbers.
+
+  Args:
+    yours: The learner's: {'outline', 'events', 'scalars'} (a received trace's, or a
+      ``Follower``'s as ``followed`` gives them).
+    theirs: The course's, the same.
+    top: The name of the learner's function checked.
+  """
+  if yours['outline'] is not None and theirs['outline'] is not None:
+    line = layer_where(yours['outline'], theirs['outline'], top)
+  else:  # Not both layers: what they returned is compared as the notebook's runner compares it.
+    line = array_where(yours['events'], theirs['events'])
+  return line or number_where(yours['scalars'], theirs['scalars'])
+
+
+def followed(follower):
+  """What a ``Follower`` kept, as ``where_of`` reads it."""
+  built = follower.returned if is_layers(follower.returned) else None
+  return {'outline': None if built is None else outline(built, follower),
+          'events': follower.events, 'scalars': follower.scalars}
+
+
 def sent_trace(call, top, follows):
   """Follows ``call`` (the learner's, in the sandbox): its trace as the report sends it.
 
@@ -222,7 +351,8 @@ def sent_trace(call, top, follows):
     events' arrays flat, as float64, 'scalars': [[line, function, name,
     value]], 'output': what the call returned as float64 (None if not an
     array), 'raised': whether it raised, 'cut': whether the trace is partial
-    or past the bounds (then it holds no event)}.
+    or past the bounds (then it holds no event), 'outline': the layer it
+    returned (``outline``; None: none, or past its bounds)}.
   """
   follower = Follower(follows, top)
   result = follower.run(call)
@@ -233,6 +363,7 @@ def sent_trace(call, top, follows):
          or sum(event[3].size for event in events) > MOST_SENT_TOTAL)
   if cut:
     events, scalars = [], []
+  shape = None if follower.cut else followed(follower)['outline']
   return {'events': [[int(line), str(function)[:MOST_NAME],
                       None if name is None else str(name)[:MOST_NAME], int(frame),
                       str(array.dtype), list(array.shape)]
@@ -241,7 +372,8 @@ def sent_trace(call, top, follows):
                                     or [np.zeros(0)]),
           'scalars': [[int(line), str(function)[:MOST_NAME], str(name)[:MOST_NAME], value]
                       for line, function, name, value in scalars],
-          'output': None if raised else _output(result), 'raised': raised, 'cut': bool(cut)}
+          'output': None if raised else _output(result), 'raised': raised, 'cut': bool(cut),
+          'outline': shape}
 
 
 def _output(result):

@@ -21,6 +21,7 @@ is ``Unread``.
 
 import dataclasses
 import functools
+import re
 from typing import Callable
 
 import numpy as np
@@ -185,7 +186,7 @@ def judge_case(recorded, expected, case, cause=None):
   if isinstance(error, BaseException):
     return judge_raised(name, error, [measure.name for measure in expected], cause)
   if error:
-    return [Failure(raised(name, str(error)[:600]))]
+    return [raised_as_text(name, str(error)[:600])]
   came = recorded.get('measures')
   return judge_measures(name, expected, came if isinstance(came, dict) else {}, case)
 
@@ -263,6 +264,17 @@ def raised(case_name, error):
   """The header of a case whose call raised ``error`` (its text)."""
   return f'Failed: {case_name}: it raised {error}'
 
+
+
+def raised_as_text(case_name, error):
+  """The ``Failure`` of a case whose call raised, its error a report's text.
+
+  Said once, as the notebook says an exception (``judge_raised``): a case
+  that raised the same error as one above says only its type.
+  """
+  kind = re.match(r'[A-Za-z_][\w.]*', error)
+  return Failure(raised(case_name, error), key=('raised', error),
+                 again=raised(case_name, kind.group(0) if kind else error[:60]) + SAME_AS_ABOVE)
 
 
 def judge_raised(case_name, error, measured, cause=None):

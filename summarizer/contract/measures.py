@@ -116,29 +116,60 @@ def of(function):
 
 
 def judge_cases(name, got_cases, expected_cases):
-  """The failure lines of one function's report against the package's ([] when every case agrees).
+  """The failure lines of one function's report against the package's ([] when every case agrees)."""
+  return printed(failed_cases(name, got_cases, expected_cases))
+
+
+def failed_cases(name, got_cases, expected_cases):
+  """The cases of one function's report that do not agree: [(case name, its failures, its tests)].
 
   A report names its measures (it came through JSON): each is looked up among the
   function's own (``of``), and the case handed to the judge (``judge.judge_case``).
+  A case that raised, or was not run, fails each of its tests.
   """
   got_by_name = {}  # name -> its cases in the order they ran (a name may come twice)
   for case in got_cases:
     if isinstance(case, dict):
       got_by_name.setdefault(case.get('name'), []).append(case)
-  judged, lines, said = of(name), [], set()
+  judged, failed = of(name), []
   for expected in expected_cases:
     same_name = got_by_name.get(expected['name'])
     got = same_name.pop(0) if same_name else None
     if got is None and expected['name'] in OPTIONAL_CASES:
       continue
+    wanted = {judged[key]: value for key, value in expected['measures'].items()}
+    tests = sum(measure.compared for measure in wanted) or 1
     if got is None or got.get('not run'):
-      lines.append(f"Failed: {expected['name']}: " + ((got or {}).get('not run') or 'not run'))
+      failures = [failure_text.Failure(f"Failed: {expected['name']}: "
+                                       + ((got or {}).get('not run') or 'not run'))]
     else:
-      wanted = {judged[key]: value for key, value in expected['measures'].items()}
-      for failure in judge.judge_case(dict(got, name=expected['name']), wanted,
-                                      expected['measures']):
-        lines += [failure.header,  # A why once.
-                  *failure_text.said_once(failure, failure.details, said)]
+      failures = judge.judge_case(dict(got, name=expected['name']), wanted, expected['measures'])
+      tests = tests if got.get('error') else len(failures)
+    if failures:
+      failed.append((expected['name'], failures, tests))
+  return failed
+
+
+def printed(failed, where=()):
+  """Failed cases' lines as the notebook's check prints them (``failure_text.Printer``).
+
+  Each failure once (one like a failure above in one line), a why: once,
+  arrays shown once, within ``failure_text.TEXT_BUDGET`` (the later cases
+  said in one line).
+
+  Args:
+    failed: As ``failed_cases`` gives them.
+    where: Lines that end the first failure's details (the where: line).
+  """
+  lines = []
+  printer = failure_text.Printer(failure_text.TEXT_BUDGET, lines.append)
+  for index, (case, failures, tests) in enumerate(failed):
+    if index == 0 and where:
+      first = failures[0]
+      failures = [failure_text.Failure(first.header, [*first.details, *where], first.again,
+                                       first.key, first.kind), *failures[1:]]
+    printer.print_within(case, failures, tests)
+  printer.close()
   return lines
 
 

@@ -29,7 +29,7 @@ from summarizer.contract import handout, notebook_data, recording
 from summarizer.grading import (causes, jupyter_source, limits, report_schema, sandbox,
                                 static_reading, watchdog, where_line)
 from summarizer.contract.judge import ALL_PASSED
-from summarizer.contract.measures import judge_cases
+from summarizer.contract.measures import failed_cases, printed
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 from summarizer.contract.recording import GRADED
@@ -394,20 +394,11 @@ def failure_lines(name, result, expected_cases):
     results = dict(results, cases=[])
   if not results.get('cases') and not lines:
     lines.append(f'{name} is not defined by its cell')
-  failed = judge_cases(name, results.get('cases', []), expected_cases)
+  failed = failed_cases(name, results.get('cases', []), expected_cases)
   if not failed and results.get('cases'):
     return []
-  failed = where_line.with_where(name, results, failed)
-  return [hidden_reason(line) for line in lines + shortened(failed)]
-
-
-def shortened(lines, keep=8):
-  """The first failures; the rest counted (one raised error is usually all of them)."""
-  failures = [line for line in lines if line.startswith('Failed:')]
-  if len(failures) <= keep:
-    return lines
-  cut = lines.index(failures[keep])
-  return lines[:cut] + [f'... and {len(failures) - keep} more failed cases']
+  where = where_line.where_lines(name, results.get('traces'), failed[0][0]) if failed else []
+  return [hidden_reason(line) for line in lines + printed(failed, where)]
 
 
 def hidden_reason(line):

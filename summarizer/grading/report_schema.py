@@ -164,7 +164,9 @@ def fit_traces(traces):
 
 def _trace_fits(trace):
   if not isinstance(trace, dict) or set(trace) != {'events', 'numbers', 'scalars', 'output',
-                                                   'raised', 'cut'}:
+                                                   'raised', 'cut', 'outline'}:
+    return False
+  if trace['outline'] is not None and not _outline_fits(trace['outline']):
     return False
   events, numbers, scalars, output = (trace['events'], trace['numbers'], trace['scalars'],
                                       trace['output'])
@@ -181,6 +183,25 @@ def _trace_fits(trace):
   sizes = [_event_size(event) for event in events]
   return (None not in sizes and sum(sizes) == numbers.size
           and all(_scalar_fits(scalar) for scalar in scalars))
+
+
+def _outline_fits(outline):
+  """Whether a layer's outline (``following.outline``) holds what it may, within its bounds."""
+  left = [following.MOST_OUTLINE_LAYERS]
+
+  def fits(node, depth):
+    left[0] -= 1
+    if left[0] < 0 or depth > following.MOST_OUTLINE_DEPTH:
+      return False
+    if not (isinstance(node, list) and len(node) == 4 and _name_fits(node[0])
+            and isinstance(node[3], list)):
+      return False
+    line, function = node[1], node[2]
+    if not ((line is None and function is None)
+            or (type(line) is int and 0 < line < 10 ** 6 and _name_fits(function))):
+      return False
+    return all(fits(child, depth + 1) for child in node[3])
+  return fits(outline, 0)
 
 
 def _event_size(event):

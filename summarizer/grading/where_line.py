@@ -1,16 +1,19 @@
 """The grader's ``where:`` line: the learner's trace, sent from the sandbox, beside the package's.
 
-The notebook's check names the learner's line where its values first leave
-the course's (``assignment/runner.py``), by following the learner's
-function and the package's side by side. The sandbox may never hold the
-package's function, so the grader splits the work: inside, the worker
-follows the learner's function alone on the notebook's check's inputs
+The notebook's check names the learner's line where its values (or layers)
+first leave the course's (``assignment/runner.py``), by following the
+learner's function and the package's side by side. The sandbox may never
+hold the package's function, so the grader splits the work: inside, the
+worker follows the learner's function alone on the notebook's check's inputs
 (``check_inputs``, in the check's order) and sends each trace back, bounded
 (``following.sent_trace``; ``report_schema.fit_traces`` holds it to its
 bounds); here, in the teacher's process, the package's function runs on the
 same inputs, the cases that fail are picked as the notebook picks them (those
 that returned first, at most two followed), and the first line found is the
-line the notebook prints. Only the functions of arrays (Exercises 1 to 4).
+line the notebook prints (``following.where_of``). The grader's own cases
+are drawn at another seed: the line is printed with the name of the
+notebook's case it was found on, so that its shapes and numbers are said of
+the case they are from.
 
 Nothing here may cost a point: any failure gives no line.
 """
@@ -25,7 +28,7 @@ _FOLLOWED = 2  # Failed cases followed at most, as the notebook's runner follows
 
 
 def where_line(name, traces):
-  """The ``where:`` line the notebook's check of ``name`` prints for the learner, or None.
+  """The ``where:`` line the notebook's check of ``name`` prints, and its case: (case, line) or None.
 
   Args:
     name: The graded function.
@@ -36,17 +39,19 @@ def where_line(name, traces):
     return None
   try:
     package = graded_function(name)
-    calls = check_inputs.calls(name, package)
+    calls, names = check_inputs.calls(name, package), check_inputs.case_names(name)
     if len(calls) != len(traces):
       return None
-    followed = [(trace, _course(package, call)) for call, trace in zip(calls, traces)]
-    failed = [(trace, course) for (trace, course), call in zip(followed, calls)
-              if _failed(name, call, trace, course)]
-    failed.sort(key=lambda pair: pair[0]['raised'])  # Those that returned first.
-    for trace, course in failed[:_FOLLOWED]:
-      line = _where(trace, course)
+    told = check_inputs.told_by_trace(name)
+    followed = [(case, trace, _course(package, call))
+                for case, call, trace in zip(names, calls, traces)]
+    failed = [(case, trace, course) for (case, trace, course), call in zip(followed, calls)
+              if _failed(name, call, trace, course, case in told)]
+    failed.sort(key=lambda found: found[1]['raised'])  # Those that returned first.
+    for case, trace, course in failed[:_FOLLOWED]:
+      line = _where(trace, course, package.__name__)
       if line:
-        return line
+        return case, line
   except CAUGHT:  # pylint: disable=broad-except
     return None
   return None
@@ -59,14 +64,25 @@ def _course(package, call):
   return course, course.run(call)
 
 
-def _failed(name, call, trace, course):
-  """Whether the notebook's check fails the case: it raised, or its output is not the course's.
+def _failed(name, call, trace, course, told):
+  """Whether the notebook's check fails the case, as far as the trace tells.
 
-  DotProductAttention's check takes a standard softmax's numbers too (on a
-  fully masked row they differ from the course's).
+  A case fails when the learner's call raised or gave other values than the
+  course's: another output (DotProductAttention's check takes a standard
+  softmax's numbers too: on a fully masked row they differ from the
+  course's), or another layer. A layer the check runs fails by numbers that
+  only the run shows (``told`` False): it is taken as failed, as the grader's
+  own runs of the function failed.
   """
-  output, (_, expected) = trace['output'], course
-  if trace['raised'] or output is None or isinstance(expected, BaseException):
+  follower, expected = course
+  if trace['raised'] or isinstance(expected, BaseException):
+    return True
+  if trace['outline'] is not None or following.is_layers(expected):
+    yours, theirs = trace['outline'], following.followed(follower)['outline']
+    return not (told and yours is not None and theirs is not None
+                and following.same_outline(yours, theirs))
+  output = trace['output']
+  if output is None or not told:
     return True
   if allclose(output, expected):
     return False
@@ -75,22 +91,27 @@ def _failed(name, call, trace, course):
   return True
 
 
-def _where(trace, course):
+def _where(trace, course, top):
   """The learner's line where its values leave the course's, from both traces, or None."""
   follower, _ = course
   if trace['cut'] or follower.cut:
     return None  # Followed only part of the way: a line named would be a guess.
-  return (following.array_where(following.received_events(trace), follower.events)
-          or following.number_where(following.received_scalars(trace), follower.scalars))
+  yours = {'outline': trace['outline'], 'events': following.received_events(trace),
+           'scalars': following.received_scalars(trace)}
+  return following.where_of(yours, following.followed(follower), top)
 
 
-def with_where(name, results, lines):
-  """The failure lines with the ``where:`` line (when found) after the first failure's."""
-  if not lines:
-    return lines
-  line = where_line(name, results.get('traces'))
-  if not line:
-    return lines
-  headers = [k for k, text in enumerate(lines) if text.startswith('Failed:')]
-  at = headers[1] if len(headers) > 1 else len(lines)
-  return lines[:at] + [f'    {line}'] + lines[at:]
+def where_lines(name, traces, shown):
+  """The lines a failure's details end with for the ``where:`` line: [] when none is found.
+
+  Args:
+    name, traces: As ``where_line``'s.
+    shown: The name of the grader's case whose failure they go under: the
+      notebook's case the line was found on is named unless it is that one.
+  """
+  found = where_line(name, traces)
+  if found is None:
+    return []
+  case, line = found
+  named = [] if case == shown else [f"    in the notebook's check, on its case {case}:"]
+  return named + [f'    {line}']

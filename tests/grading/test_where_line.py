@@ -105,8 +105,10 @@ def sent_and_read(traces):
 
 
 def grader_where(name, source):
-  return where_line.where_line(name, sent_and_read(
+  """The grader's where: line for ``source`` (None: none), without the case it was found on."""
+  found = where_line.where_line(name, sent_and_read(
       check_inputs.learners_traces(name, in_a_sandbox_cell(name, source))))
+  return None if found is None else found[1]
 
 
 def notebook_wheres(name, source):
@@ -163,7 +165,8 @@ def DotProductAttention(query, key, value, mask):
 
 def forged(**changes):
   trace = {'events': [[3, 'f', 'x', 0, 'float32', [2]]], 'numbers': np.zeros(2),
-           'scalars': [[2, 'f', 'n', 3]], 'output': np.zeros(2), 'raised': False, 'cut': False}
+           'scalars': [[2, 'f', 'n', 3]], 'output': np.zeros(2), 'raised': False, 'cut': False,
+           'outline': None}
   return dict(trace, **changes)
 
 
