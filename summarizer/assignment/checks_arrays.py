@@ -138,7 +138,7 @@ def test_compute_attention_heads_closure(compute_attention_heads_closure):
   for batch in check_inputs.HEADS_BATCHES:
     x = jnp.array([_TWO_HEADS] * batch)  # (B, L, H * Dh)
     cases.append(_output_case(
-        f'{probes_layers.closure_call(recording.HEADS_CLOSURE, 2, 3)} on a batch of {batch}',
+        check_inputs.heads_example(batch),
         lambda x=x: compute_attention_heads_closure(n_heads=2, d_head=3)(x),
         measures.HEADS_OUTPUT, [_POSITIONS] * (2 * batch), {recording.INPUT_X: np.asarray(x)},
         (2 * batch, 2, 3)))

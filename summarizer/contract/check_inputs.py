@@ -155,11 +155,16 @@ def _first(drawn):
 
 
 def _heads_calls(function):
-  made = [(f'{probes_layers.closure_call(HEADS_CLOSURE, 2, 3)} on a batch of {batch}',
+  made = [(heads_example(batch),
            functools.partial(_closure_call, function, 2, 3, jnp.array([TWO_HEADS] * batch)))
           for batch in HEADS_BATCHES]
   probe = probes_layers.probe_compute_attention_heads_closure
   return made + [_drawn_closure_call(function, probe)]
+
+
+def heads_example(batch):
+  """The name of compute_attention_heads_closure's example on a batch of ``batch`` (2 heads of 3)."""
+  return f'{probes_layers.closure_call(HEADS_CLOSURE, 2, 3)} on a batch of {batch}'
 
 
 def _self_attention_calls(function):

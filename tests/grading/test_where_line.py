@@ -10,6 +10,7 @@ the notebook's, name the learner's changed line, hold nothing but the
 learner's values, and never come for a correct answer.
 """
 
+import functools
 import io
 import json
 import linecache
@@ -19,7 +20,7 @@ import numpy as np
 import pytest
 
 import learner_variants
-from summarizer.assignment import checks_arrays
+from summarizer.assignment import checks_arrays, checks_layers
 from summarizer.contract import check_inputs, following, judge
 from summarizer.grading import report_schema, watchers, where_line
 from test_truthful_feedback import SHIFTED_MASK, changed_line, check
@@ -193,12 +194,13 @@ def test_a_trace_within_its_bounds_fits():
   assert report_schema.fit_traces([forged()] * (report_schema.MAX_TRACES + 1)) == []
 
 
-@pytest.mark.parametrize('name', check_inputs.TRACED)
+@pytest.mark.parametrize('name', check_inputs.ARRAYS)
 def test_the_inputs_followed_are_the_notebooks_checks_in_its_order(name, monkeypatch):
   seen = {}
   monkeypatch.setattr(checks_arrays, 'run_cases',
                       lambda cases, *args: len(seen.setdefault('cases', cases)) and 0)
   getattr(checks_arrays, f'test_{name}')(check_inputs.Capture())
+  assert [case['name'] for case in seen['cases']] == check_inputs.case_names(name)
   notebook = [_arguments(judge.learners_call(case['call'])) for case in seen['cases']]
   followed = [_arguments(call) for call in check_inputs.calls(name, check_inputs.Capture())]
   assert len(notebook) == len(followed)
@@ -209,6 +211,32 @@ def test_the_inputs_followed_are_the_notebooks_checks_in_its_order(name, monkeyp
       for got, wanted in [*zip(args, their_args),
                           *((kwargs[key], their_kwargs[key]) for key in kwargs)]:
         np.testing.assert_array_equal(np.asarray(got), np.asarray(wanted))
+
+
+@pytest.mark.parametrize('name', check_inputs.LAYERS)
+def test_the_layers_followed_are_the_notebooks_checks_in_its_order(name, monkeypatch):
+  seen = {}
+  monkeypatch.setattr(checks_layers, 'run_cases',
+                      lambda cases, *args: len(seen.setdefault('cases', cases)) and 0)
+  function = learner_variants.course_namespace()[name]
+  getattr(checks_layers, f'test_{name}')(function)
+  notebook = {case['name']: _built(case['call']) for case in seen['cases']}
+  names = check_inputs.case_names(name)
+  # The notebook's cases that build a layer of the function, in its order: the printed
+  # layers, then the runs.
+  assert names == [case for case in notebook if case in names]
+  assert len(names) >= 4 and check_inputs.told_by_trace(name) < set(names)
+  for case, call in zip(names, check_inputs.calls(name, function)):
+    assert call.func is function and notebook[case] == call.keywords, case
+
+
+def _built(call):
+  """The keyword arguments a layer case builds its layer with (a tree's, a run's), or None."""
+  call = judge.learners_call(call)
+  if isinstance(call, functools.partial):
+    return call.keywords
+  cells = dict(zip(call.__code__.co_freevars, (cell.cell_contents for cell in call.__closure__)))
+  return cells['build'].keywords if 'build' in cells else None
 
 
 def _arguments(call):
