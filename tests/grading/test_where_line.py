@@ -171,6 +171,11 @@ def forged(**changes):
   return dict(trace, **changes)
 
 
+def _nested(depth):
+  """An outline of Serials nested ``depth`` deep below its top."""
+  return ['Serial', 2, 'f', [_nested(depth - 1)] if depth else []]
+
+
 @pytest.mark.parametrize('trace', [
     forged(events=[[3, 'f', 'x', 0, 'float32', [3]]]),           # Numbers it does not hold.
     forged(events=[[3, 'f', 'x', 0, 'object', [2]]]),            # A dtype not sent.
@@ -182,6 +187,13 @@ def forged(**changes):
     forged(scalars=[[2, 'f', 'n', 10 ** 30]]),
     forged(raised='no'),
     dict(forged(), extra=1),
+    forged(outline=['D' * (following.MOST_NAME + 1), None, None, []]),  # A name too long.
+    forged(outline=['Dense', 3, None, []]),                 # A line with no function.
+    forged(outline=['Dense', 0, 'f', []]),                  # No such line.
+    forged(outline=['Serial', None, None, [['Dense', None, None, []]] * (
+        following.MOST_OUTLINE_LAYERS)]),                   # Too many layers.
+    forged(outline=_nested(following.MOST_OUTLINE_DEPTH + 1)),
+    forged(outline=['Serial', None, None, ['Dense']]),      # A sublayer that is no outline.
 ])
 def test_a_forged_trace_is_dropped_and_costs_nothing_else(trace):
   assert report_schema.fit_traces([trace]) == []
@@ -191,6 +203,9 @@ def test_a_forged_trace_is_dropped_and_costs_nothing_else(trace):
 
 def test_a_trace_within_its_bounds_fits():
   assert len(report_schema.fit_traces([forged(), forged()])) == 2
+  layer = forged(outline=['Serial', None, None, [['Dense_4', 3, 'f', []],
+                                                  _nested(following.MOST_OUTLINE_DEPTH - 1)]])
+  assert report_schema.fit_traces([layer]) == [layer]
   assert report_schema.fit_traces([forged()] * (report_schema.MAX_TRACES + 1)) == []
 
 
