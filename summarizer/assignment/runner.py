@@ -426,19 +426,19 @@ def _layer_where(yours, theirs):
   if got is not None and around is not None and built is not None and (
       built[1] != yours.top.co_name == around[1]):
     # Built by an earlier exercise's function: the line that put it here is the checked one's.
-    return (f'{where_at(*around)} puts `{_named(got)}` here; the course has '
-            f'`{_named(wanted)}`')
+    return (f'{where_at(*around)} puts {_label(got)} here; the course has '
+            f'{_label(wanted)}')
   if built is None:
     return None
   line, function = built
   if got is None:
     return (f'{where_at(line, function)} built `{_named(parent)}` without '
-            f'`{_named(wanted)}`; the course has `{_named(wanted)}` here')
+            f'{_label(wanted)}; the course has {_label(wanted)} here')
   if wanted is None:
-    return (f'{where_at(line, function)} built `{_named(got)}`; the course has '
+    return (f'{where_at(line, function)} built {_label(got)}; the course has '
             f'nothing more here')
-  return (f'{where_at(line, function)} built `{_named(got)}`; the course has '
-          f'`{_named(wanted)}` here')
+  return (f'{where_at(line, function)} built {_label(got)}; the course has '
+          f'{_label(wanted)} here')
 
 
 def _named(layer):
@@ -448,12 +448,30 @@ def _named(layer):
   return layer.name
 
 
+def _label(layer):
+  """A layer as a where: line says it: its name and, where its mode changes what it does, its mode.
+
+  Dropout and PositionalEncoding keep their mode (``_mode``); ShiftRight, a
+  function layer, is run on one token: in predict mode it passes it on.
+  """
+  named, mode = f'`{_named(layer)}`', getattr(layer, '_mode', None)
+  if isinstance(mode, str):
+    return f"{named} in mode '{mode}'"
+  if layer.name.startswith('ShiftRight'):
+    try:
+      passed = probes_layers.shifted_token(layer)
+    except recording.CAUGHT:  # pylint: disable=broad-except
+      return named
+    return f"{named} {'in' if passed == probes_layers.TOKEN else 'not in'} mode 'predict'"
+  return named
+
+
 def _first_different(got, wanted):
   """(the learner's sublayer or None, the course's or None, their parent) where they first differ."""
-  if _named(got) != _named(wanted):
+  if _label(got) != _label(wanted):
     return got, wanted, None
   for mine, course in zip(got.sublayers, wanted.sublayers):
-    if _named(mine) != _named(course):
+    if _label(mine) != _label(course):
       return mine, course, got
     found = _first_different(mine, course)
     if found is not None:

@@ -350,10 +350,15 @@ def predict_mode_layers(model):
   """
   shift = next((layer for layer in all_sublayers(model) if layer.name.startswith('ShiftRight')),
                None)
-  passed = None if shift is None else int(np.asarray(shift(np.array([[TOKEN]], np.int32)))[0, 0])
+  passed = None if shift is None else shifted_token(shift)
   encodings = [getattr(layer, '_mode', None) for layer in all_sublayers(model)
                if type(layer).__name__ == POSITIONAL_ENCODING]  # By name: Trax may load it twice.
   return {SHIFTED: passed, ENCODINGS: encodings}
+
+
+def shifted_token(shift):
+  """What a ShiftRight layer gives for the token ``TOKEN``: the token itself in predict mode."""
+  return int(np.asarray(shift(np.array([[TOKEN]], np.int32)))[0, 0])
 
 
 def all_sublayers(layer):
