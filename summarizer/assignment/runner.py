@@ -60,6 +60,7 @@ from summarizer.contract.following import (Follower, array_where, is_layers, num
 from summarizer.contract.judge import reading
 from summarizer.contract.measures import DEFAULTS, DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
 from summarizer.assignment.blame import Earlier, failing_own
+from summarizer.assignment.written_values import differing, value_where
 from summarizer.contract.failure_text import Failure, Printer, learners_code, why_line
 
 
@@ -169,8 +170,8 @@ def _where(ran, fixes, untraced, check):
   failed = [(case, recorded) for case, recorded, printed in ran
             if printed and not fixes[id(case)] and id(case) not in untraced]
   failed.sort(key=lambda pair: pair[1]['error'] is not None)
-  for case, _ in failed[:2]:
-    line = where(judge.learners_call(case['call']), check)
+  for case, recorded in failed[:2]:
+    line = where(judge.learners_call(case['call']), check, differing(case, recorded))
     if line:
       return case, line
   return None
@@ -393,8 +394,12 @@ def _function_twin(function, package, depth):
   return None, None
 
 
-def where(call, check):
-  """The ``where:`` line of a failed case of ``check`` (its ``call``), or None."""
+def where(call, check, values=()):
+  """The ``where:`` line of a failed case of ``check`` (its ``call``), or None.
+
+  ``values``: the plain values its call gave where the course's differ
+  (``written_values.differing``), for a case whose arrays and layers say nothing.
+  """
   try:
     package = recording.graded_function(check)
     package_call, learners = twin(call, package)
@@ -405,11 +410,11 @@ def where(call, check):
     theirs.run(package_call)
     yours = Follower(learners_code, learners.__code__)
     yours.run(call)
-    if theirs.cut or yours.cut:
-      return None  # Followed only part of the way: a line named would be a guess.
+    if theirs.cut or yours.cut:  # Followed only part of the way: its values would be a guess.
+      return value_where(learners, package, values)  # Read from the source alone.
     if is_layers(theirs.returned) and is_layers(yours.returned):
       return _layer_where(yours, theirs) or number_where(yours.scalars, theirs.scalars)
-    return (array_where(yours.events, theirs.events)
+    return (value_where(learners, package, values) or array_where(yours.events, theirs.events)
             or number_where(yours.scalars, theirs.scalars))
   except Exception:  # pylint: disable=broad-except
     return None  # The tracing is a help: it never fails a check.
@@ -428,7 +433,9 @@ def _layer_where(yours, theirs):
     # Built by an earlier exercise's function: the line that put it here is the checked one's.
     return (f'{where_at(*around)} puts {_label(got)} here; the course has '
             f'{_label(wanted)}')
-  if built is None:
+  if built is None or (built[1] != yours.top.co_name and built[1] in recording.GRADED):
+    # Built by an earlier exercise's function, called from a line of the checked one that was
+    # not followed: the earlier function's line would send the learner to the wrong exercise.
     return None
   line, function = built
   if got is None:
