@@ -431,8 +431,8 @@ def _layer_where(yours, theirs):
   if got is not None and around is not None and built is not None and (
       built[1] != yours.top.co_name == around[1]):
     # Built by an earlier exercise's function: the line that put it here is the checked one's.
-    return (f'{where_at(*around)} puts {_label(got)} here; the course has '
-            f'{_label(wanted)}')
+    return (f'{where_at(*around)} puts `{_named(got)}`{_mode(got)} here; the course has '
+            f'`{_named(wanted)}`{_mode(wanted)}')
   if built is None or (built[1] != yours.top.co_name and built[1] in recording.GRADED):
     # Built by an earlier exercise's function, called from a line of the checked one that was
     # not followed: the earlier function's line would send the learner to the wrong exercise.
@@ -440,12 +440,13 @@ def _layer_where(yours, theirs):
   line, function = built
   if got is None:
     return (f'{where_at(line, function)} built `{_named(parent)}` without '
-            f'{_label(wanted)}; the course has {_label(wanted)} here')
+            f'`{_named(wanted)}`{_mode(wanted)}; the course has '
+            f'`{_named(wanted)}`{_mode(wanted)} here')
   if wanted is None:
-    return (f'{where_at(line, function)} built {_label(got)}; the course has '
+    return (f'{where_at(line, function)} built `{_named(got)}`{_mode(got)}; the course has '
             f'nothing more here')
-  return (f'{where_at(line, function)} built {_label(got)}; the course has '
-          f'{_label(wanted)} here')
+  return (f'{where_at(line, function)} built `{_named(got)}`{_mode(got)}; the course has '
+          f'`{_named(wanted)}`{_mode(wanted)} here')
 
 
 def _named(layer):
@@ -455,22 +456,27 @@ def _named(layer):
   return layer.name
 
 
-def _label(layer):
-  """A layer as a where: line says it: its name and, where its mode changes what it does, its mode.
+def _mode(layer):
+  """How a where: line says the mode of a layer whose mode changes what it does ('' for others).
 
   Dropout and PositionalEncoding keep their mode (``_mode``); ShiftRight, a
   function layer, is run on one token: in predict mode it passes it on.
   """
-  named, mode = f'`{_named(layer)}`', getattr(layer, '_mode', None)
+  mode = getattr(layer, '_mode', None)
   if isinstance(mode, str):
-    return f"{named} in mode '{mode}'"
+    return f" in mode '{mode}'"
   if layer.name.startswith('ShiftRight'):
     try:
       passed = probes_layers.shifted_token(layer)
     except recording.CAUGHT:  # pylint: disable=broad-except
-      return named
-    return f"{named} {'in' if passed == probes_layers.TOKEN else 'not in'} mode 'predict'"
-  return named
+      return ''
+    return f" {'in' if passed == probes_layers.TOKEN else 'not in'} mode 'predict'"
+  return ''
+
+
+def _label(layer):
+  """What the layer where: compares of a layer: its name and its mode."""
+  return _named(layer) + _mode(layer)
 
 
 def _first_different(got, wanted):

@@ -74,12 +74,12 @@ def value_where(function, package, pairs):
         continue
       if _said(node) in theirs:
         continue
-      where = where_at(first + node.lineno - 1, name)
       if isinstance(node, ast.Constant):
-        return f'{where} writes {got!r}; the course has {wanted!r} here'
-      if value[1]:  # A number or a text the global holds.
-        return f'{where} reads `{node.id}` ({got!r}); the course has {wanted!r} here'
-      return f'{where} reads `{node.id}`; the course has `{wanted}` here'
+        said = f'writes {got!r}'
+      else:  # A number or a text the global holds, or a stream the measure named.
+        said = f'reads `{node.id}`' + (f' ({got!r})' if value[1] else '')
+      course = repr(wanted) if value[1] else f'`{wanted}`'
+      return f'{where_at(first + node.lineno - 1, name)} {said}, where the course\'s has {course}'
   return None
 
 
@@ -111,6 +111,8 @@ def _body_nodes(function):
   out (the signature's).
   """
   tree = ast.parse(textwrap.dedent(inspect.getsource(function))).body[0]
+  if not isinstance(tree, ast.FunctionDef):
+    raise TypeError('not a def')  # A lambda's line: its source is not its own.
   own = {node.arg for node in ast.walk(tree) if isinstance(node, ast.arg)}
   own |= {node.id for node in ast.walk(tree)
           if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del))}
