@@ -295,7 +295,7 @@ VARIANTS = [
           return [tl.Residual(tl.LayerNorm(), causal_attention,
                               tl.Dropout(rate=dropout, mode=mode)),
                   tl.Residual(feed_forward)]
-        '''),
+        ''', 'TransformerLM'),  # Its eval run hands it tl.FastGelu.
     _correct('residuals given lists', 'DecoderBlock', '''
         def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation, max_len=4096):
           attention = [tl.LayerNorm(), CausalAttention(d_model, n_heads, mode=mode),
