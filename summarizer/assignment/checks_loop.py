@@ -56,6 +56,7 @@ def _package_loop_measures():
       loop = _built_loop(training_loop, _package_transformer_lm, home, streams)
       _PACKAGE_LOOP.update(probes.loop_measures(loop, home))
       _PACKAGE_LOOP[measures.EVALUATION_DATA.name] = probes.evaluation_stream(loop, streams)
+      _PACKAGE_LOOP[measures.TRAINING_DATA.name] = probes.training_stream(loop, streams)
   return _PACKAGE_LOOP
 
 
@@ -68,7 +69,8 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
   course's ``CrossEntropyLoss``, ``Adam(0.01)``, the learning-rate schedule
   ``warmup_and_rsqrt_decay(1000, 0.01)``, a checkpoint every 10 steps,
   ``[CrossEntropyLoss, Accuracy]`` on evaluation of ``eval_gen`` (never the
-  training stream), a model in 'train' mode, and that it writes where it is
+  training stream), training on ``train_gen`` (never a stream of the notebook's
+  read in place of an argument), a model in 'train' mode, and that it writes where it is
   told. Then its model: the exercise's
   316,336 weights, and its output beside the package's model's.
 
@@ -85,15 +87,17 @@ def test_training_loop(training_loop, TransformerLM=None):  # pylint: disable=in
   with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as home:
     package_loop = _package_loop_measures()
     expected = {measure: package_loop[measure.name]
-                for measure in (*measures.LOOP, measures.EVALUATION_DATA)}
+                for measure in (*measures.LOOP, measures.TRAINING_DATA, measures.EVALUATION_DATA)}
     expected.update({measures.LOOP_MODEL_WEIGHTS: exercise_weights(),
                      measures.LOOP_MODEL_OUTPUT: None})  # Set as it runs, beside the package's.
     reads = {measure.name: functools.partial(_loop_measure, name=measure.name, home=home)
              for measure in measures.LOOP}
     streams = {}
     reads.update({
+        measures.TRAINING_DATA.name: functools.partial(probes.training_stream, streams=streams,
+                                                       function=training_loop),
         measures.EVALUATION_DATA.name: functools.partial(probes.evaluation_stream,
-                                                           streams=streams),
+                                                           streams=streams, function=training_loop),
         measures.LOOP_MODEL_WEIGHTS.name: lambda loop: count_weights(loop.model.weights),
         measures.LOOP_MODEL_OUTPUT.name: functools.partial(_output_beside_package, ids=ids,
                                                            expected=expected)})

@@ -55,10 +55,11 @@ from summarizer import model as package_model
 from summarizer.contract import judge, probes, probes_layers, recording, signature
 # The seed the checks draw the grader's inputs at (the checks import it from here).
 from summarizer.contract.check_inputs import CHECK_SEED  # pylint: disable=unused-import
-from summarizer.contract.following import Follower, followed, where_of
+from summarizer.contract.following import Follower, followed, is_layers, where_of
 from summarizer.contract.judge import reading
 from summarizer.contract.measures import DEFAULTS, DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
 from summarizer.assignment.blame import Earlier, failing_own
+from summarizer.assignment.written_values import differing, value_where
 from summarizer.contract.failure_text import (TEXT_BUDGET, Failure, Printer, learners_code,
                                               why_line)
 
@@ -164,8 +165,8 @@ def _where(ran, fixes, untraced, check):
   failed = [(case, recorded) for case, recorded, printed in ran
             if printed and not fixes[id(case)] and id(case) not in untraced]
   failed.sort(key=lambda pair: pair[1]['error'] is not None)
-  for case, _ in failed[:2]:
-    line = where(judge.learners_call(case['call']), check)
+  for case, recorded in failed[:2]:
+    line = where(judge.learners_call(case['call']), check, differing(case, recorded))
     if line:
       return case, line
   return None
@@ -388,8 +389,12 @@ def _function_twin(function, package, depth):
   return None, None
 
 
-def where(call, check):
-  """The ``where:`` line of a failed case of ``check`` (its ``call``), or None."""
+def where(call, check, values=()):
+  """The ``where:`` line of a failed case of ``check`` (its ``call``), or None.
+
+  ``values``: the plain values its call gave where the course's differ
+  (``written_values.differing``), for a case whose arrays and layers say nothing.
+  """
   try:
     package = recording.graded_function(check)
     package_call, learners = twin(call, package)
@@ -400,8 +405,12 @@ def where(call, check):
     theirs.run(package_call)
     yours = Follower(learners_code, learners.__code__)
     yours.run(call)
-    if theirs.cut or yours.cut:
-      return None  # Followed only part of the way: a line named would be a guess.
+    if theirs.cut or yours.cut:  # Followed only part of the way: its values would be a guess.
+      return value_where(learners, package, values)  # Read from the source alone.
+    if not (is_layers(theirs.returned) and is_layers(yours.returned)):
+      line = value_where(learners, package, values)
+      if line:
+        return line
     return where_of(followed(yours), followed(theirs), learners.__code__.co_name)
   except Exception:  # pylint: disable=broad-except
     return None  # The tracing is a help: it never fails a check.

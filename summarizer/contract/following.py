@@ -20,7 +20,7 @@ import time
 import numpy as np
 
 from summarizer._trax import tl
-from summarizer.contract import recording
+from summarizer.contract import probes_layers, recording
 
 # Values kept a run at most, and how many numbers a kept array may hold: the line stays cheap.
 _MOST_EVENTS = 4000
@@ -224,6 +224,24 @@ def label(layer):
   return layer.name
 
 
+def mode_said(layer):
+  """How a where: line says the mode of a layer whose mode changes what it does ('' for others).
+
+  Dropout and PositionalEncoding keep their mode (``_mode``); ShiftRight, a
+  function layer, is run on one token: in predict mode it passes it on.
+  """
+  mode = getattr(layer, '_mode', None)
+  if isinstance(mode, str):
+    return f" in mode '{mode}'"
+  if str(layer.name).startswith('ShiftRight'):
+    try:
+      passed = probes_layers.shifted_token(layer)
+    except recording.CAUGHT:  # pylint: disable=broad-except
+      return ''
+    return f" {'in' if passed == probes_layers.TOKEN else 'not in'} mode 'predict'"
+  return ''
+
+
 def outline(built, follower):
   """What a layer function returned, as the where: line compares it, or None past its bounds.
 
@@ -233,8 +251,9 @@ def outline(built, follower):
       of the followed code that built each layer).
 
   Returns:
-    [label, line, function, [sublayers' outlines]], line and function those
-    of the followed line that built the layer (None: not built there).
+    [label, line, function, [sublayers' outlines], mode (``mode_said``)],
+    line and function those of the followed line that built the layer
+    (None: not built there).
   """
   left = [MOST_OUTLINE_LAYERS]
 
@@ -246,7 +265,8 @@ def outline(built, follower):
     line, function = ((made[1], str(made[2])[:MOST_NAME]) if made is not None and made[0] is layer
                       else (None, None))
     return [str(label(layer))[:MOST_NAME], line, function,
-            [node(sublayer, depth + 1) for sublayer in layer.sublayers]]
+            [node(sublayer, depth + 1) for sublayer in layer.sublayers],
+            mode_said(layer)[:MOST_NAME]]
   try:
     return node(tl.Serial(built) if isinstance(built, list) else built, 0)
   except recording.CAUGHT:  # pylint: disable=broad-except
@@ -272,15 +292,22 @@ def layer_where(yours, course, top):
     if wanted is None:
       return None  # Nothing of the course's to name beside it.
     # Built by an earlier exercise's function: the line that put it here is the checked one's.
-    return f'{where_at(*around)} puts `{got[0]}` here; the course has `{wanted[0]}`'
-  if built is None:
+    return f'{where_at(*around)} puts {_said(got)} here; the course has {_said(wanted)}'
+  if built is None or (built[1] != top and built[1] in recording.GRADED):
+    # Built by an earlier exercise's function, called from a line of the checked one that was
+    # not followed: the earlier function's line would send the learner to the wrong exercise.
     return None
   if got is None:
-    return (f'{where_at(*built)} built `{parent[0]}` without `{wanted[0]}`; the course has '
-            f'`{wanted[0]}` here')
+    return (f'{where_at(*built)} built `{parent[0]}` without {_said(wanted)}; the course has '
+            f'{_said(wanted)} here')
   if wanted is None:
-    return f'{where_at(*built)} built `{got[0]}`; the course has nothing more here'
-  return f'{where_at(*built)} built `{got[0]}`; the course has `{wanted[0]}` here'
+    return f'{where_at(*built)} built {_said(got)}; the course has nothing more here'
+  return f'{where_at(*built)} built {_said(got)}; the course has {_said(wanted)} here'
+
+
+def _said(node):
+  """An outline's layer as a where: line names it: its name, and its mode where it has one."""
+  return f'`{node[0]}`{node[4]}'
 
 
 def _built(node):
@@ -290,10 +317,10 @@ def _built(node):
 
 def _first_different(got, wanted):
   """(the learner's sublayer or None, the course's or None, their parent) where they first differ."""
-  if got[0] != wanted[0]:
+  if _said(got) != _said(wanted):
     return got, wanted, None
   for mine, theirs in zip(got[3], wanted[3]):
-    if mine[0] != theirs[0]:
+    if _said(mine) != _said(theirs):
       return mine, theirs, got
     found = _first_different(mine, theirs)
     if found is not None:
@@ -307,7 +334,7 @@ def _first_different(got, wanted):
 
 def same_outline(one, other):
   """Whether two outlines name the same layers in the same places (lines aside)."""
-  return one[0] == other[0] and len(one[3]) == len(other[3]) and all(
+  return _said(one) == _said(other) and len(one[3]) == len(other[3]) and all(
       same_outline(mine, theirs) for mine, theirs in zip(one[3], other[3]))
 
 

@@ -53,6 +53,7 @@ LEARNING_RATES = Measure(recording.LEARNING_RATES, judge.allclose)
 LOSS_AT_WORK = Measure(recording.LOSS_AT_WORK, judge.number_agrees)
 OPTIMIZER_STEP = Measure(recording.OPTIMIZER_STEP, judge.arrays_agree)
 EVALUATION_DATA = Measure(recording.EVALUATION_DATA, why=mistakes.evaluation_data_why)
+TRAINING_DATA = Measure(recording.TRAINING_DATA, why=mistakes.training_data_why)
 NEXT_TOKEN = Measure(recording.NEXT_TOKEN)
 NEXT_TOKEN_TYPE = Measure(recording.NEXT_TOKEN_TYPE)
 MODEL_INPUTS = Measure(recording.MODEL_INPUTS, difference=failure_text.ids_difference,
@@ -98,7 +99,7 @@ _OF_PROBE = {
     probes_layers.probe_TransformerLM: (MODEL_TREE, LAYER_TYPE, PARTS, THEIR_SUBLAYERS, WEIGHT_SHAPES,
                                  REPEATED_SUBLAYERS, LAYER_OUTPUT, SHAPES_OF_WEIGHTS,
                                  OUTPUT_SHAPE, SHIFTED, ENCODINGS, DEFAULTS),
-    probes.probe_training_loop: LOOP + (EVALUATION_DATA, LOSS_AT_WORK, OPTIMIZER_STEP) + _RUNS,
+    probes.probe_training_loop: LOOP + (TRAINING_DATA, EVALUATION_DATA, LOSS_AT_WORK, OPTIMIZER_STEP) + _RUNS,
     probes.probe_next_symbol: (NEXT_TOKEN, NEXT_TOKEN_TYPE, MODEL_INPUTS, INPUTS_AFTER),
     probes.probe_greedy_decode: (SUMMARY, CALLS, MODEL_GIVEN, PRINTED, TAKES_VERBOSE, WRITTEN),
     probes.probe_whole: (SHIPPED_WEIGHT_SHAPES, LOG_PROBABILITIES, SUMMARY_IDS),

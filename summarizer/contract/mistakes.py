@@ -429,4 +429,23 @@ def evaluation_data_why(got, expected, case):
     return ('the evaluation task reads train_gen, the data the model trains on: build the '
             'EvalTask on eval_gen, so that its loss says how the model does on data it has '
             'not trained on')
-  return None
+  return global_stream_cause('EvalTask', got, expected)
+
+
+def training_data_why(got, expected, case):
+  """A TrainTask built on another stream than train_gen (``got`` names the one it reads)."""
+  del case
+  if got == 'eval_gen' and expected == 'train_gen':
+    return ('the training task reads eval_gen, the data the evaluation is for: build the '
+            'TrainTask on train_gen, and keep eval_gen for the EvalTask')
+  return global_stream_cause('TrainTask', got, expected)
+
+
+def global_stream_cause(task, got, expected):
+  """A task built on a notebook global (``probes.stream_read`` names it) in place of its argument."""
+  start = probes.NOTEBOOK_GLOBAL
+  if not (isinstance(got, str) and got.startswith(start) and expected in recording.STREAMS):
+    return None
+  return (f'the {task} reads {got[len(start):]}, a global of the notebook, not the argument '
+          f'{expected}: build it on {expected}, the stream training_loop is handed (its caller '
+          'chooses the data)')

@@ -37,7 +37,7 @@ from summarizer.contract.recording import (CALLS, CAUGHT, CHECKPOINT_STEPS, DEFA
                                            OPTIMIZER_PARAMETERS, OPTIMIZER_STEP, OUTPUT_CLOSURE,
                                            OUTPUT_DIRECTORY, PRINTED, QUIET_CASE, SELF_ATTENTION,
                                            SIGNATURE_CASE, SHIPPED_SHAPES, SHORT_SENTENCE, SUMMARY, SUMMARY_IDS,
-                                           TAKES_VERBOSE, TRAIN_GEN, TRANSFORMER_LM, UNDER_JIT,
+                                           TAKES_VERBOSE, TRAIN_GEN, TRAINING_DATA, TRANSFORMER_LM, UNDER_JIT,
                                            WEIGHT_SHAPES, WRITTEN, accepts, array, case, floats,
                                            in_a_cell, jit_call, jit_case, jit_refusal, rng_for,
                                            JIT_BATCHES)
@@ -163,10 +163,39 @@ def layer_modes(layer):
   return sorted(found)
 
 
-def evaluation_stream(loop, streams):
-  """The argument the loop's (first) evaluation task reads: 'eval_gen', 'train_gen' or neither."""
-  data = loop.eval_tasks[0].labeled_data
-  return next((name for name, stream in streams.items() if stream is data), 'neither')
+def stream_read(data, streams, function=None):
+  """Which stream a task reads: the argument's name ('train_gen', 'eval_gen'), a global, or neither.
+
+  Args:
+    data: The task's data.
+    streams: The streams handed to the function, by the course's names of its arguments.
+    function: The function that built the task: a stream that is none of its arguments but
+      a global of its module (the notebook's ``train_batch_stream``) is named so.
+  """
+  name = next((name for name, stream in streams.items() if stream is data), None)
+  if name is None:
+    name = next((notebook_global(global_name) for global_name, value
+                 in getattr(function, '__globals__', {}).items()
+                 if value is data and not global_name.startswith('_')), 'neither')
+  return name
+
+
+NOTEBOOK_GLOBAL = "the notebook's "  # How a measure names a global of the notebook, before its name.
+
+
+def notebook_global(name):
+  """A global of the notebook, as a measure names it: "the notebook's train_batch_stream"."""
+  return NOTEBOOK_GLOBAL + name
+
+
+def evaluation_stream(loop, streams, function=None):
+  """The stream the loop's (first) evaluation task reads (``stream_read``)."""
+  return stream_read(loop.eval_tasks[0].labeled_data, streams, function)
+
+
+def training_stream(loop, streams, function=None):
+  """The stream the loop's (first) training task reads (``stream_read``)."""
+  return stream_read(loop.tasks[0].labeled_data, streams, function)
 
 
 def probe_training_loop(function, seed, given, env):
@@ -183,7 +212,8 @@ def probe_training_loop(function, seed, given, env):
     def measure():
       built['loop'] = build()
       return dict(loop_measures(built['loop'], home),
-                  **{EVALUATION_DATA: evaluation_stream(built['loop'], streams)})
+                  **{EVALUATION_DATA: evaluation_stream(built['loop'], streams, function),
+                     TRAINING_DATA: training_stream(built['loop'], streams, function)})
     cases = [case(LOOP_CASE, measure)]
     if 'loop' in built:
       cases.append(case("the loop's loss and optimizer at work", loss_and_update_measures,

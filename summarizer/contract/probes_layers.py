@@ -284,8 +284,10 @@ PREDICT_MODEL = dict(vocab_size=40, d_model=12, d_ff=20, n_layers=2, n_heads=3)
 
 
 def described(kwargs):
-  """A call's arguments as printed in a case's name ('d_model=12, n_heads=3')."""
-  return ', '.join(f'{k}={v}' for k, v in kwargs.items())
+  """A call's arguments as printed in a case's name ('d_model=12, n_heads=3', a layer's
+  function by its name: 'ff_activation=tl.FastGelu')."""
+  return ', '.join(f'{k}=tl.{v.__name__}' if callable(v) else f'{k}={v}'
+                   for k, v in kwargs.items())
 
 
 def transformer_runs(seed, function=None):
@@ -296,10 +298,15 @@ def transformer_runs(seed, function=None):
   ids = rng.integers(2, vocab, size=(2, int(rng.integers(4, 9)))).astype(np.int32)
   base = dict(vocab_size=vocab, d_model=n_heads * d_head, d_ff=int(rng.integers(8, 24)),
               n_layers=n_layers, n_heads=n_heads, dropout=0.3)
-  return [(f'{TRANSFORMER_LM}({described(base)}, mode={mode!r}) on ids {ids.shape}',
-           with_max_len(function, base, mode) if function else dict(base, mode=mode,
-                                                                    max_len=16), ids)
-          for mode in ('train', 'eval')]
+  runs = []
+  # The eval run with tl.FastGelu: ff_activation is handed to the blocks, not a Relu written in.
+  for mode, activation in (('train', None), ('eval', 'FastGelu')):
+    options = dict(base, ff_activation=getattr(tl, activation)) if activation else base
+    said = f', ff_activation=tl.{activation}' if activation else ''
+    runs.append((f'{TRANSFORMER_LM}({described(base)}, mode={mode!r}{said}) on ids {ids.shape}',
+                 with_max_len(function, options, mode) if function else dict(
+                     options, mode=mode, max_len=16), ids))
+  return runs
 
 
 def exercise_model_measures(function):
@@ -350,10 +357,15 @@ def predict_mode_layers(model):
   """
   shift = next((layer for layer in all_sublayers(model) if layer.name.startswith('ShiftRight')),
                None)
-  passed = None if shift is None else int(np.asarray(shift(np.array([[TOKEN]], np.int32)))[0, 0])
+  passed = None if shift is None else shifted_token(shift)
   encodings = [getattr(layer, '_mode', None) for layer in all_sublayers(model)
                if type(layer).__name__ == POSITIONAL_ENCODING]  # By name: Trax may load it twice.
   return {SHIFTED: passed, ENCODINGS: encodings}
+
+
+def shifted_token(shift):
+  """What a ShiftRight layer gives for the token ``TOKEN``: the token itself in predict mode."""
+  return int(np.asarray(shift(np.array([[TOKEN]], np.int32)))[0, 0])
 
 
 def all_sublayers(layer):

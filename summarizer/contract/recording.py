@@ -83,6 +83,7 @@ LEARNING_RATES = 'learning rates at steps 1, 500, 1000, 1001, 4000'
 CHECKPOINT_STEPS = 'steps between checkpoints'
 METRICS = 'evaluation metrics'
 EVALUATION_DATA = 'the data its evaluation task reads'
+TRAINING_DATA = 'the data its training task reads'
 OUTPUT_DIRECTORY = 'output directory, from the home folder'
 LAYER_MODES = "modes of the model's layers"
 LOSS_AT_WORK = 'its loss layer on drawn log-probabilities'
@@ -109,6 +110,7 @@ INDIVISIBLE_CASE = 'CausalAttention(d_feature=10, n_heads=3)'
 EXERCISE_MODEL_CASE = 'TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2) on ids (2, 8)'
 LOOP_CASE = 'training_loop(TransformerLM, train_gen, eval_gen, output_dir)'
 TRAIN_GEN, EVAL_GEN = 'train_gen', 'eval_gen'  # training_loop's streams, by the course's names.
+STREAMS = (TRAIN_GEN, EVAL_GEN)
 # A sentence greedy_decode is given where only how it ends matters (EOS first, or never).
 SHORT_SENTENCE = 'Nothing happened.'
 QUIET_CASE = 'greedy_decode(..., verbose=False)'  # Only for a greedy_decode that takes verbose.

@@ -193,8 +193,8 @@ def _outline_fits(outline):
     left[0] -= 1
     if left[0] < 0 or depth > following.MOST_OUTLINE_DEPTH:
       return False
-    if not (isinstance(node, list) and len(node) == 4 and _name_fits(node[0])
-            and isinstance(node[3], list)):
+    if not (isinstance(node, list) and len(node) == 5 and _name_fits(node[0])
+            and isinstance(node[3], list) and _name_fits(node[4])):
       return False
     line, function = node[1], node[2]
     if not ((line is None and function is None)

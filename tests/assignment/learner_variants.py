@@ -24,7 +24,7 @@ import sys
 import textwrap
 
 from summarizer import text
-from summarizer.contract import handout
+from summarizer.contract import handout, probes
 from summarizer.contract.recording import GRADED
 
 # Exercise checks built on each function (the numbers of every later layer
@@ -295,7 +295,7 @@ VARIANTS = [
           return [tl.Residual(tl.LayerNorm(), causal_attention,
                               tl.Dropout(rate=dropout, mode=mode)),
                   tl.Residual(feed_forward)]
-        '''),
+        ''', 'TransformerLM'),  # Its eval run hands it tl.FastGelu.
     _correct('residuals given lists', 'DecoderBlock', '''
         def DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation, max_len=4096):
           attention = [tl.LayerNorm(), CausalAttention(d_model, n_heads, mode=mode),
@@ -663,15 +663,87 @@ VARIANTS = [
           log_probs, _ = model((np.array([padded]), np.array([padded])))
           return int(np.argmax(log_probs[0, length]))
         '''),
+    # Inputs read from the notebook in place of the arguments (issue 64): the notebook's
+    # globals (``notebook_globals``) where the function is handed its own.
+    _mistake("trains on the notebook's train_batch_stream", 'training_loop', '''
+        def training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model'):
+          schedule = trax.lr.warmup_and_rsqrt_decay(1000, 0.01)
+          train_task = training.TrainTask(labeled_data=train_batch_stream,
+                                          loss_layer=tl.CrossEntropyLoss(),
+                                          optimizer=trax.optimizers.Adam(0.01),
+                                          lr_schedule=schedule, n_steps_per_checkpoint=10)
+          eval_task = training.EvalTask(labeled_data=eval_gen,
+                                        metrics=[tl.CrossEntropyLoss(), tl.Accuracy()])
+          model = TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train')
+          return training.Loop(model, train_task, eval_tasks=[eval_task],
+                               output_dir=os.path.expanduser(output_dir))
+        ''', why='the TrainTask reads train_batch_stream, a global of the notebook, not the '
+                 'argument train_gen'),
+    _mistake("evaluates on the notebook's eval_batch_stream", 'training_loop', '''
+        def training_loop(TransformerLM, train_gen, eval_gen, output_dir='~/model'):
+          schedule = trax.lr.warmup_and_rsqrt_decay(1000, 0.01)
+          train_task = training.TrainTask(labeled_data=train_gen,
+                                          loss_layer=tl.CrossEntropyLoss(),
+                                          optimizer=trax.optimizers.Adam(0.01),
+                                          lr_schedule=schedule, n_steps_per_checkpoint=10)
+          eval_task = training.EvalTask(labeled_data=eval_batch_stream,
+                                        metrics=[tl.CrossEntropyLoss(), tl.Accuracy()])
+          model = TransformerLM(d_model=4, d_ff=16, n_layers=1, n_heads=2, mode='train')
+          return training.Loop(model, train_task, eval_tasks=[eval_task],
+                               output_dir=os.path.expanduser(output_dir))
+        ''', why='the EvalTask reads eval_batch_stream, a global of the notebook, not the '
+                 'argument eval_gen'),
+    _mistake("the notebook's VOCAB_SIZE in place of vocab_size", 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          blocks = [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, ff_activation)
+                    for _ in range(n_layers)]
+          return tl.Serial(
+              tl.ShiftRight(mode=mode),
+              tl.Embedding(VOCAB_SIZE, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode),
+              blocks, tl.LayerNorm(), tl.Dense(VOCAB_SIZE), tl.LogSoftmax())
+        '''),
+    _mistake('ff_activation not handed to the blocks', 'TransformerLM', '''
+        def TransformerLM(vocab_size=33300, d_model=512, d_ff=2048, n_layers=6, n_heads=8,
+                          dropout=0.1, max_len=4096, mode='train', ff_activation=tl.Relu):
+          blocks = [DecoderBlock(d_model, d_ff, n_heads, dropout, mode, tl.Relu)
+                    for _ in range(n_layers)]
+          return tl.Serial(
+              tl.ShiftRight(mode=mode),
+              tl.Embedding(vocab_size, d_model), tl.Dropout(rate=dropout, mode=mode),
+              tl.PositionalEncoding(max_len=max_len, mode=mode),
+              blocks, tl.LayerNorm(), tl.Dense(vocab_size), tl.LogSoftmax())
+        '''),
+    _mistake("the notebook's MAX_SUMMARY_TOKENS in place of max_length", 'greedy_decode', '''
+        def greedy_decode(input_sentence, model, next_symbol=next_symbol, tokenize=tokenize,
+                          detokenize=detokenize, verbose=False, max_length=64):
+          cur_output_tokens = tokenize(input_sentence) + [0]
+          generated_output = []
+          for _ in range(MAX_SUMMARY_TOKENS):
+            cur_output = next_symbol(cur_output_tokens, model)
+            cur_output_tokens.append(cur_output)
+            generated_output.append(cur_output)
+            if cur_output == EOS:
+              break
+          return detokenize(generated_output)
+        '''),
 ]
 
 # The extra arguments of each check, as the notebook calls it.
 CHECK_ARGUMENTS = handout.CHECK_ARGUMENTS
 
 
+def notebook_globals():
+  """What the notebook's cells above the exercises leave in its namespace that a function might
+  read in place of its arguments: the data cells' streams (stand-ins: batches of random ids)."""
+  return {'train_batch_stream': probes.batches(5), 'eval_batch_stream': probes.batches(6)}
+
+
 def namespace(variant=None):
   """The notebook's namespace: the setup, the package's solutions, then the variant."""
-  names = {'tokenize': text.course_tokenize, 'detokenize': text.course_detokenize}
+  names = {'tokenize': text.course_tokenize, 'detokenize': text.course_detokenize,
+           **notebook_globals()}
   exec(handout.setup_source(), names)  # pylint: disable=exec-used
   for name in GRADED:
     exec(compile(handout.solution_source(name), f'<solution {name}>', 'exec'), names)  # pylint: disable=exec-used
@@ -716,7 +788,8 @@ def course_namespace(**replaced):
   argument bound to an earlier function (the course's ``CausalAttention``
   binds the closures) is the one defined above it.
   """
-  names = {'tokenize': text.course_tokenize, 'detokenize': text.course_detokenize}
+  names = {'tokenize': text.course_tokenize, 'detokenize': text.course_detokenize,
+           **notebook_globals()}
   exec(handout.setup_source(), names)  # pylint: disable=exec-used
   for name in GRADED:
     source = replaced.get(name, COURSE_ANSWERS[name])

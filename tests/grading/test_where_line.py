@@ -173,7 +173,7 @@ def forged(**changes):
 
 def _nested(depth):
   """An outline of Serials nested ``depth`` deep below its top."""
-  return ['Serial', 2, 'f', [_nested(depth - 1)] if depth else []]
+  return ['Serial', 2, 'f', [_nested(depth - 1)] if depth else [], '']
 
 
 @pytest.mark.parametrize('trace', [
@@ -187,13 +187,15 @@ def _nested(depth):
     forged(scalars=[[2, 'f', 'n', 10 ** 30]]),
     forged(raised='no'),
     dict(forged(), extra=1),
-    forged(outline=['D' * (following.MOST_NAME + 1), None, None, []]),  # A name too long.
-    forged(outline=['Dense', 3, None, []]),                 # A line with no function.
-    forged(outline=['Dense', 0, 'f', []]),                  # No such line.
-    forged(outline=['Serial', None, None, [['Dense', None, None, []]] * (
-        following.MOST_OUTLINE_LAYERS)]),                   # Too many layers.
+    forged(outline=['D' * (following.MOST_NAME + 1), None, None, [], '']),  # A name too long.
+    forged(outline=['Dropout', None, None, [], 'm' * (following.MOST_NAME + 1)]),  # A mode too.
+    forged(outline=['Dense', None, None, []]),              # No mode.
+    forged(outline=['Dense', 3, None, [], '']),             # A line with no function.
+    forged(outline=['Dense', 0, 'f', [], '']),              # No such line.
+    forged(outline=['Serial', None, None, [['Dense', None, None, [], '']] * (
+        following.MOST_OUTLINE_LAYERS), '']),               # Too many layers.
     forged(outline=_nested(following.MOST_OUTLINE_DEPTH + 1)),
-    forged(outline=['Serial', None, None, ['Dense']]),      # A sublayer that is no outline.
+    forged(outline=['Serial', None, None, ['Dense'], '']),  # A sublayer that is no outline.
 ])
 def test_a_forged_trace_is_dropped_and_costs_nothing_else(trace):
   assert report_schema.fit_traces([trace]) == []
@@ -203,8 +205,9 @@ def test_a_forged_trace_is_dropped_and_costs_nothing_else(trace):
 
 def test_a_trace_within_its_bounds_fits():
   assert len(report_schema.fit_traces([forged(), forged()])) == 2
-  layer = forged(outline=['Serial', None, None, [['Dense_4', 3, 'f', []],
-                                                  _nested(following.MOST_OUTLINE_DEPTH - 1)]])
+  layer = forged(outline=['Serial', None, None, [['Dense_4', 3, 'f', [], ''],
+                                                  _nested(following.MOST_OUTLINE_DEPTH - 1)],
+                         " in mode 'train'"])
   assert report_schema.fit_traces([layer]) == [layer]
   assert report_schema.fit_traces([forged()] * (report_schema.MAX_TRACES + 1)) == []
 
