@@ -55,11 +55,11 @@ from summarizer import model as package_model
 from summarizer.contract import judge, probes, probes_layers, recording, signature
 # The seed the checks draw the grader's inputs at (the checks import it from here).
 from summarizer.contract.check_inputs import CHECK_SEED  # pylint: disable=unused-import
-from summarizer.contract.following import Follower, followed, is_layers, where_of
+from summarizer.contract.following import Follower, followed, is_layers, plain, where_of
 from summarizer.contract.judge import reading
 from summarizer.contract.measures import DEFAULTS, DTYPE, INPUTS_AFTER, UNDER_JIT, WRITTEN
 from summarizer.assignment.blame import Earlier, failing_own
-from summarizer.assignment.written_values import differing, value_where
+from summarizer.assignment.written_values import value_where
 from summarizer.contract.failure_text import (TEXT_BUDGET, Failure, Printer, learners_code,
                                               why_line)
 
@@ -393,7 +393,7 @@ def where(call, check, values=()):
   """The ``where:`` line of a failed case of ``check`` (its ``call``), or None.
 
   ``values``: the plain values its call gave where the course's differ
-  (``written_values.differing``), for a case whose arrays and layers say nothing.
+  (``differing``), for a case whose arrays and layers say nothing.
   """
   try:
     package = recording.graded_function(check)
@@ -406,11 +406,38 @@ def where(call, check, values=()):
     yours = Follower(learners_code, learners.__code__)
     yours.run(call)
     if theirs.cut or yours.cut:  # Followed only part of the way: its values would be a guess.
-      return value_where(learners, package, values)  # Read from the source alone.
+      return value_where(learners, package, values) if values else None  # From the source alone.
     if not (is_layers(theirs.returned) and is_layers(yours.returned)):
-      line = value_where(learners, package, values)
+      line = value_where(learners, package, values) if values else None
       if line:
         return line
     return where_of(followed(yours), followed(theirs), learners.__code__.co_name)
   except Exception:  # pylint: disable=broad-except
     return None  # The tracing is a help: it never fails a check.
+
+
+def differing(case, recorded):
+  """(the value the learner's function gave, the course's) for each plain value that differs.
+
+  Args:
+    case: A check's case: its ``'expected'`` measures and their values.
+    recorded: What its call gave (``runner.record``): ``'measures'`` by name.
+  """
+  pairs = []
+  for measure, expected in case['expected'].items():
+    if measure.name in recorded['measures']:
+      _pair(recorded['measures'][measure.name], expected, pairs)
+  return pairs
+
+
+def _pair(got, expected, pairs):
+  """Adds the plain values of ``got`` that differ from ``expected``'s at the same place."""
+  if isinstance(got, dict) and isinstance(expected, dict):
+    for key in expected:
+      if key in got:
+        _pair(got[key], expected[key], pairs)
+  elif isinstance(got, list) and isinstance(expected, list) and len(got) == len(expected):
+    for came, wanted in zip(got, expected):
+      _pair(came, wanted, pairs)
+  elif plain(got) and plain(expected) and (type(got), got) != (type(expected), expected):
+    pairs.append((got, expected))

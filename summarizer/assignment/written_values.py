@@ -16,39 +16,8 @@ import ast
 import inspect
 import textwrap
 
-from summarizer.contract.following import where_at
+from summarizer.contract.following import plain, where_at
 from summarizer.contract.probes import notebook_global
-
-
-def differing(case, recorded):
-  """(the value the learner's function gave, the course's) for each plain value that differs.
-
-  Args:
-    case: A check's case: its ``'expected'`` measures and their values.
-    recorded: What its call gave (``runner.record``): ``'measures'`` by name.
-  """
-  pairs = []
-  for measure, expected in case['expected'].items():
-    if measure.name in recorded['measures']:
-      _pair(recorded['measures'][measure.name], expected, pairs)
-  return pairs
-
-
-def _plain(value):
-  return isinstance(value, (str, int, float)) and not isinstance(value, bool)
-
-
-def _pair(got, expected, pairs):
-  """Adds the plain values of ``got`` that differ from ``expected``'s at the same place."""
-  if isinstance(got, dict) and isinstance(expected, dict):
-    for key in expected:
-      if key in got:
-        _pair(got[key], expected[key], pairs)
-  elif isinstance(got, list) and isinstance(expected, list) and len(got) == len(expected):
-    for came, wanted in zip(got, expected):
-      _pair(came, wanted, pairs)
-  elif _plain(got) and _plain(expected) and (type(got), got) != (type(expected), expected):
-    pairs.append((got, expected))
 
 
 def value_where(function, package, pairs):
@@ -57,7 +26,7 @@ def value_where(function, package, pairs):
   Args:
     function: The learner's function.
     package: The package's function of the same exercise.
-    pairs: (got, the course's) values, as ``differing`` gives them, first first.
+    pairs: (got, the course's) values, as ``runner.differing`` gives them, first first.
   """
   try:
     body = _body_nodes(function)
@@ -95,11 +64,11 @@ def _value(node, function):
   A global that holds more than a plain value (a stream) is said as a
   measure names it (``probes.notebook_global``). None for any other node.
   """
-  if isinstance(node, ast.Constant) and _plain(node.value):
+  if isinstance(node, ast.Constant) and plain(node.value):
     return node.value, True
   if isinstance(node, ast.Name) and node.id in function.__globals__:
     value = function.__globals__[node.id]
-    return (value, True) if _plain(value) else (notebook_global(node.id), False)
+    return (value, True) if plain(value) else (notebook_global(node.id), False)
   return None
 
 

@@ -146,6 +146,11 @@ def _number(value):
   return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def plain(value):
+  """Whether ``value`` is a plain value a line may write: a number or a text (not a bool)."""
+  return _number(value) or isinstance(value, str)
+
+
 def same(one, other):
   """Whether two arrays hold the same numbers in the same shape, to float32 precision."""
   if one.shape != other.shape or {one.dtype.kind, other.dtype.kind} in ({'i', 'f'}, {'u', 'f'}):

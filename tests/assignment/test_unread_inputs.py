@@ -12,7 +12,7 @@ import textwrap
 import pytest
 
 import learner_variants
-from summarizer.assignment import checks, written_values
+from summarizer.assignment import checks, runner, written_values
 from summarizer.contract import probes, probes_layers, recording
 from summarizer.contract.judge import Measure
 from summarizer.model import DecoderBlock as package_block
@@ -145,5 +145,5 @@ def test_a_value_where_is_said_only_of_what_the_learners_line_writes():
 def test_only_plain_values_that_differ_are_paired():
   case = {'expected': {Measure('a'): {'rate': 0.01, 'modes': ['train'], 'shape': (2, 3)}}}
   recorded = {'measures': {'a': {'rate': 0.001, 'modes': ['eval'], 'shape': (2, 4)}}}
-  assert written_values.differing(case, recorded) == [(0.001, 0.01), ('eval', 'train')]
+  assert runner.differing(case, recorded) == [(0.001, 0.01), ('eval', 'train')]
 
