@@ -167,7 +167,8 @@ def array_where(events, course):
   its frame puts back on the course's path (a helper value of the learner's own is not a mistake).
 
   ``course`` holds the course function's events; "here" is its value of the
-  same name after the last match before it (else its last of that name, else its next).
+  same name after the last match before it (else its last of that name). A name
+  the course's function never holds gets no shape of the course's beside it.
   """
   arrays = [event[3] for event in course]
   matched = [next((index for index, value in enumerate(arrays) if same(event[3], value)), None)
@@ -179,10 +180,11 @@ def array_where(events, course):
       continue
     after = 1 + max((matched[i] for i in range(position) if matched[i] is not None), default=-1)
     named = [index for index, event in enumerate(course) if event[2] == name]
-    index = next((i for i in named if i >= after),
-                 named[-1] if named else min(after, len(course) - 1))
-    here = arrays[index]
     what = f'`{name}`' if name else 'what it returns'
+    if not named:  # The course's function holds no value of that name: none to quote beside it.
+      return (f'{where_at(line, function)}, {what} has shape {array.shape}; no value of the '
+              "course's function has its numbers")
+    here = arrays[next((i for i in named if i >= after), named[-1])]
     other = ' with other numbers' if here.shape == array.shape else ''
     return (f'{where_at(line, function)}, {what} has shape {array.shape}{other}; '
             f'the course has {here.shape} here')

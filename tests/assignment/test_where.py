@@ -113,6 +113,30 @@ def test_a_wrong_reshape_in_split_heads_is_found_at_its_line():
       'the course has (2, 2, 2, 3) here']
 
 
+# The weights normalised over the queries, through a local the course's function does not have.
+NORMALISED_OVER_THE_QUERIES = '''
+def DotProductAttention(query, key, value, mask):
+  depth = query.shape[-1]
+  dots = jnp.matmul(query, jnp.swapaxes(key, -1, -2)) / jnp.sqrt(depth)
+  if mask is not None:
+    dots = jnp.where(mask, dots, jnp.full_like(dots, -1e9))
+  over_queries = trax.fastmath.logsumexp(dots, axis=-2, keepdims=True)
+  dots = jnp.exp(dots - over_queries)
+  return jnp.matmul(dots, value)
+'''
+
+
+def test_a_local_the_course_does_not_have_is_found_without_a_shape_of_the_courses():
+  failed, printed = check('DotProductAttention', DotProductAttention=NORMALISED_OVER_THE_QUERIES)
+  assert failed
+  [line] = where_lines(printed)
+  # Line 6 (the changed one) holds the only value the course's function never has. Before,
+  # the line went on "the course has (2, 2) here": the shape of another value, not of a sum
+  # over the queries.
+  assert line.startswith('where: line 6 of DotProductAttention, `over_queries` has shape ('), line
+  assert line.endswith("; no value of the course's function has its numbers"), line
+
+
 def test_a_wrong_sublayer_is_named_with_the_line_that_built_it():
   failed, printed = check('DecoderBlock', DecoderBlock=BLOCK_WITHOUT_THE_FEED_FORWARD_RESIDUAL)
   assert failed
