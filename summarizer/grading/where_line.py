@@ -58,10 +58,12 @@ def where_line(name, traces):
 
 
 def _course(package, call):
-  """The package's function followed on a case's inputs: (its Follower, what it returned)."""
+  """The package's function followed on a case's inputs: (its Follower, what it returned,
+  what it kept as ``following.where_of`` reads it, computed once)."""
   package_file = package.__code__.co_filename
   course = following.Follower(lambda filename: filename == package_file, package.__code__)
-  return course, course.run(call)
+  returned = course.run(call)
+  return course, returned, following.followed(course)
 
 
 def _failed(name, call, trace, course, told):
@@ -74,11 +76,11 @@ def _failed(name, call, trace, course, told):
   only the run shows (``told`` False): it is taken as failed, as the grader's
   own runs of the function failed.
   """
-  follower, expected = course
+  _, expected, kept = course
   if trace['raised'] or isinstance(expected, BaseException):
     return True
   if trace['outline'] is not None or following.is_layers(expected):
-    yours, theirs = trace['outline'], following.followed(follower)['outline']
+    yours, theirs = trace['outline'], kept['outline']
     return not (told and yours is not None and theirs is not None
                 and following.same_outline(yours, theirs))
   output = trace['output']
@@ -93,12 +95,12 @@ def _failed(name, call, trace, course, told):
 
 def _where(trace, course, top):
   """The learner's line where its values leave the course's, from both traces, or None."""
-  follower, _ = course
+  follower, _, kept = course
   if trace['cut'] or follower.cut:
     return None  # Followed only part of the way: a line named would be a guess.
   yours = {'outline': trace['outline'], 'events': following.received_events(trace),
            'scalars': following.received_scalars(trace)}
-  return following.where_of(yours, following.followed(follower), top)
+  return following.where_of(yours, kept, top)
 
 
 def where_lines(name, traces, shown):
