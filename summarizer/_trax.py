@@ -46,6 +46,9 @@ Why this module exists:
     data pipeline and ``Loop`` need comes through that module. Reading a
     name of the stand-in raises ``ModuleNotFoundError`` saying why
     (``test_trax_data_still_imports_tensorflow_text_at_the_top``).
+  - ``Serial`` and ``Parallel`` keep the outputs their init worked out, which
+    the combinator above reads in place of tracing them again: a model's init
+    traces each layer once, not once for each combinator above it (``_trax_init.py``).
 
 What a training run adds to Trax's ``Loop`` (hooks, its log) is the run's:
 ``summarizer.runs.hooked_loop``; jax's compilation cache is the summarize
@@ -67,7 +70,7 @@ import types
 import unicodedata
 import warnings
 
-from summarizer import safe_pickle
+from summarizer import _trax_init, safe_pickle
 from summarizer.errors import hold_closed_streams, stderr_moved
 
 # Read by TensorFlow's C++ runtime when it loads: 3 keeps only fatal messages.
@@ -667,6 +670,7 @@ def _import_trax():
   trax_package = sys.modules['trax']
   _adjust_for_jax_0_10(trax_package)
   safe_pickle.guard_layer_readers(trax_package)
+  _trax_init.keep_init_outputs(trax_package.layers.combinators, trax_package.layers.base)
   return trax_package
 
 

@@ -18,9 +18,10 @@ import summarizer
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(summarizer.__file__))
 
-# safe_pickle (issue 30) is the base's: _trax makes Trax's own checkpoint readers use it.
+# safe_pickle (issue 30) is the base's: _trax makes Trax's own checkpoint readers use it;
+# _trax_init too: _trax makes Trax's init trace each layer once with it.
 BASE = {'summarizer.config', 'summarizer.errors', 'summarizer.files', 'summarizer._trax',
-        'summarizer.progress', 'summarizer.safe_pickle'}
+        'summarizer._trax_init', 'summarizer.progress', 'summarizer.safe_pickle'}
 COURSE = {'summarizer.text', 'summarizer.data', 'summarizer.attention', 'summarizer.model',
           'summarizer.training', 'summarizer.decoding'}
 ROOMS = ('inference', 'runs', 'corpus', 'evaluation', 'explorer', 'contract', 'assignment',

@@ -16,7 +16,7 @@ import jax
 import numpy as np
 import pytest
 
-from summarizer import _trax
+from summarizer import _trax, _trax_init
 from summarizer._trax import trax
 
 
@@ -126,3 +126,87 @@ def test_without_tensorflow_text_trax_data_imports_and_the_stand_in_says_why():
   assert done.returncode == 0, done.stderr
   name, why = done.stdout.strip().split(' | ')
   assert name == 'tensorflow_text' and 'not installed' in why and 'tokenizers' in why
+
+
+def _initialised(build, inputs, seed=3):
+  """(weights flat, output signature, the layer) of ``build()`` initialised on ``inputs``."""
+  layer = build()
+  signature = trax.shapes.signature(inputs)
+  layer.init(signature, rng=trax.fastmath.random.get_prng(seed))
+  return [np.asarray(w) for w in jax.tree_util.tree_leaves(layer.weights)], (
+      layer.output_signature(signature)), layer
+
+
+def _with_traxs_init(monkeypatch):
+  combinators = trax.layers.combinators
+  monkeypatch.setattr(combinators.Serial, 'init_weights_and_state', _trax_init.ORIGINAL['serial'])
+  monkeypatch.setattr(combinators.Parallel, 'init_weights_and_state',
+                      _trax_init.ORIGINAL['parallel'])
+
+
+def _course_models():
+  from summarizer import model  # pylint: disable=import-outside-toplevel
+  tl = trax.layers
+  shared = tl.Dense(4)
+  return {
+      'TransformerLM': (lambda: model.TransformerLM(vocab_size=40, d_model=16, d_ff=32, n_layers=2,
+                                                    n_heads=2, mode='train'),
+                        np.ones((2, 6), np.int32)),
+      'a Dense used twice': (lambda: tl.Serial(shared, tl.Relu(), shared), np.ones((2, 4))),
+      'a Branch of three': (lambda: tl.Serial(tl.Branch(tl.Dense(3), None, tl.Dense(5)),
+                                              tl.Parallel(None, tl.Dense(2)), tl.Select([2, 0])),
+                            np.ones((2, 4))),
+  }
+
+
+@pytest.mark.parametrize('name', ['TransformerLM', 'a Dense used twice', 'a Branch of three'])
+def test_init_gives_traxs_own_weights_and_outputs(name, monkeypatch):
+  build, inputs = _course_models()[name]
+  ours = _initialised(build, inputs)
+  _with_traxs_init(monkeypatch)
+  traxs = _initialised(build, inputs)
+  assert len(ours[0]) == len(traxs[0]) > 0
+  for mine, theirs in zip(ours[0], traxs[0]):
+    np.testing.assert_array_equal(mine, theirs)
+  assert ours[1] == traxs[1]
+
+
+def _nested_counter():
+  """A Fn three combinators deep, and the list its traces are counted in."""
+  tl = trax.layers
+  traced = []
+
+  def scaled(x):
+    traced.append(x.shape)
+    return x * 2.0
+  return tl.Serial(tl.Residual(tl.Serial(tl.Fn('Scaled', scaled), tl.Dense(4))), tl.Dense(2)), traced
+
+
+def test_init_traces_a_nested_layer_once_where_trax_traced_it_once_a_level(monkeypatch):
+  layer, traced = _nested_counter()
+  layer.init(trax.shapes.signature(np.ones((3, 4))))
+  ours = len(traced)
+  _with_traxs_init(monkeypatch)
+  layer, traced = _nested_counter()
+  layer.init(trax.shapes.signature(np.ones((3, 4))))
+  assert ours == 1 and len(traced) > 2, (ours, len(traced))
+
+
+def test_an_error_inside_a_combinator_names_the_layers_and_shapes_trax_named(monkeypatch):
+  """The same layers, in the same order, with the same inputs and the same error; only the frames
+  of the combinators' init are this package's file, not Trax's."""
+  tl = trax.layers
+
+  def wrong():
+    return tl.Serial(tl.Residual(tl.Serial(tl.Dense(3), tl.Fn('Bad', lambda x: x @ x))))
+
+  def raised():
+    with pytest.raises(Exception) as error:
+      wrong().init(trax.shapes.signature(np.ones((2, 4))))
+    said = [line for line in str(error.value).splitlines()
+            if line.lstrip().startswith(('Exception passing', 'layer ', 'LayerError', 'TypeError'))]
+    return type(error.value), said
+  ours = raised()
+  assert any('Bad' in line for line in ours[1]), ours
+  _with_traxs_init(monkeypatch)
+  assert ours == raised()

@@ -59,12 +59,13 @@ from summarizer.contract.recording import GRADED
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WORKER_FILES = watchers.WORKER_FILES  # Bound into the sandbox's /grader/.
-# The package's files the sandbox shows: what the notebook's setup imports
-# (Trax through the package, the constants, and the checkpoint reader that
-# ``_trax`` puts in place of Trax's pickle), and the contract's probes, which the
+# The package's files the sandbox shows: what the notebook's setup imports (Trax through
+# the package, its init tracing each layer once, the constants, and the checkpoint reader
+# that ``_trax`` puts in place of Trax's pickle), and the contract's probes, which the
 # worker imports (the grader and the notebook's checks measure alike). Every
 # other file is hidden: the contract's judge and mistakes, the graded functions.
-VISIBLE_MODULES = ('__init__.py', '_trax.py', 'config.py', 'errors.py', 'files.py', 'safe_pickle.py',
+VISIBLE_MODULES = ('__init__.py', '_trax.py', '_trax_init.py', 'config.py', 'errors.py', 'files.py',
+                   'safe_pickle.py',
                    'contract/__init__.py', 'contract/recording.py', 'contract/signature.py',
                    'contract/probes_layers.py', 'contract/probes.py', 'contract/following.py',
                    'contract/check_inputs.py')
