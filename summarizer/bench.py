@@ -13,6 +13,8 @@ Each line compares two things measured in the same run and states its goal:
 
   import    the package's Trax (`from summarizer import TransformerLM`) vs
             `import trax` (fresh processes, median of 3)
+  init      seconds to initialise TransformerLM with Trax's own init vs the
+            package's, which traces each layer once (median of 5, interleaved)
   train     tokens/s of our TransformerLM vs trax.models.TransformerLM
   decode    the fast cached decoder vs the course's greedy_decode, one jitted
             call a token and the whole loop in one compiled call

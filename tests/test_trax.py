@@ -137,13 +137,6 @@ def _initialised(build, inputs, seed=3):
       layer.output_signature(signature)), layer
 
 
-def _with_traxs_init(monkeypatch):
-  combinators = trax.layers.combinators
-  monkeypatch.setattr(combinators.Serial, 'init_weights_and_state', _trax_init.ORIGINAL['serial'])
-  monkeypatch.setattr(combinators.Parallel, 'init_weights_and_state',
-                      _trax_init.ORIGINAL['parallel'])
-
-
 def _course_models():
   from summarizer import model  # pylint: disable=import-outside-toplevel
   tl = trax.layers
@@ -160,11 +153,11 @@ def _course_models():
 
 
 @pytest.mark.parametrize('name', ['TransformerLM', 'a Dense used twice', 'a Branch of three'])
-def test_init_gives_traxs_own_weights_and_outputs(name, monkeypatch):
+def test_init_gives_traxs_own_weights_and_outputs(name):
   build, inputs = _course_models()[name]
   ours = _initialised(build, inputs)
-  _with_traxs_init(monkeypatch)
-  traxs = _initialised(build, inputs)
+  with _trax_init.traxs_own_init(trax.layers.combinators):
+    traxs = _initialised(build, inputs)
   assert len(ours[0]) == len(traxs[0]) > 0
   for mine, theirs in zip(ours[0], traxs[0]):
     np.testing.assert_array_equal(mine, theirs)
@@ -179,20 +172,21 @@ def _nested_counter():
   def scaled(x):
     traced.append(x.shape)
     return x * 2.0
-  return tl.Serial(tl.Residual(tl.Serial(tl.Fn('Scaled', scaled), tl.Dense(4))), tl.Dense(2)), traced
+  nested = tl.Serial(tl.Residual(tl.Serial(tl.Fn('Scaled', scaled), tl.Dense(4))), tl.Dense(2))
+  return nested, traced
 
 
-def test_init_traces_a_nested_layer_once_where_trax_traced_it_once_a_level(monkeypatch):
+def test_init_traces_a_nested_layer_once_where_trax_traced_it_once_a_level():
   layer, traced = _nested_counter()
   layer.init(trax.shapes.signature(np.ones((3, 4))))
   ours = len(traced)
-  _with_traxs_init(monkeypatch)
-  layer, traced = _nested_counter()
-  layer.init(trax.shapes.signature(np.ones((3, 4))))
+  with _trax_init.traxs_own_init(trax.layers.combinators):
+    layer, traced = _nested_counter()
+    layer.init(trax.shapes.signature(np.ones((3, 4))))
   assert ours == 1 and len(traced) > 2, (ours, len(traced))
 
 
-def test_an_error_inside_a_combinator_names_the_layers_and_shapes_trax_named(monkeypatch):
+def test_an_error_inside_a_combinator_names_the_layers_and_shapes_trax_named():
   """The same layers, in the same order, with the same inputs and the same error; only the frames
   of the combinators' init are this package's file, not Trax's."""
   tl = trax.layers
@@ -208,5 +202,6 @@ def test_an_error_inside_a_combinator_names_the_layers_and_shapes_trax_named(mon
     return type(error.value), said
   ours = raised()
   assert any('Bad' in line for line in ours[1]), ours
-  _with_traxs_init(monkeypatch)
-  assert ours == raised()
+  with _trax_init.traxs_own_init(trax.layers.combinators):
+    assert ours == raised()
+  assert trax.layers.Serial.init_weights_and_state is not _trax_init.ORIGINAL['serial']

@@ -18,6 +18,6 @@ OUTPUT_FILES = (RESULTS_FILE, PREDICTIONS_FILE)
 # The bench command's sections (its work is ``benchmarks``). Run when --only
 # does not say: all but beam, which decodes 750 articles 4 ways, first-model,
 # which trains for ten minutes, and grading, which autogrades ten notebooks.
-BENCH_SECTIONS = ('import', 'train', 'decode', 'data', 'cli', 'start', 'batch', 'beam',
+BENCH_SECTIONS = ('import', 'init', 'train', 'decode', 'data', 'cli', 'start', 'batch', 'beam',
                   'first-model', 'grading')
 DEFAULT_BENCH_SECTIONS = BENCH_SECTIONS[:-3]

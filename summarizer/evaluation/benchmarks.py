@@ -17,6 +17,7 @@ import tempfile
 import time
 
 import jax
+import numpy as np
 
 from summarizer import decoding
 from summarizer._trax import tl, trax
@@ -37,6 +38,7 @@ from summarizer.runs.hooked_loop import quiet_loop_log
 
 GOALS = {  # name: (goal, True if higher is better)
     'import': (0.3, False),
+    'init': (0.5, False),
     'train': (0.95, True),
     'decode': (20.0, True),
     'decode_loop': (100.0, True),
@@ -67,6 +69,36 @@ def bench_import(repeats=3):
     theirs.append(_wall([sys.executable, '-c', 'import trax']))
   a, b = statistics.median(ours), statistics.median(theirs)
   return {'summarizer_s': round(a, 2), 'trax_s': round(b, 2), 'ratio': round(a / b, 3)}
+
+
+def bench_init(rounds=5):
+  """Initialising TransformerLM with Trax's own init vs the package's: median seconds, interleaved.
+
+  Two models: the checks' exercise model (one block, width 4) and the tiny
+  preset's; each round builds both anew and initialises them with each init.
+  """
+  from summarizer import _trax_init  # pylint: disable=g-import-not-at-top
+  from summarizer.contract import probes_layers  # pylint: disable=g-import-not-at-top
+  models = {'the checks\' exercise model': (probes_layers.EXERCISE_MODEL, (2, 8)),
+            'tiny': (get_preset('tiny').model_kwargs(), (2, 256))}
+
+  def seconds(kwargs, shape):
+    layer = TransformerLM(**dict(kwargs, mode='train'))
+    start = time.perf_counter()
+    layer.init(trax.shapes.signature(np.zeros(shape, np.int32)))
+    return time.perf_counter() - start
+  results = {}
+  for name, (kwargs, shape) in models.items():
+    seconds(kwargs, shape)  # Jax compiles the initialisers' programs once.
+    ours, theirs = [], []
+    for _ in range(rounds):
+      with _trax_init.traxs_own_init(trax.layers.combinators):
+        theirs.append(seconds(kwargs, shape))
+      ours.append(seconds(kwargs, shape))
+    results[name] = {'trax_s': round(statistics.median(theirs), 3),
+                     'ours_s': round(statistics.median(ours), 3),
+                     'ratio': round(statistics.median(ours) / statistics.median(theirs), 2)}
+  return results
 
 
 def _fixed_batches(config, n):
@@ -397,6 +429,8 @@ def run(sections=DEFAULT_BENCH_SECTIONS, preset='tiny', model_dir=None, minutes=
   results = {}
   if 'import' in sections:
     results['import'] = bench_import()
+  if 'init' in sections:
+    results['init'] = bench_init()
   if 'train' in sections or 'data' in sections:
     results['train'] = bench_train(preset)
   if 'decode' in sections:
@@ -447,6 +481,10 @@ def table(results):
     r = results['import']
     rows.append(('import TransformerLM vs import trax', f'{r["summarizer_s"]} s vs {r["trax_s"]} s',
                  f'{r["ratio"]}', _verdict('import', r['ratio'])))
+  for name, r in results.get('init', {}).items():
+    rows.append((f'initialising TransformerLM ({name}), ours vs Trax\'s init',
+                 f'{r["ours_s"]} s vs {r["trax_s"]} s', f'{r["ratio"]}',
+                 _verdict('init', r['ratio'])))
   if 'train' in results:
     r = results['train']
     rows.append((f'training tokens/s, ours vs trax ({r["preset"]})',
