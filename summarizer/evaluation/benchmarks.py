@@ -474,17 +474,20 @@ def _start_rows(r):
   return rows
 
 
+def _init_rows(results):
+  """The table's rows of the init section: a model a row."""
+  return [(f'initialising TransformerLM ({name}), ours vs Trax\'s init',
+           f'{r["ours_s"]} s vs {r["trax_s"]} s', f'{r["ratio"]}', _verdict('init', r['ratio']))
+          for name, r in results.items()]
+
+
 def table(results):
   """Formats results as the table of summarizer/README.md's Performance section."""
-  rows = []
+  rows = _init_rows(results.get('init', {}))
   if 'import' in results:
     r = results['import']
     rows.append(('import TransformerLM vs import trax', f'{r["summarizer_s"]} s vs {r["trax_s"]} s',
                  f'{r["ratio"]}', _verdict('import', r['ratio'])))
-  for name, r in results.get('init', {}).items():
-    rows.append((f'initialising TransformerLM ({name}), ours vs Trax\'s init',
-                 f'{r["ours_s"]} s vs {r["trax_s"]} s', f'{r["ratio"]}',
-                 _verdict('init', r['ratio'])))
   if 'train' in results:
     r = results['train']
     rows.append((f'training tokens/s, ours vs trax ({r["preset"]})',

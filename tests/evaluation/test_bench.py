@@ -25,7 +25,8 @@ def test_unknown_section_is_one_line(capsys):
     bench_command.main(['--only', 'import,warp'])
   assert exited.value.code == 2
   assert capsys.readouterr().err == ('error: unknown section(s) warp; choose from '
-                                     'import, train, decode, data, cli, start, batch, beam, '
+                                     'import, init, train, decode, data, cli, start, batch, '
+                                     'beam, '
                                      'first-model, grading (see --help)\n')
 
 
