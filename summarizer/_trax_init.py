@@ -10,7 +10,7 @@ layer nested d combinators deep is traced d times. Here a ``Serial`` or
 ``Parallel`` keeps, at the end of its init, the input signature it was given
 and the outputs it worked out (``_outputs_at_init``), and the combinator
 above reads them in place of tracing it again: ``TransformerLM`` initialises in
-about 0.4 of the time (``python -m summarizer.bench --only init``), and the
+under half the time (``python -m summarizer.bench --only init``), and the
 checks and the grader initialise a layer on every case.
 
 Left as Trax has them:
