@@ -19,7 +19,7 @@ import time
 import jax
 import numpy as np
 
-from summarizer import decoding
+from summarizer import _trax_init, decoding
 from summarizer._trax import tl, trax
 from summarizer.config import DATA_DIR, EOS, SEP, get_preset, news_vocab
 from summarizer.corpus import sources
@@ -77,7 +77,6 @@ def bench_init(rounds=5):
   Two models: the checks' exercise model (one block, width 4) and the tiny
   preset's; each round builds both anew and initialises them with each init.
   """
-  from summarizer import _trax_init  # pylint: disable=g-import-not-at-top
   from summarizer.contract import probes_layers  # pylint: disable=g-import-not-at-top
   models = {'the checks\' exercise model': (probes_layers.EXERCISE_MODEL, (2, 8)),
             'tiny': (get_preset('tiny').model_kwargs(), (2, 256))}
