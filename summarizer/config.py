@@ -70,6 +70,11 @@ COURSE_VOCAB_FILE = os.path.join(DATA_DIR, COURSE_VOCAB_NAME)
 DEFAULT_MODEL_DIR = os.path.join(DATA_DIR, 'model')
 
 
+# The train command's optimizers (runs/optimizers.py): Trax's Adam, or Muon's orthogonalised
+# momentum for the hidden matrices.
+OPTIMIZERS = ('adam', 'muon')
+
+
 @dataclasses.dataclass(frozen=True)
 class Config:
   """Everything needed to build a TransformerLM and train it.
@@ -98,6 +103,9 @@ class Config:
                                 # most this norm (None: no clipping, Trax's default).
   decay_share: float = 1.0      # A token-budgeted run's learning rate holds its peak,
                                 # then decays to zero over this last share of the budget.
+  optimizer: str = 'adam'       # 'adam' (Trax's, the course's) or 'muon': hidden matrices
+                                # step along their orthogonalised momentum (runs/optimizers.py).
+  matrix_scale: float = 3.0     # Muon's matrix step as a multiple of the learning rate.
 
   def model_kwargs(self):
     """Returns the keyword arguments of ``TransformerLM`` for this config."""
@@ -174,7 +182,7 @@ PRESETS = {
 # 1 and 2 each clear the bar on the test stories (data/model/README.md, the bar in 2.5 million
 # tokens).
 TOKEN_RECIPES = {
-    'quick': dict(config=dict(n_layers=3), lessons=dict(copy_fraction=0.1)),
+    'quick': dict(config=dict(n_layers=3, optimizer='muon'), lessons=dict(copy_fraction=0.1)),
 }
 
 
@@ -267,7 +275,7 @@ _NUMBER_OR_NULL = (float, type(None))
 # The types of config.json's fields, read before any value is (check_record); the
 # bounds of the numbers come after, in check_values.
 _SCHEMA = {
-    'preset': str, 'data': str, 'vocab_file': str, 'vocab_fingerprint': (str, type(None)),
+    'preset': str, 'data': str, 'optimizer': str, 'vocab_file': str, 'vocab_fingerprint': (str, type(None)),
     'truncate': bool, 'tied_init': bool, 'seed': (int, type(None)),
     **{name: int for name in ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'n_heads',
                               'max_len', 'warmup_steps', 'max_joint_length',
@@ -278,7 +286,7 @@ _SCHEMA = {
     **{name: _NUMBER_OR_NULL for name in (
         'max_minutes', 'repeat_until_loss', 'adam_b2', 'article_loss_weight', 'decay_share',
         'clip_grad_norm', 'copy_fraction', 'embedding_scale', 'extract_fraction',
-        'long_fraction', 'short_fraction')},
+        'long_fraction', 'short_fraction', 'matrix_scale')},
     'boundaries': [int], 'batch_sizes': [int],
     CALIBRATION_KEY: ({'n': int, 'split': str, **{k: float for k in (
         'p50', 'p90', 'p99', 'max', 'threshold')}}, type(None)),
@@ -309,6 +317,15 @@ def _check_budget(values, bad):
     bad('decay_share', 'null or a number above 0 and at most 1')
 
 
+def _check_optimizer(values, bad):
+  """Checks a run's optimizer and its matrix step."""
+  if 'optimizer' in values and values['optimizer'] not in OPTIMIZERS:
+    bad('optimizer', ' or '.join(f'"{name}"' for name in OPTIMIZERS))
+  scale = values.get('matrix_scale')
+  if scale is not None and not (_is_number(scale) and scale > 0):
+    bad('matrix_scale', 'null or a number above 0')
+
+
 def check_values(values, path='config.json'):
   """Checks every value of a config.json that the package reads.
 
@@ -336,6 +353,7 @@ def check_values(values, path='config.json'):
                                         and values['learning_rate'] >= 0):
     bad('learning_rate', 'a number, 0 or more')
   _check_budget(values, bad)
+  _check_optimizer(values, bad)
   if 'truncate' in values and not isinstance(values['truncate'], bool):
     bad('truncate', 'true or false')
   for field in ('boundaries', 'batch_sizes'):

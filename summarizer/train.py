@@ -23,7 +23,7 @@ import time
 # When the command started: --max-minutes counts from here.
 STARTED = time.monotonic()
 
-from summarizer.config import TOKEN_RECIPES, load_config
+from summarizer.config import OPTIMIZERS, TOKEN_RECIPES, load_config
 from summarizer.errors import (OneLineParser, SummarizerError, finite_float, run_command, seed,
                                user_path)
 from summarizer.runs.args import NEW_RUN_LESSONS, PRESET_LESSONS, TrainArgs
@@ -178,6 +178,10 @@ def parse_args(argv=None):
                  help="peak learning rate (default: the preset's)")
   p.add_argument('--warmup-steps', type=int, default=None,
                  help="warmup steps (default: the preset's)")
+  p.add_argument('--optimizer', choices=OPTIMIZERS, default=None,
+                 help="adam (Trax's, the course's) or muon (the hidden matrices step along "
+                      "their orthogonalised momentum); default: the preset's, muon in a "
+                      "token budget's recipe")
   p.add_argument('--seed', type=seed, default=defaults.seed)
   p.add_argument('--output-dir', type=user_path, default=defaults.output_dir)
   p.add_argument('--resume', action='store_true',

@@ -46,6 +46,7 @@ class TrainArgs:
   eval_batches: int = 8
   learning_rate: float = None
   warmup_steps: int = None
+  optimizer: str = None  # None: the preset's, or its token recipe's (config.OPTIMIZERS).
   seed: int = 0
   output_dir: str = 'runs/tiny'
   resume: bool = False

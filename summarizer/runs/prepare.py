@@ -27,6 +27,7 @@ from summarizer.inference.model_directory import VOCAB_NAME
 from summarizer.runs import export
 from summarizer.runs import locks
 from summarizer.runs import manifest
+from summarizer.runs import optimizers
 from summarizer.runs import run_dir
 from summarizer.runs.args import TrainArgs
 from summarizer.runs.budget import Budget, BudgetSchedule
@@ -210,6 +211,8 @@ def _budget_config(args, config, directory, start):
   keeps the preset's, as that model has.
   """
   recipe = TOKEN_RECIPES.get(config.preset, {}).get('config', {})
+  if args.optimizer is not None:  # A flag the user gave wins over the recipe.
+    recipe = {k: v for k, v in recipe.items() if k != 'optimizer'}
   if args.resume and directory.config is not None:
     return dataclasses.replace(config, **{k: getattr(directory.config, k) for k in recipe})
   if args.max_tokens is not None and start is None:
@@ -249,8 +252,7 @@ def tasks(run, budget=None, tokens=None):
   train_task = training.TrainTask(
       labeled_data=_counted(run.split.parts(train_batches), run.counter),
       loss_layer=tl.CrossEntropyLoss(),
-      optimizer=trax.optimizers.Adam(config.learning_rate, b2=config.adam_b2,
-                                     clip_grad_norm=config.clip_grad_norm),
+      optimizer=optimizers.for_config(config),
       lr_schedule=_schedule(run, budget, tokens),
       n_steps_per_checkpoint=args.save_steps)
   eval_task = training.EvalTask(
