@@ -178,10 +178,7 @@ def parse_args(argv=None):
                  help="peak learning rate (default: the preset's)")
   p.add_argument('--warmup-steps', type=int, default=None,
                  help="warmup steps (default: the preset's)")
-  p.add_argument('--optimizer', choices=OPTIMIZERS, default=None,
-                 help="adam (Trax's, the course's) or muon (the hidden matrices step along "
-                      "their orthogonalised momentum); default: the preset's, muon in a "
-                      "token budget's recipe")
+  _add_optimizer_flags(p)
   p.add_argument('--seed', type=seed, default=defaults.seed)
   p.add_argument('--output-dir', type=user_path, default=defaults.output_dir)
   p.add_argument('--resume', action='store_true',
@@ -207,6 +204,17 @@ def parse_args(argv=None):
   return TrainArgs(**vars(ns))
 
 
+def _add_optimizer_flags(p):
+  """--optimizer and Muon's --matrix-scale (``runs/optimizers.py``)."""
+  p.add_argument('--optimizer', choices=OPTIMIZERS, default=None,
+                 help="adam (Trax's, the course's; the default) or muon (the hidden "
+                      "matrices step along their orthogonalised momentum: a lever, "
+                      "data/model/README.md)")
+  p.add_argument('--matrix-scale', type=finite_float, default=None,
+                 help="with --optimizer muon: a hidden matrix's step, in learning rates "
+                      "(default: the preset's, 2)")
+
+
 def _check_numbers(p, ns):
   """Refuses counts and fractions out of range, as argparse refuses a bad flag."""
   if ns.calibration_articles < 0:
@@ -224,6 +232,8 @@ def _check_numbers(p, ns):
             f'{ns.learning_rate:g}')
   if ns.warmup_steps is not None and ns.warmup_steps < 1:
     p.error(f'--warmup-steps must be at least 1, not {ns.warmup_steps}')
+  if ns.matrix_scale is not None and ns.matrix_scale <= 0:
+    p.error(f'--matrix-scale must be above 0, not {ns.matrix_scale:g}')
   if ns.max_minutes is not None and not 0 < ns.max_minutes <= MAX_MINUTES:
     p.error(f'--max-minutes must be above 0 and at most {MAX_MINUTES:g} (a month), '
             f'not {ns.max_minutes:g}')

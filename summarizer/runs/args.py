@@ -47,6 +47,7 @@ class TrainArgs:
   learning_rate: float = None
   warmup_steps: int = None
   optimizer: str = None  # None: the preset's, or its token recipe's (config.OPTIMIZERS).
+  matrix_scale: float = None  # None: the preset's (Muon's matrix step, in learning rates).
   seed: int = 0
   output_dir: str = 'runs/tiny'
   resume: bool = False

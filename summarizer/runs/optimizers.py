@@ -52,7 +52,7 @@ class Muon(trax.optimizers.adam.Adam):
   (d_model, vocab_size) stay with Adam, as in Muon's own recipe.
   """
 
-  def __init__(self, learning_rate, vocab_size, matrix_scale=3.0, momentum=0.95, b2=0.999,
+  def __init__(self, learning_rate, vocab_size, matrix_scale=2.0, momentum=0.95, b2=0.999,
                clip_grad_norm=None):
     """Creates the optimizer.
 

@@ -207,16 +207,17 @@ def _budget_config(args, config, directory, start):
 
   ``config.TOKEN_RECIPES`` gives the fields (the quick preset's: its shape),
   for a new run from random weights with --max-tokens; a resumed run keeps
-  its checkpoint's, whatever its budget now, and one started from a model
+  its checkpoint's, whatever its budget now, and its optimizer (unless
+  --optimizer or --matrix-scale names another); one started from a model
   keeps the preset's, as that model has.
   """
   recipe = TOKEN_RECIPES.get(config.preset, {}).get('config', {})
-  if args.optimizer is not None:  # A flag the user gave wins over the recipe.
-    recipe = {k: v for k, v in recipe.items() if k != 'optimizer'}
-  if args.resume and directory.config is not None:
-    return dataclasses.replace(config, **{k: getattr(directory.config, k) for k in recipe})
-  if args.max_tokens is not None and start is None:
-    return dataclasses.replace(config, **recipe)
+  flags = {k for k in ('optimizer', 'matrix_scale') if getattr(args, k) is not None}
+  if args.resume and directory.config is not None:  # Its optimizer too, unless a flag names one.
+    kept = (set(recipe) | {'optimizer', 'matrix_scale'}) - flags
+    return dataclasses.replace(config, **{k: getattr(directory.config, k) for k in kept})
+  if args.max_tokens is not None and start is None:  # A flag the user gave wins over the recipe.
+    return dataclasses.replace(config, **{k: v for k, v in recipe.items() if k not in flags})
   return config
 
 

@@ -61,6 +61,8 @@ def resolve_config(args, vocab_file=None):
     overrides['truncate'] = args.truncate
   if args.optimizer is not None:
     overrides['optimizer'] = args.optimizer
+  if args.matrix_scale is not None:
+    overrides['matrix_scale'] = args.matrix_scale
   n_ids = text.vocab_size(vocab_file) if vocab_file else 0
   if n_ids > config.vocab_size:  # Round up to a multiple of 128 for speed.
     overrides['vocab_size'] = -(-n_ids // 128) * 128

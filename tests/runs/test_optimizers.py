@@ -107,6 +107,12 @@ def test_the_optimizer_flag_wins_over_the_token_recipe_and_a_resumed_run_keeps_i
   with pytest.raises(SystemExit) as stopped:
     train_command.parse_args(['--optimizer', 'sgd'])
   assert stopped.value.code == 2 and "invalid choice: 'sgd'" in capsys.readouterr().err
+  scaled = run_prepare.prepare(micro_args(tmp_path / 'scaled', optimizer='muon', matrix_scale=3.5))
+  assert (scaled.config.optimizer, scaled.config.matrix_scale) == ('muon', 3.5)
+  for bad in ('0', '-1', 'nan'):
+    with pytest.raises(SystemExit) as stopped:
+      train_command.parse_args(['--matrix-scale', bad])
+    assert stopped.value.code == 2 and '--matrix-scale' in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -121,3 +127,5 @@ def test_a_muon_run_learns_and_resumes(tmp_path):
     assert json.load(f)['optimizer'] == 'muon'
   again = train_run(dataclasses.replace(args, resume=True, max_steps=8, optimizer=None))
   assert again['step'] == 8
+  with open(tmp_path / 'run' / 'config.json', encoding='utf-8') as f:
+    assert json.load(f)['optimizer'] == 'muon'  # Resumed without the flag: its own optimizer.

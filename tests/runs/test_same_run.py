@@ -20,12 +20,13 @@ from summarizer.runs import plan
 from summarizer.runs import preview
 from summarizer.runs import report
 
-# A micro run of repeat lessons (ended on their loss at step 28) and stories, planned at its
+# A micro run of repeat lessons (ended on their loss) and stories, planned at its
 # step 23 (PLAN_STEPS past the 3 that compile), evaluated at each tenth of its tokens, saved
 # every 10 steps: about 50 steps.
 FLAGS = ('--preset', 'micro', '--max-tokens', '18000', '--seed', '3', '--repeat-steps', '400',
          '--repeat-until-loss', '6.5', '--save-steps', '10', '--eval-batches', '1',
-         '--verdict-stories', '0', '--calibration-articles', '0', '--no-progress')
+         '--verdict-stories', '0', '--calibration-articles', '0', '--no-progress',
+         '--optimizer', 'muon')  # Its orthogonalised steps on one thread too.
 PLAN_STEPS = 20
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
