@@ -275,7 +275,8 @@ _NUMBER_OR_NULL = (float, type(None))
 # The types of config.json's fields, read before any value is (check_record); the
 # bounds of the numbers come after, in check_values.
 _SCHEMA = {
-    'preset': str, 'data': str, 'optimizer': str, 'vocab_file': str, 'vocab_fingerprint': (str, type(None)),
+    'preset': str, 'data': str, 'optimizer': str, 'vocab_file': str,
+    'vocab_fingerprint': (str, type(None)),
     'truncate': bool, 'tied_init': bool, 'seed': (int, type(None)),
     **{name: int for name in ('vocab_size', 'd_model', 'd_ff', 'n_layers', 'n_heads',
                               'max_len', 'warmup_steps', 'max_joint_length',
@@ -321,9 +322,9 @@ def _check_optimizer(values, bad):
   """Checks a run's optimizer and its matrix step."""
   if 'optimizer' in values and values['optimizer'] not in OPTIMIZERS:
     bad('optimizer', ' or '.join(f'"{name}"' for name in OPTIMIZERS))
-  scale = values.get('matrix_scale')
-  if scale is not None and not (_is_number(scale) and scale > 0):
-    bad('matrix_scale', 'null or a number above 0')
+  if 'matrix_scale' in values and not (_is_number(values['matrix_scale'])
+                                        and values['matrix_scale'] > 0):
+    bad('matrix_scale', 'a number above 0')  # Null too: Muon would step by nothing.
 
 
 def check_values(values, path='config.json'):

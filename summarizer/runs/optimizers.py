@@ -65,7 +65,8 @@ class Muon(trax.optimizers.adam.Adam):
       b2: Adam's decay of its squared-gradient average.
       clip_grad_norm: Scale each step's whole gradient down to at most this norm.
     """
-    # No weight decay: a run's weights are never decayed in a token budget's few thousand steps.
+    # No weight decay (Trax's Adam takes 1e-5 of each weight a step): the runs that
+    # screened Muon had none.
     super().__init__(learning_rate=learning_rate, weight_decay_rate=0.0, b2=b2,
                      clip_grad_norm=clip_grad_norm)
     self._init_opt_params['matrix_scale'] = jnp.array(matrix_scale)
@@ -78,7 +79,7 @@ class Muon(trax.optimizers.adam.Adam):
   def update(self, step, grads, weights, slots, opt_params):
     if not self.is_hidden_matrix(weights):
       return super().update(step, grads, weights, slots, opt_params)
-    velocity, unused = slots  # Adam's two slots: the first is the momentum here.
+    velocity, unused = slots  # Adam's two slots, kept: the first is the momentum here.
     momentum = opt_params['momentum']
     velocity = momentum * velocity + grads
     direction = orthogonalised(grads + momentum * velocity)  # Nesterov's look-ahead.

@@ -35,6 +35,8 @@ from summarizer.runs.budget import Budget, BudgetSchedule
 
 # How many times a story batch's rows a batch of repeat lessons holds.
 REPEAT_ROWS = 2
+# The Config fields of a run's optimizer: a resumed run keeps its own, unless a flag gives one.
+OPTIMIZER_FIELDS = ('optimizer', 'matrix_scale')
 
 
 class SplitBatches:
@@ -212,9 +214,9 @@ def _budget_config(args, config, directory, start):
   keeps the preset's, as that model has.
   """
   recipe = TOKEN_RECIPES.get(config.preset, {}).get('config', {})
-  flags = {k for k in ('optimizer', 'matrix_scale') if getattr(args, k) is not None}
+  flags = {k for k in OPTIMIZER_FIELDS if getattr(args, k) is not None}
   if args.resume and directory.config is not None:  # Its optimizer too, unless a flag names one.
-    kept = (set(recipe) | {'optimizer', 'matrix_scale'}) - flags
+    kept = (set(recipe) | set(OPTIMIZER_FIELDS)) - flags
     return dataclasses.replace(config, **{k: getattr(directory.config, k) for k in kept})
   if args.max_tokens is not None and start is None:  # A flag the user gave wins over the recipe.
     return dataclasses.replace(config, **{k: v for k, v in recipe.items() if k not in flags})

@@ -81,7 +81,8 @@ def test_a_config_names_its_optimizer_and_the_checks_refuse_others():
   assert isinstance(muon, optimizers.Muon) and float(muon.opt_params['matrix_scale']) == 3.0
   values = json.loads(json.dumps(config_module.PRESETS['quick'].to_dict()))
   config_module.check_values(values)
-  for field, value in (('optimizer', 'sgd'), ('optimizer', 1), ('matrix_scale', -1.0)):
+  for field, value in (('optimizer', 'sgd'), ('optimizer', 1), ('matrix_scale', -1.0),
+                       ('matrix_scale', None)):
     with pytest.raises(SummarizerError, match=f'"{field}"'):
       config_module.check_values(dict(values, **{field: value}))
 
