@@ -48,8 +48,9 @@ def _add_length_flags(p, defaults):
                       'first)')
   p.add_argument('--max-tokens', type=int, default=None,
                  help='end training after this many training tokens, lessons included '
-                      '(the same run on every machine); the learning rate decays to zero '
-                      'as they are read. With --resume: this many more tokens')
+                      '(the same run busy or free, on any number of cores; a new run takes '
+                      'its own recipe: four blocks on Muon); the learning rate decays to '
+                      'zero as they are read. With --resume: this many more tokens')
   p.add_argument('--max-minutes', type=finite_float, default=None,
                  help='end the whole command (compiling, training, evaluation, saving, '
                       'calibration) within this many minutes of wall time; the '
@@ -207,12 +208,12 @@ def parse_args(argv=None):
 def _add_optimizer_flags(p):
   """--optimizer and Muon's --matrix-scale (``runs/optimizers.py``)."""
   p.add_argument('--optimizer', choices=OPTIMIZERS, default=None,
-                 help="adam (Trax's, the course's; the default) or muon (the hidden "
-                      "matrices step along their orthogonalised momentum: a lever, "
-                      "data/model/README.md)")
+                 help="adam (Trax's, the course's; every preset's default) or muon (the "
+                      "hidden matrices step along their orthogonalised momentum; a new "
+                      "--max-tokens run's default: data/model/README.md)")
   p.add_argument('--matrix-scale', type=finite_float, default=None,
-                 help="with --optimizer muon: a hidden matrix's step, in learning rates "
-                      "(default: the preset's, 2)")
+                 help="with muon: a hidden matrix's step, in learning rates (default: the "
+                      "preset's, 2; a new --max-tokens run's, 2.5)")
 
 
 def _check_numbers(p, ns):
