@@ -24,8 +24,12 @@ function it stopped.
 import collections
 import os
 import signal
+import time
 
 from summarizer.grading import cpu_clock, limits
+
+# The longest a stop goes on killing what the stopped run still forks.
+KILL_SECONDS = 5
 
 # ``starved``: stopped because the machine gave the run too little CPU, its own limits unmet.
 Stop = collections.namedtuple('Stop', 'reason everything starved', defaults=(False,))
@@ -111,13 +115,19 @@ class Watch:
     worker = self.worker(inside)
     everything = everything or memory_kb(worker) >> 10 > self.memory_mb  # The worker alone.
     keep = set() if everything else {self.pid, worker}
-    for _ in range(3):  # What forks while it is killed is found on the next pass.
+    # What forks while it is killed (or is still dying) is found on the next pass;
+    # on a busy machine a burst of forks can take many passes to outrun.
+    deadline = time.monotonic() + KILL_SECONDS
+    while True:
       targets = [pid for pid in inside if pid not in keep]
       for pid in targets + ([self.pid] if everything else []):
         try:
           os.kill(pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
           pass
+      if not targets or time.monotonic() > deadline:
+        break
+      time.sleep(0.005)
       inside = descendants(self.pid)
     return Stop(reason, everything, starved)
 
