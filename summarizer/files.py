@@ -5,7 +5,9 @@ hang the reader or never end: ``regular_file``), never more than a bound the
 caller names (``read_at_most``, ``read_file``). Every JSON document is read by
 ``read_json`` (or ``parse_json`` for a line of one): within a size bound, a
 depth bound checked before the parser recurses, and a schema of its fields'
-types (``check_record``), each failure one line naming the file and field.
+types (``check_record``), each failure one line naming the file and field. A notebook is read by
+``read_notebook``: as JSON, then held to nbformat's schema before nbformat
+walks its cells.
 
 Writing: ``replacing(path)`` gives a new file of our own beside ``path``
 (``mkstemp``: created, never a file or a link that was there), with the
@@ -374,3 +376,53 @@ def write_text(path, text, force=True):
       f.write(text)
       f.flush()
       os.fsync(f.fileno())
+
+
+# A notebook read to grade or explain: the assignment's is about 200 KB with its
+# outputs; a learner's with pictures a few MB.
+MAX_NOTEBOOK_BYTES = 100 * 10**6
+
+
+def _notebook_problem(document):
+  """What keeps a parsed JSON document from being a notebook, in words; None if it is one.
+
+  nbformat's own schema, read before nbformat walks the cells (it iterates
+  them before it validates, and fails on a number in their place).
+  """
+  if not isinstance(document, dict):
+    return 'not a JSON object'
+  version, minor = document.get('nbformat'), document.get('nbformat_minor', 0)
+  if not isinstance(version, int) or isinstance(version, bool):
+    return 'no "nbformat" version number'
+  import nbformat.validator  # pylint: disable=g-import-not-at-top
+  validator = nbformat.validator.get_validator(version, minor if isinstance(minor, int) else 0)
+  if validator is None:
+    return f'nbformat {version}, a version nbformat does not know'
+  error = next(iter(validator.iter_errors(document)), None)
+  return error and str(error.message)[:160]
+
+
+def read_notebook(path, what='the notebook'):
+  """Reads a notebook (nbformat 4) within bounds, checked against nbformat's schema.
+
+  Raises:
+    SummarizerError: naming the file and ``what`` was read: not a regular
+      file, over ``MAX_NOTEBOOK_BYTES``, not JSON, nested too deep, or not
+      a notebook (the schema's first complaint).
+  """
+  import nbformat  # pylint: disable=g-import-not-at-top
+  try:
+    document = read_json(path, MAX_NOTEBOOK_BYTES, 'a notebook may be')
+    problem = _notebook_problem(document)
+    if problem:
+      raise SummarizerError(f'{path}: cannot read {what} (not a notebook: {problem})')
+    # As nbformat reads a file (sources joined into one string), from the checked document.
+    notebook = nbformat.reads(json.dumps(document), as_version=4)
+  except SummarizerError as e:
+    message = str(e)
+    raise SummarizerError(message if message.startswith(f'{path}: cannot read')
+                          else f'cannot read {what}: {message}') from None
+  except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+    raise SummarizerError(f'{path}: cannot read {what} ({type(e).__name__}: '
+                          f'{str(e)[:120]})') from None
+  return notebook

@@ -193,6 +193,42 @@ def test_no_private_name_crosses_a_room():
       assert not crossing, (module, crossing)
 
 
+# A grade's own modules, from nbgrader's preprocessor to the score (the walk that
+# tests/grading/grade_walk.py measures); the seed's preparation (reference_results)
+# and a failure's where: line (where_line) are apart.
+GRADE_WALK = ('grader', 'class_run', 'sandbox', 'limits', 'cpu_clock', 'report_schema',
+              'static_reading', 'causes')
+
+
+def contract_calls(module):
+  """'module.name' of each of the contract's functions (or classes) ``module`` calls."""
+  with open(MODULES[module], encoding='utf-8') as f:
+    tree = ast.parse(f.read())
+  modules, names = {}, {}
+  for node in ast.walk(tree):
+    if isinstance(node, ast.ImportFrom) and node.module == 'summarizer.contract':
+      modules.update({alias.asname or alias.name: alias.name for alias in node.names})
+    elif isinstance(node, ast.ImportFrom) and (node.module or '').startswith('summarizer.contract.'):
+      names.update({alias.asname or alias.name: f"{node.module.split('.')[-1]}.{alias.name}"
+                    for alias in node.names})
+  called = set()
+  for node in ast.walk(tree):
+    function = node.func if isinstance(node, ast.Call) else None
+    if isinstance(function, ast.Attribute) and isinstance(function.value, ast.Name):
+      if function.value.id in modules:
+        called.add(f'{modules[function.value.id]}.{function.attr}')
+    elif isinstance(function, ast.Name) and function.id in names:
+      called.add(names[function.id])
+  return called
+
+
+def test_a_grade_enters_the_contract_in_two_places():
+  # What it takes from the package, read once a process, and the judging of each report.
+  called = set().union(*(contract_calls(f'summarizer.grading.{name}') for name in GRADE_WALK))
+  assert called == {'handout.package_code', 'measures.failed_cases', 'measures.printed'}
+  assert contract_calls('summarizer.grading.where_line')  # It can see what where_line calls.
+
+
 @pytest.mark.parametrize('module', sorted(MODULES))
 def test_no_module_is_longer_than_700_lines(module):
   with open(MODULES[module], encoding='utf-8') as f:

@@ -28,8 +28,8 @@ expected outputs of Part 1 from the package's pipeline.
 """
 
 import ast
+import dataclasses
 import functools
-import json
 import os
 import textwrap
 
@@ -251,6 +251,35 @@ def solution_source(name):
   return ''.join(the_cut.head + the_cut.body + the_cut.tail)
 
 
+@dataclasses.dataclass(frozen=True)
+class PackageCode:
+  """What a grade takes from the package: its answers, the blank cells, the setup, the model.
+
+  Attributes:
+    solutions: Each graded function (its name) as a correct answer defines
+      it (``solution_source``).
+    scaffolds: Each exercise's cell as the learner receives it, blank
+      (``exercise_source``).
+    setup: The notebook's setup cell.
+    model_size: The shipped model's ``TransformerLM`` keywords.
+    model_dir, model_file: Where the shipped model is.
+  """
+  solutions: dict
+  scaffolds: dict
+  setup: str
+  model_size: dict
+  model_dir: str
+  model_file: str
+
+
+@functools.lru_cache(maxsize=1)
+def package_code():
+  """The package's side of every grade (``PackageCode``), read once a process: the grader's one way in."""
+  return PackageCode({name: solution_source(name) for name in GRADED},
+                     {name: exercise_source(name) for name in GRADED}, setup_source(),
+                     notebook_data.model_size(), notebook_data.MODEL_DIR, notebook_data.MODEL_FILE)
+
+
 def course_code(name):
   """The package's ``name`` as the exercise's answer, for a notebook to show beside its explanation.
 
@@ -269,54 +298,6 @@ def check_source(name):
           f"assert checks.test_{name}({arguments}) == 0, checks.failed_cases()")
 
 
-# A notebook read to grade or explain: the assignment's is about 200 KB with its
-# outputs; a learner's with pictures a few MB.
-MAX_NOTEBOOK_BYTES = 100 * 10**6
-
-
-def _notebook_problem(document):
-  """What keeps a parsed JSON document from being a notebook, in words; None if it is one.
-
-  nbformat's own schema, read before nbformat walks the cells (it iterates
-  them before it validates, and fails on a number in their place).
-  """
-  if not isinstance(document, dict):
-    return 'not a JSON object'
-  version, minor = document.get('nbformat'), document.get('nbformat_minor', 0)
-  if not isinstance(version, int) or isinstance(version, bool):
-    return 'no "nbformat" version number'
-  validator = nbformat.validator.get_validator(version, minor if isinstance(minor, int) else 0)
-  if validator is None:
-    return f'nbformat {version}, a version nbformat does not know'
-  error = next(iter(validator.iter_errors(document)), None)
-  return error and str(error.message)[:160]
-
-
-def read_notebook(path, what='the notebook'):
-  """Reads a notebook (nbformat 4) within bounds, checked against nbformat's schema.
-
-  Raises:
-    SummarizerError: naming the file and ``what`` was read: not a regular
-      file, over ``MAX_NOTEBOOK_BYTES``, not JSON, nested too deep, or not
-      a notebook (the schema's first complaint).
-  """
-  try:
-    document = files.read_json(path, MAX_NOTEBOOK_BYTES, 'a notebook may be')
-    problem = _notebook_problem(document)
-    if problem:
-      raise SummarizerError(f'{path}: cannot read {what} (not a notebook: {problem})')
-    # As nbformat reads a file (sources joined into one string), from the checked document.
-    notebook = nbformat.reads(json.dumps(document), as_version=4)
-  except SummarizerError as e:
-    message = str(e)
-    raise SummarizerError(message if message.startswith(f'{path}: cannot read')
-                          else f'cannot read {what}: {message}') from None
-  except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
-    raise SummarizerError(f'{path}: cannot read {what} ({type(e).__name__}: '
-                          f'{str(e)[:120]})') from None
-  return notebook
-
-
 def explanations(path=NOTEBOOK_03):
   """The explanation of each graded function: notebook 03's tagged cells.
 
@@ -327,7 +308,7 @@ def explanations(path=NOTEBOOK_03):
     SummarizerError: if the notebook is missing or a function has no such
       cell, or two.
   """
-  notebook = read_notebook(path, 'the explanations')
+  notebook = files.read_notebook(path, 'the explanations')
   found = {}
   for cell in notebook.cells:
     for tag in cell.metadata.get('tags', []):

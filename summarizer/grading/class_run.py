@@ -22,7 +22,7 @@ import threading
 
 import nbformat
 
-from summarizer.grading import cpu_clock, grader, watchdog
+from summarizer.grading import cpu_clock, grader, limits
 
 
 def usable_cores():
@@ -82,7 +82,7 @@ def grade_all(notebooks, graders, seed=None, mode='bwrap', on_each=None, on_prog
 def starved(report):
   """Whether a report holds a verdict a busy machine starved (a teacher's, not the learner's)."""
   return isinstance(report, grader.Report) and any(
-      verdict.manual and watchdog.STARVED in verdict.manual for verdict in report.verdicts)
+      verdict.manual and limits.STARVED in verdict.manual for verdict in report.verdicts)
 
 
 class Progress:

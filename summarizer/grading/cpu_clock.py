@@ -12,7 +12,7 @@ charged a sixth. A run whose wall clock passes ``starved`` times its limit
 with its CPU time and its charge under it was starved by the machine, not
 slow: nothing of it is the learner's.
 
-Imported outside the sandbox (``watchdog.py``, ``class_run.py``) and inside it
+Imported outside the sandbox (``limits.py``, ``class_run.py``) and inside it
 by the worker (bound beside it): it imports nothing of the package.
 """
 

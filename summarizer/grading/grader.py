@@ -10,6 +10,11 @@ with the learner's own earlier functions only adds a note. Parts 4 and 5 run
 the learner's whole model. The package's files are hashed before and after.
 A function that code built at run time may reach (``static_reading.py``, read here)
 is graded by a teacher, by hand: its verdict says why, and scores nothing.
+
+The grader enters the contract (``summarizer/contract/``) in two places:
+``handout.package_code()`` for what it hands the sandbox and compares with
+(the package's solutions, the blank cells, the setup, the shipped model),
+read once a process, and ``measures`` for judging each report.
 """
 
 import ast
@@ -25,9 +30,10 @@ import threading
 import time
 import weakref
 
-from summarizer.contract import handout, notebook_data, recording
-from summarizer.grading import (causes, jupyter_source, limits, report_schema, sandbox,
-                                static_reading, watchdog, where_line)
+from summarizer import files
+from summarizer.contract import handout, recording
+from summarizer.grading import (causes, limits, report_schema, sandbox,
+                                static_reading, where_line)
 from summarizer.contract.judge import ALL_PASSED
 from summarizer.contract.measures import failed_cases, printed
 from summarizer.config import PACKAGE_DIR
@@ -102,11 +108,11 @@ def learner_cells(path_or_notebook):
   Returns:
     list of {'label', 'source', 'grade_id'}: grade_id is the graded
     function's name for its solution cell, else None; the source as
-    Jupyter runs it (``jupyter_source.py``: ``%%time``, ``%matplotlib``, ``!ls``).
+    Jupyter runs it (``static_reading.python_source``: ``%%time``, ``%matplotlib``, ``!ls``).
   """
   notebook = path_or_notebook
   if isinstance(path_or_notebook, str):
-    notebook = handout.read_notebook(path_or_notebook)
+    notebook = files.read_notebook(path_or_notebook)
   cells, read = [], 0
   for index, cell in enumerate(notebook.cells):
     nbgrader = cell.get('metadata', {}).get('nbgrader') or {}
@@ -121,7 +127,7 @@ def learner_cells(path_or_notebook):
     if len(source) > limits.CELL_CHARS or read > limits.NOTEBOOK_CHARS:
       entry[static_reading.TOO_LONG] = len(source)  # Unread here: a teacher's (static_reading).
     else:
-      entry['source'] = jupyter_source.python_source(source)  # Magics as Jupyter runs them.
+      entry['source'] = static_reading.python_source(source)  # Magics as Jupyter runs them.
     cells.append(entry)
   return cells
 
@@ -137,7 +143,7 @@ def read_cells(path_or_notebook):
 def trusted_setup():
   """The notebook's setup cell without the checks and the data (hidden in the sandbox)."""
   hidden = ('from summarizer.assignment import', 'from summarizer.contract import')
-  lines = [line for line in handout.setup_source().splitlines() if not line.startswith(hidden)]
+  lines = [line for line in handout.package_code().setup.splitlines() if not line.startswith(hidden)]
   return '\n'.join(lines)
 
 
@@ -216,16 +222,17 @@ def run_items(submissions, items, seed, mode, seconds=limits.SUBMISSION_SECONDS,
   items together; ``watched`` is ``sandbox.run``'s.
   """
   given, json_given, _, compiled = prepared(seed)
+  code = handout.package_code()
   job = {'seed': seed, 'setup': trusted_setup(), 'submissions': submissions, 'items': items,
-         'model_size': notebook_data.model_size(), 'model_file': notebook_data.MODEL_FILE,
+         'model_size': code.model_size, 'model_file': code.model_file,
          'given': json_given, 'other cells seconds': limits.OTHER_CELLS_SECONDS,
          'file mb': limits.FILE_MB, 'item bytes': report_schema.MAX_ITEM_BYTES,
          # Read-only in bubblewrap; a plain process could write it for the next student.
          'jax cache': compiled if mode == 'bwrap' else None}
-  solutions = [{name: handout.solution_source(name) for name in item['package']}
+  solutions = [{name: code.solutions[name] for name in item['package']}
                for item in items]
   return sandbox.run(job, given, solutions, mode=mode,
-                     read_only_dirs=[notebook_data.MODEL_DIR, compiled], seconds=seconds,
+                     read_only_dirs=[code.model_dir, compiled], seconds=seconds,
                      watched=watched, waiting=_sandbox_running)
 
 
@@ -286,7 +293,7 @@ def _graded_batch(notebooks, seed, mode, functions, whole):
   if mode == 'bwrap' and not shutil.which('bwrap'):
     raise SummarizerError(sandbox.INSTALL_HINT)
   submissions = [learner_cells(notebook) for notebook in notebooks]
-  watched = [PACKAGE_DIR, notebook_data.MODEL_DIR]
+  watched = [PACKAGE_DIR, handout.package_code().model_dir]
   before = sandbox.package_digest(watched)
   expected = prepared(seed)[2]
   items = sorted((dict(item, id=f'{k}/{item["id"]}') for k in range(len(submissions))
@@ -377,7 +384,7 @@ def failure_lines(name, result, expected_cases):
   if status.get('stopped'):
     return [str(status['stopped'])]
   if status.get('timed out'):
-    return [watchdog.stopped_after(status.get('limit', 0)) + ', its limit']
+    return [limits.stopped_after(status.get('limit', 0)) + ', its limit']
   if result.get('unfit'):
     return [f"its report does not fit what the grader reads ({result['unfit'][:300]}): "
             'nothing in it is graded']
@@ -545,8 +552,8 @@ def _text_lines(source):
 
 def _copied_text(name, source):
   """The package's comments in the learner's cell that the blank scaffold does not show."""
-  package = _text_lines(handout.solution_source(name))
-  scaffold = _text_lines(handout.exercise_source(name, False))
+  code = handout.package_code()
+  package, scaffold = _text_lines(code.solutions[name]), _text_lines(code.scaffolds[name])
   learner = ' '.join(source.split())
   return sorted(line for line in package - scaffold if line in learner)
 
@@ -591,7 +598,7 @@ def near_copy(name, source, alongside=0):
 
 @functools.lru_cache(maxsize=None)
 def _package_tokens(name):
-  return normalised(handout.solution_source(name), name)
+  return normalised(handout.package_code().solutions[name], name)
 
 
 def _alike(mine, package):

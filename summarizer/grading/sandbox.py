@@ -11,7 +11,7 @@
   contract only the probes and what follows the learner's function for the
   ``where:`` line (``following``, ``check_inputs``), no notebook, no ``.git``:
   ``from summarizer import CausalAttention`` fails;
-- Trax's own answers to the exercises (``hidden_answers.py``) are stubs that raise:
+- Trax's own answers to the exercises (``HIDDEN``, below) are stubs that raise:
   each file that defines one is a copy with those definitions' bodies
   replaced, bound over the original, and its bytecode is an empty file;
 - the libraries that hold whole answers and that nothing graded needs
@@ -35,9 +35,13 @@ but nothing hidden and nothing read-only (the worker still imports Trax's
 answers as stubs, which a submission can undo).
 """
 
+import ast
 import contextlib
+import functools
+import glob
 import hashlib
 import importlib
+import importlib.util
 import io
 import json
 import os
@@ -52,7 +56,8 @@ import time
 import numpy as np
 
 import summarizer
-from summarizer.grading import hidden_answers, limits, report_schema, watchdog, watchers
+from summarizer.contract import recording
+from summarizer.grading import limits, report_schema, watchers
 from summarizer.config import PACKAGE_DIR
 from summarizer.errors import SummarizerError
 from summarizer.contract.recording import GRADED
@@ -129,12 +134,186 @@ def _ro(path):
 # (``_trax.py``). Whole attentions live in these: Keras's layers and
 # ``keras.ops.dot_product_attention``, flax's, Pallas's reference kernels
 # (``mha_reference``); jax's own ``jax.nn.dot_product_attention`` is one of
-# ``hidden_answers.py``'s stubs instead, since jax is the handout's.
+# ``HIDDEN``'s stubs instead, since jax is the handout's.
 HIDDEN_LIBRARIES = ('keras', 'tf_keras', 'flax', 'tensorflow_text',
                     os.path.join('jax', 'experimental', 'pallas', 'ops'))
 # What a function that failed to import one of them is told (a note the grader adds).
 HIDDEN_LIBRARY_NOTE = ('not in the grading sandbox, which holds only the libraries the '
                        'handout needs (the teachers\' page says which)')
+
+
+# --------------------------------------------------------------------------
+# Trax's own answers to the exercises, hidden while grading as the package's are.
+#
+# Trax ships its versions of what the graded exercises ask for (``tl.CausalAttention``,
+# ``trax.models.TransformerLM``, its per-head attention, its head split and
+# merge, its samplers), and jax has ``jax.nn.dot_product_attention``: a cell
+# that calls them gets the right outputs without the work. ``HIDDEN`` names
+# them in one place, file by file (a path under site-packages); the test
+# ``tests/grading/test_hidden_answers.py`` fails when an upgrade moves one.
+#
+# ``write_stubs`` writes, for a grading, a copy of each file in which every
+# named function (and every method of a named class) raises
+# ``NotImplementedError`` at once; every other line stays as it was, on the
+# same line number. The sandbox binds each copy over its original (and an
+# empty file over the original's bytecode), so the hidden code can be neither
+# called nor read in the sandbox; ``worker.py`` imports the copies in both
+# modes (``--sandbox process`` hides nothing on disk). Only named definitions
+# go: ``tl.PositionalEncoding`` and ``tl.ShiftRight``, which a correct answer
+# uses, live in ``attention.py`` too. What Trax builds on a hidden definition
+# (its other attentions and models) fails with it; nothing a correct answer
+# or the probes use does.
+
+# Path under site-packages -> {top-level function or class there: the exercise
+# (1-10, the course's UNQ_C numbers) it answers}. Where Trax's name is the exercise's
+# (the course named its exercises after Trax's layers), it is the probes' name of it.
+HIDDEN = {
+    'trax/layers/attention.py': {
+        '_per_head_attention': 1,        # softmax(QK^T / sqrt(d) + mask) V
+        recording.DOT_PRODUCT_ATTENTION: 1,  # the same, as a layer of (q, k, v, mask)
+        'SplitIntoHeads': 2,             # (B, L, H * Dh) -> (B * H, L, Dh)
+        '_causal_mask': 3,               # the causal mask
+        'DotProductCausalAttention': 3,  # the causal mask, then Exercise 1
+        'MergeHeads': 4,                 # (B * H, L, Dh) -> (B, L, H * Dh)
+        'PureAttention': 5,              # split, attend, merge
+        'AttentionQKV': 5,               # Dense q k v, PureAttention, Dense
+        'Attention': 5,                  # the same on one input and a mask
+        'ConfigurableAttention': 5,      # Exercise 5 with its layers handed in
+        recording.CAUSAL_ATTENTION: 5,      # Exercise 5 itself
+    },
+    'trax/layers/research/efficient_attention.py': {
+        'attend': 1,                     # masked attention (a causal mask_fn: Exercise 3)
+    },
+    'trax/layers/research/rel_attention.py': {
+        recording.DOT_PRODUCT_ATTENTION: 1,  # Exercise 1 with zero position terms (tl's name)
+    },
+    'trax/models/transformer.py': {
+        '_FeedForwardBlock': 6,          # the block's feed-forward layers
+        '_DecoderBlock': 6,              # Exercise 6 itself
+        'TransformerDecoder': 7,         # the model without ShiftRight and its head
+        recording.TRANSFORMER_LM: 7,        # Exercise 7 but the last LogSoftmax
+    },
+    'trax/models/research/configurable_transformer.py': {
+        '_FeedForward': 6,               # the block's feed-forward layers
+        'FeedForwardWithOptions': 6,     # the same, with a layer norm
+        recording.DECODER_BLOCK: 6,         # Exercise 6 with options
+        'ConfigurableTransformerLM': 7,  # Exercise 7 with options
+    },
+    'trax/supervised/decoding.py': {
+        'autoregressive_sample_stream': 10,  # greedy decoding at temperature 0 (eval_mode too)
+        'autoregressive_sample': 10,         # the same, collected
+        'beam_search': 10,                   # one beam: greedy decoding
+    },
+    'jax/_src/nn/functions.py': {
+        'dot_product_attention': 1,          # jax.nn.dot_product_attention (and is_causal: 3)
+        '_dot_product_attention_xla': 1,     # its implementation on CPU
+        '_dot_product_attention_core': 1,    # its core, one head group
+    },
+}
+STUBS_DIR = 'hidden'  # The stubs' folder in a grading's job folder.
+EMPTY = os.path.join(STUBS_DIR, 'empty')  # An empty file there, bound over bytecode.
+
+
+def module_name(path):
+  """'trax/layers/attention.py' -> 'trax.layers.attention'."""
+  return path[:-len('.py')].replace('/', '.')
+
+
+def installed(path):
+  """The installed file of a path under site-packages (found without importing it)."""
+  spec = importlib.util.find_spec(path.split('/')[0])
+  if spec is None or not spec.submodule_search_locations:
+    raise SummarizerError(f'{path}: its library is not installed')
+  root = os.path.dirname(list(spec.submodule_search_locations)[0])
+  return os.path.realpath(os.path.join(root, *path.split('/')))
+
+
+def message(name, path, exercise):
+  """What a hidden function raises: whose answer it is, to which exercise."""
+  library = {'trax': 'Trax', 'jax': 'jax'}.get(path.split('/')[0], path.split('/')[0])
+  return (f"{name} is {library}'s own answer to Exercise {exercise} "
+          f'({GRADED[exercise - 1]}): hidden while grading; write your own')
+
+
+def hidden_functions(tree, names):
+  """The named top-level definitions' functions (a class's: its methods), and the names found."""
+  functions, found = [], set()
+  kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+  for node in tree.body:
+    if not isinstance(node, kinds) or node.name not in names:
+      continue
+    found.add(node.name)
+    pending = [(node.name, node)]
+    while pending:
+      name, current = pending.pop()
+      if isinstance(current, ast.ClassDef):
+        pending += [(name, n) for n in current.body if isinstance(n, kinds)]
+      else:
+        functions.append((name, current))
+  return functions, found
+
+
+def stubbed_source(source, names, path):
+  """The file's source with each named definition's body one ``raise`` (line numbers kept).
+
+  ``names``: name -> exercise, as in ``HIDDEN``.
+
+  A docstring stays (``help`` still tells what the function was); the body's
+  other lines become blank lines.
+  """
+  tree = ast.parse(source)
+  functions, found = hidden_functions(tree, names)
+  missing = sorted(set(names) - found)
+  if missing:
+    raise SummarizerError(f'{path} no longer defines {", ".join(missing)}: the installed '
+                          'library changed; update HIDDEN in summarizer/grading/sandbox.py')
+  lines = source.split('\n')  # As ast counts lines (splitlines also splits at form feeds).
+  for name, function in sorted(functions, key=lambda f: -f[1].lineno):
+    body = function.body
+    docstring = (isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                 and isinstance(body[0].value.value, str))
+    first = body[1] if docstring and len(body) > 1 else body[0]
+    start, end = first.lineno - 1, body[-1].end_lineno
+    head = lines[start].encode('utf-8')[:first.col_offset].decode('utf-8')
+    statement = f'raise NotImplementedError({message(name, path, names[name])!r})'
+    lines[start:end] = [head + statement] + [''] * (end - start - 1)
+  stubbed = '\n'.join(lines)
+  compile(stubbed, path, 'exec')
+  return stubbed
+
+
+@functools.lru_cache(maxsize=None)
+def _stub(path, stamp):
+  del stamp  # The cache's key: a stub is written again when its original changes.
+  with open(installed(path), encoding='utf-8') as f:
+    return stubbed_source(f.read(), HIDDEN[path], path)
+
+
+def write_stubs(directory):
+  """Writes the stubs (and an empty file) under ``directory/hidden``; returns one dict a file.
+
+  Returns:
+    list of {'module': its module's name, 'stub': the stub's path relative to
+    ``directory``, 'original': the installed file, 'bytecode': the
+    original's compiled caches}.
+  """
+  written = []
+  os.makedirs(os.path.join(directory, STUBS_DIR), exist_ok=True)
+  with open(os.path.join(directory, EMPTY), 'wb'):
+    pass
+  for path in HIDDEN:
+    original = installed(path)
+    status = os.stat(original)
+    stub = os.path.join(STUBS_DIR, *path.split('/'))
+    os.makedirs(os.path.dirname(os.path.join(directory, stub)), exist_ok=True)
+    with open(os.path.join(directory, stub), 'w', encoding='utf-8') as f:
+      f.write(_stub(path, (status.st_mtime_ns, status.st_size)))
+    stem = os.path.splitext(os.path.basename(original))[0]
+    bytecode = sorted(glob.glob(os.path.join(os.path.dirname(original), '__pycache__',
+                                             glob.escape(stem) + '.*.pyc')))
+    written.append({'module': module_name(path), 'stub': stub, 'original': original,
+                    'bytecode': bytecode})
+  return written
 
 
 def _library_binds():
@@ -214,19 +393,19 @@ def _package_binds(read_only_dirs=()):
 
 
 def _hidden_binds(job_dir, stubs):
-  """Each stub (``hidden_answers.write_stubs``) over its original, an empty file over its bytecode."""
+  """Each stub (``write_stubs``) over its original, an empty file over its bytecode."""
   binds = []
   for stub in stubs:
     binds += ['--ro-bind', os.path.join(job_dir, stub['stub']), stub['original']]
     for cache in stub['bytecode']:
-      binds += ['--ro-bind', os.path.join(job_dir, hidden_answers.EMPTY), cache]
+      binds += ['--ro-bind', os.path.join(job_dir, EMPTY), cache]
   return binds
 
 
 def bwrap_command(job_dir, read_only_dirs, stubs=()):
   """The bwrap command line that runs the worker on the job in ``job_dir``.
 
-  ``stubs`` are ``hidden_answers.write_stubs(job_dir)``'s: Trax's answers hidden_answers.
+  ``stubs`` are ``write_stubs(job_dir)``'s: Trax's answers, hidden.
   """
   bwrap = shutil.which('bwrap')
   if bwrap is None:
@@ -264,7 +443,7 @@ def process_command(job_dir):
 
 def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
         seconds=limits.SUBMISSION_SECONDS, watched=None, waiting=contextlib.nullcontext):
-  """Runs the job's items in the sandbox, watched from outside (``watchdog.py``).
+  """Runs the job's items in the sandbox, watched from outside (``limits.Watch``).
 
   Args:
     job: The job (see ``worker.py``), JSON.
@@ -286,7 +465,7 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
   if mode not in MODES:
     raise SummarizerError(f'unknown sandbox mode {mode!r}: choose one of {", ".join(MODES)}')
   with tempfile.TemporaryDirectory(prefix='grading-') as job_dir:
-    stubs = hidden_answers.write_stubs(job_dir)
+    stubs = write_stubs(job_dir)
     with open(os.path.join(job_dir, 'job.json'), 'w', encoding='utf-8') as f:
       json.dump(dict(job, hidden={stub['module']: stub['stub'] for stub in stubs}), f)
     np.savez(os.path.join(job_dir, 'given.npz'), **given)
@@ -298,7 +477,7 @@ def run(job, given, solutions, mode='bwrap', read_only_dirs=(),
     frames = b''.join(_frame(json.dumps(each).encode('utf-8')) for each in solutions)
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, cwd=job_dir, env=env)
-    watcher = watchdog.Watch(process.pid, seconds)
+    watcher = limits.Watch(process.pid, seconds)
     if watched is not None:
       watched.append(watcher)
     cap = len(job['items']) * (report_schema.MAX_ITEM_BYTES + (1 << 16))
@@ -332,7 +511,7 @@ def _pump(process, frames, watcher, cap=report_schema.MAX_ITEM_BYTES):
   """Feeds the worker, reads its output to the end and lets the watch look meanwhile.
 
   Returns:
-    (stdout, stderr's end, stops): each stop as (items done when it came, ``watchdog.Stop``).
+    (stdout, stderr's end, stops): each stop as (items done when it came, ``limits.Stop``).
   """
   threads = [threading.Thread(target=_feed, args=(process.stdin, frames), daemon=True)]
   err = []

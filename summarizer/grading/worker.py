@@ -22,7 +22,7 @@ reach a later one. This process is not dumpable: no child opens its stdout
 through /proc.
 
 Before anything imports Trax, ``hide_answers`` puts the stubs of Trax's own
-answers (``hidden_answers.py``, written by the grader into ``JOB_DIR/hidden``, named
+answers (``sandbox.HIDDEN``, written by the grader into ``JOB_DIR/hidden``, named
 in the job's ``'hidden'``) in the place of their modules: every object that
 holds one (``tl.CausalAttention``, gin's wrappers and registry, a module
 imported later such as ``trax.models``) holds the stub, which raises.

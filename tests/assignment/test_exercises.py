@@ -16,7 +16,7 @@ import nbformat
 import pytest
 
 import summarizer
-from summarizer import exercises
+from summarizer import exercises, files
 from summarizer.contract import handout
 from summarizer.errors import SummarizerError
 
@@ -264,6 +264,18 @@ def test_the_packages_causal_attention_asserts_as_the_course_does():
   assert 'assert d_feature % n_heads == 0' in handout.solution_source('CausalAttention')
 
 
+def test_a_grade_takes_the_cells_and_setup_the_learner_was_handed(notebook):
+  code = handout.package_code()
+  handed = {cell.metadata['nbgrader'].get('grade_id'): cell.source for cell in notebook.cells}
+  assert code.scaffolds == {name: handed[name] for name in COURSE_ORDER}
+  assert code.setup == next(cell.source for cell in notebook.cells if cell.get('id') == 'setup')
+  for name in COURSE_ORDER:  # The answers, where the learner's cells hold the blank.
+    assert 'raise NotImplementedError()' in handed[name]
+    assert code.solutions[name] == handout.solution_source(name)
+    assert 'NotImplementedError' not in code.solutions[name], name
+  assert handout.package_code() is code  # Read once a process.
+
+
 def test_every_cell_has_nbgrader_metadata(notebook):
   ids = []
   for cell in notebook.cells:
@@ -401,7 +413,7 @@ def test_a_notebook_to_grade_that_is_no_notebook_is_one_line_and_status_2(
 
 
 def test_a_notebook_to_grade_over_the_bound_is_refused_unread(tmp_path, capsys, monkeypatch):
-  monkeypatch.setattr(handout, 'MAX_NOTEBOOK_BYTES', 1000)
+  monkeypatch.setattr(files, 'MAX_NOTEBOOK_BYTES', 1000)
   path = tmp_path / 'large.ipynb'
   path.write_text('{"cells": [], "x": "' + 'a' * 2000 + '"}')
   assert exercises.main(['--grade', str(path)]) == 2

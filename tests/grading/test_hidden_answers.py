@@ -1,4 +1,4 @@
-"""Trax's own answers to the exercises are hidden while grading (``hidden_answers.py``).
+"""Trax's own answers to the exercises are hidden while grading (``sandbox.py``).
 
 The list names what an upgrade must not move; the stubs keep the rest of each
 file; in the sandbox the originals read as their stubs, and a notebook that
@@ -20,7 +20,7 @@ import pytest
 import learner_variants
 from summarizer._trax import tl, trax
 from summarizer.contract import handout
-from summarizer.grading import watchers, grader, hidden_answers, sandbox
+from summarizer.grading import watchers, grader, sandbox
 from summarizer.errors import SummarizerError
 from summarizer.contract.recording import GRADED
 
@@ -44,22 +44,22 @@ def read(path):
     return f.read()
 
 
-@pytest.mark.parametrize('path', sorted(hidden_answers.HIDDEN))
+@pytest.mark.parametrize('path', sorted(sandbox.HIDDEN))
 def test_each_hidden_name_is_still_defined_where_the_list_says(path):
-  # Fails when a Trax (or jax) upgrade moves or renames one: update hidden_answers.py.
-  names = definitions(ast.parse(read(hidden_answers.installed(path))))
-  assert set(hidden_answers.HIDDEN[path]) <= set(names), sorted(set(hidden_answers.HIDDEN[path]) - set(names))
+  # Fails when a Trax (or jax) upgrade moves or renames one: update sandbox.py.
+  names = definitions(ast.parse(read(sandbox.installed(path))))
+  assert set(sandbox.HIDDEN[path]) <= set(names), sorted(set(sandbox.HIDDEN[path]) - set(names))
 
 
 def test_the_list_covers_every_exercise_that_has_a_counterpart():
   # training_loop uses Trax's Loop as the course does; next_symbol's argmax over a
   # padded input has no counterpart of its own (the samplers hide it with Exercise 10).
-  exercises = {n for names in hidden_answers.HIDDEN.values() for n in names.values()}
+  exercises = {n for names in sandbox.HIDDEN.values() for n in names.values()}
   assert exercises == {1, 2, 3, 4, 5, 6, 7, 10}
 
 
 def test_the_courses_answers_call_nothing_hidden():
-  hidden_names = {name for names in hidden_answers.HIDDEN.values() for name in names}
+  hidden_names = {name for names in sandbox.HIDDEN.values() for name in names}
   for name in GRADED:
     for source in (handout.solution_source(name), learner_variants.COURSE_ANSWERS[name]):
       used = {node.attr for node in ast.walk(ast.parse(source)) if isinstance(node, ast.Attribute)}
@@ -95,7 +95,7 @@ SOURCE = textwrap.dedent('''
 
 
 def test_a_stub_raises_in_each_hidden_function_and_keeps_every_other_line():
-  stubbed = hidden_answers.stubbed_source(SOURCE, {'one_liner': 1, 'Layer': 5, 'only_a_docstring': 2},
+  stubbed = sandbox.stubbed_source(SOURCE, {'one_liner': 1, 'Layer': 5, 'only_a_docstring': 2},
                                   'trax/example.py')
   assert len(stubbed.split('\n')) == len(SOURCE.split('\n'))
   changed = [(a, b) for a, b in zip(SOURCE.split('\n'), stubbed.split('\n')) if a != b]
@@ -115,29 +115,29 @@ def test_a_stub_raises_in_each_hidden_function_and_keeps_every_other_line():
 
 def test_a_name_the_library_no_longer_defines_stops_the_grading():
   with pytest.raises(SummarizerError, match='no longer defines CausalAttention'):
-    hidden_answers.stubbed_source('def Other():\n  pass\n', {'CausalAttention': 5},
+    sandbox.stubbed_source('def Other():\n  pass\n', {'CausalAttention': 5},
                           'trax/layers/attention.py')
 
 
 @pytest.fixture(scope='module')
 def stubs(tmp_path_factory):
   directory = str(tmp_path_factory.mktemp('job'))
-  return directory, hidden_answers.write_stubs(directory)
+  return directory, sandbox.write_stubs(directory)
 
 
 def test_each_installed_file_is_stubbed_only_in_its_hidden_definitions(stubs):
   directory, written = stubs
-  assert [stub['module'] for stub in written] == [hidden_answers.module_name(p) for p in hidden_answers.HIDDEN]
-  for path, stub in zip(hidden_answers.HIDDEN, written):
+  assert [stub['module'] for stub in written] == [sandbox.module_name(p) for p in sandbox.HIDDEN]
+  for path, stub in zip(sandbox.HIDDEN, written):
     original, copy = read(stub['original']), read(os.path.join(directory, stub['stub']))
     assert len(copy.split('\n')) == len(original.split('\n')), path
     spans = set()
-    for name in hidden_answers.HIDDEN[path]:
+    for name in sandbox.HIDDEN[path]:
       for node in definitions(ast.parse(original))[name]:
         spans |= set(range(node.lineno - 1, node.end_lineno))
     changed = {i for i, (a, b) in enumerate(zip(original.split('\n'), copy.split('\n'))) if a != b}
     assert changed and changed <= spans, path
-    for name in hidden_answers.HIDDEN[path]:
+    for name in sandbox.HIDDEN[path]:
       for node in definitions(ast.parse(copy))[name]:
         raises = [n for n in ast.walk(node) if isinstance(n, ast.Raise)]
         assert raises and 'hidden while grading' in ast.unparse(raises[0]), (path, name)
@@ -147,7 +147,7 @@ def test_each_installed_file_is_stubbed_only_in_its_hidden_definitions(stubs):
 def test_the_stubbed_attention_module_keeps_what_a_correct_answer_uses(stubs):
   directory, _ = stubs
   spec = importlib.util.spec_from_file_location(
-      'stubbed_attention', os.path.join(directory, hidden_answers.STUBS_DIR, 'trax/layers/attention.py'))
+      'stubbed_attention', os.path.join(directory, sandbox.STUBS_DIR, 'trax/layers/attention.py'))
   module = importlib.util.module_from_spec(spec)
   spec.loader.exec_module(module)
   ids = np.array([[5, 6, 7]], np.int32)

@@ -15,7 +15,7 @@ import time
 import pytest
 
 import learner_variants
-from summarizer.grading import cpu_clock, grader, limits, sandbox, watchdog
+from summarizer.grading import cpu_clock, grader, limits, sandbox
 from summarizer.contract.recording import GRADED
 
 from . import SEED
@@ -40,7 +40,7 @@ def watched_run(script, tmp_path, seconds=60, plain=False, **bounds):
   process = subprocess.Popen(command, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE)
   started = time.monotonic()
-  out, _, stops = sandbox._pump(process, b'', watchdog.Watch(process.pid, seconds, **bounds))  # pylint: disable=protected-access
+  out, _, stops = sandbox._pump(process, b'', limits.Watch(process.pid, seconds, **bounds))  # pylint: disable=protected-access
   return out.decode(), [stop for _, stop in stops], time.monotonic() - started
 
 
@@ -156,7 +156,7 @@ def test_a_stop_is_put_on_the_item_it_stopped_and_the_items_never_run():
   assert sandbox.complete_frames(frames) == 1
   assert sandbox.complete_frames(frames + frames[:5]) == 1
   items = sandbox.read_frames(frames)
-  sandbox._mark_stops(items, ['a', 'b', 'c'], [(1, watchdog.Stop('over', True))])  # pylint: disable=protected-access
+  sandbox._mark_stops(items, ['a', 'b', 'c'], [(1, limits.Stop('over', True))])  # pylint: disable=protected-access
   assert {k: v['status'].get('stopped') for k, v in items.items()} == {
       'a': None, 'b': 'over', 'c': 'not run: over'}
 

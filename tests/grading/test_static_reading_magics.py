@@ -6,7 +6,7 @@ import nbformat
 
 import learner_variants
 from summarizer.grading import grader, static_reading
-from summarizer.grading.jupyter_source import python_source
+from summarizer.grading.static_reading import python_source
 
 ANSWER = learner_variants.COURSE_ANSWERS['DotProductAttention']
 
