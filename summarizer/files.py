@@ -5,9 +5,9 @@ hang the reader or never end: ``regular_file``), never more than a bound the
 caller names (``read_at_most``, ``read_file``). Every JSON document is read by
 ``read_json`` (or ``parse_json`` for a line of one): within a size bound, a
 depth bound checked before the parser recurses, and a schema of its fields'
-types (``check_record``), each failure one line naming the file and field. A notebook is read by
-``read_notebook``: as JSON, then held to nbformat's schema before nbformat
-walks its cells.
+types (``check_record``), each failure one line naming the file and field.
+A notebook is read by ``read_notebook``: as JSON, then held to nbformat's
+schema before nbformat walks its cells.
 
 Writing: ``replacing(path)`` gives a new file of our own beside ``path``
 (``mkstemp``: created, never a file or a link that was there), with the

@@ -274,7 +274,11 @@ class PackageCode:
 
 @functools.lru_cache(maxsize=1)
 def package_code():
-  """The package's side of every grade (``PackageCode``), read once a process: the grader's one way in."""
+  """The package's side of every grade (``PackageCode``), read once a process.
+
+  The grader's one way to the package's code: what it hands the sandbox and
+  compares with.
+  """
   return PackageCode({name: solution_source(name) for name in GRADED},
                      {name: exercise_source(name) for name in GRADED}, setup_source(),
                      notebook_data.model_size(), notebook_data.MODEL_DIR, notebook_data.MODEL_FILE)
